@@ -1,0 +1,48 @@
+// Baseline "ceiling": a bare node:http server answering every request with a constant,
+// pre-serialised JSON body. Nothing Node serves over HTTP on this machine can be faster,
+// so the API's req/s divided by this one says how much of the machine the API leaves unused.
+// Usage: node --import tsx bench/baseline-ceiling.ts --port 3101 --bytes 8000 [--item-bytes 400]
+
+import { createServer } from 'node:http';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    host: { type: 'string', default: '127.0.0.1' },
+    port: { type: 'string', default: '0' },
+    /** Size of the list answer (scenario A's response body). */
+    bytes: { type: 'string', default: '8000' },
+    /** Size of the single-listing answer, served for paths under /v1/listings/. */
+    'item-bytes': { type: 'string', default: '400' },
+  },
+});
+
+/** A valid JSON document of exactly `size` bytes (at least 12). */
+function paddedJson(size: number): Buffer {
+  const frame = '{"data":""}';
+  return Buffer.from(`{"data":"${'x'.repeat(Math.max(0, size - frame.length))}"}`);
+}
+
+const listBody = paddedJson(Number(values.bytes));
+const itemBody = paddedJson(Number(values['item-bytes']));
+const listHeaders = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': listBody.length };
+const itemHeaders = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': itemBody.length };
+
+const server = createServer((req, res) => {
+  // Bodies of POSTs are drained so keep-alive connections stay usable.
+  req.resume();
+  const isItem = req.url !== undefined && req.url.startsWith('/v1/listings/');
+  res.writeHead(200, isItem ? itemHeaders : listHeaders);
+  res.end(isItem ? itemBody : listBody);
+});
+server.keepAliveTimeout = 60_000;
+
+server.listen(Number(values.port), values.host, () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : values.port;
+  console.log(`ceiling baseline listening on http://${values.host}:${port} (list ${listBody.length} B, item ${itemBody.length} B)`);
+});
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => server.close(() => process.exit(0)).closeAllConnections());
+}

@@ -1,0 +1,169 @@
+// Child processes of the benchmark: start a Node program (the API or a baseline), wait for its
+// "listening on http://…" line, read its RSS and CPU time from /proc, and stop it by its pid.
+// Every child is also killed if the benchmark itself exits early.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export interface ChildOptions {
+  name: string;
+  /** Arguments after `node`, e.g. ['--import', 'tsx', 'src/main.ts']. */
+  args: string[];
+  env?: Record<string, string>;
+  cwd: string;
+  /** Where the child's stdout and stderr go. */
+  logFile: string;
+  readyTimeoutMs: number;
+}
+
+export interface RunningChild {
+  name: string;
+  pid: number;
+  /** Milliseconds from spawn to the "listening on" line. */
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+const READY_LINE = /listening on http:\/\/\S+/;
+const everyChild = new Set<ChildProcess>();
+
+process.on('exit', () => {
+  for (const child of everyChild) child.kill('SIGKILL');
+});
+
+/** A TCP port that was free a moment ago (bound to port 0, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export function startChild(options: ChildOptions): Promise<RunningChild> {
+  const started = performance.now();
+  const child = spawn(process.execPath, options.args, {
+    cwd: options.cwd,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  everyChild.add(child);
+  const log = createWriteStream(options.logFile, { flags: 'w' });
+  let recent = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  exited.then(() => everyChild.delete(child));
+
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(`did not print "listening on http://…" within ${options.readyTimeoutMs} ms`), options.readyTimeoutMs);
+    let settled = false;
+    const fail = (why: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${options.name} ${why}; its last output:\n${recent.trim()}\n(full log: ${options.logFile})`));
+    };
+    const watch = (chunk: Buffer): void => {
+      log.write(chunk);
+      recent = (recent + chunk.toString('utf8')).slice(-2000);
+      if (settled || !READY_LINE.test(recent)) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({
+        name: options.name,
+        pid: child.pid!,
+        readyMs: performance.now() - started,
+        stop: () => stopChild(child, exited),
+      });
+    };
+    child.stdout!.on('data', watch);
+    child.stderr!.on('data', watch);
+    child.once('exit', (code, signal) => fail(`exited (code ${code}, signal ${signal}) before it was ready`));
+    child.once('error', (error) => fail(`could not start: ${error.message}`));
+  });
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within 15 s (the API drains in-flight work first). */
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Resident set size in bytes, from /proc (null where /proc is missing). */
+export function rssBytes(pid: number): number | null {
+  return statusBytes(pid, 'VmRSS');
+}
+
+/** The highest resident set size the process has had ("high water mark"), from /proc. */
+export function peakRssBytes(pid: number): number | null {
+  return statusBytes(pid, 'VmHWM');
+}
+
+function statusBytes(pid: number, field: string): number | null {
+  try {
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** User + system CPU seconds the process has used so far, from /proc (null where missing). */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at ")"; utime and stime are
+    // fields 14 and 15, counted in clock ticks (100 per second on Linux).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples a process's RSS every 200 ms and keeps the peak. */
+export class RssPeak {
+  private peak = 0;
+  private readonly timer: NodeJS.Timeout;
+  private readonly pid: number;
+
+  constructor(pid: number) {
+    this.pid = pid;
+    this.sample();
+    this.timer = setInterval(() => this.sample(), 200);
+  }
+
+  private sample(): void {
+    this.peak = Math.max(this.peak, rssBytes(this.pid) ?? 0);
+  }
+
+  stop(): number | null {
+    clearInterval(this.timer);
+    this.sample();
+    return this.peak === 0 ? null : this.peak;
+  }
+}
+
+/**
+ * Resolves once the process uses under 10% of a core over 200 ms (or after `limitMs`), so a
+ * target still working off a queue from the previous run (a slow baseline, pending fsyncs)
+ * does not eat into the next measurement.
+ */
+export async function waitIdle(pid: number, limitMs = 30_000): Promise<void> {
+  const deadline = performance.now() + limitMs;
+  let before = cpuSeconds(pid);
+  while (before !== null && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const after = cpuSeconds(pid);
+    if (after === null || after - before < 0.02) return;
+    before = after;
+  }
+}

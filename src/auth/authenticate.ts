@@ -1,0 +1,70 @@
+// Who is calling: finds the API key in the request headers and resolves it to a live key and
+// its user. Checks are cached ~60 s (hits and misses), but the cache holds only the key's id:
+// the key record itself is read fresh on every request, so a revoked or changed key takes
+// effect on the very next request without waiting for the cache.
+
+import type { IncomingHttpHeaders } from 'node:http';
+import { KEYS, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
+import { TtlCache } from '../limits/ttl-cache.ts';
+import type { Store } from '../store/store.ts';
+import { hashApiKey, isWellFormedApiKey } from './keys.ts';
+
+export interface Caller {
+  key: KeyRecord;
+  user: UserRecord;
+}
+
+export const AUTH_ERROR = 'The API key is missing or invalid.';
+export const AUTH_HINT =
+  'Send your key in the "Authorization: Bearer <key>" header (or the raw key in Authorization) or in the "X-API-Key: <key>" header. Keys start with "mk_" or "<brand>_live_".';
+
+/** The key as sent: Authorization (Bearer or raw) wins over X-API-Key; query strings are never read. */
+export function presentedKey(headers: IncomingHttpHeaders): string | null {
+  const authorization = headers.authorization;
+  if (authorization !== undefined) {
+    const value = authorization.trim();
+    const bearer = /^bearer\s+/i.exec(value);
+    return bearer ? value.slice(bearer[0].length).trim() : value;
+  }
+  const apiKey = headers['x-api-key'];
+  if (typeof apiKey === 'string') return apiKey.trim();
+  return null;
+}
+
+export class KeyAuthenticator {
+  private readonly store: Store;
+  private readonly brand: string;
+  private readonly keyIdByHash = new Map<string, string>();
+  /** plain key → key id, or null for a well-formed key that matches nothing. */
+  private readonly checks: TtlCache<string, string | null>;
+
+  constructor(store: Store, brand: string, monotonicNow: () => number) {
+    this.store = store;
+    this.brand = brand;
+    this.checks = new TtlCache({ ttlMs: 60_000, maxEntries: 10_000, monotonicNow });
+    for (const key of store.values<KeyRecord>(KEYS)) this.keyIdByHash.set(key.hash, key.id);
+    store.onChange(({ collection, before, after }) => {
+      if (collection !== KEYS) return;
+      if (before) this.keyIdByHash.delete((before as KeyRecord).hash);
+      if (after) this.keyIdByHash.set((after as KeyRecord).hash, after.id);
+      // A new key may be one that was cached as unknown.
+      if (after && !before) this.checks.clear();
+    });
+  }
+
+  /** The live key and its user, or null when the key is missing, malformed, unknown or revoked. */
+  authenticate(plainKey: string | null): Caller | null {
+    if (!plainKey) return null;
+    let keyId = this.checks.get(plainKey);
+    if (keyId === undefined) {
+      if (!isWellFormedApiKey(plainKey, this.brand)) return null;
+      keyId = this.keyIdByHash.get(hashApiKey(plainKey)) ?? null;
+      this.checks.set(plainKey, keyId);
+    }
+    if (keyId === null) return null;
+    const key = this.store.get<KeyRecord>(KEYS, keyId);
+    if (!key || key.revoked_at !== null) return null;
+    const user = this.store.get<UserRecord>(USERS, key.user_id);
+    return user ? { key, user } : null;
+  }
+}

@@ -1,0 +1,109 @@
+// Key permissions. An entry is a route (`GET /v1/listings`, `PUT /v1/listings/:id`, or a
+// concrete path), a route prefix (`GET /v1/listings/*`), or a scope (`read:listings`,
+// `write:webhooks`; write = POST, PUT, PATCH and DELETE). Entries are checked when a key is
+// made and compiled once per key record, so the per-request check is a few comparisons.
+
+import { RESOURCES, type Resource } from '../http/route.ts';
+import { Router } from '../router.ts';
+
+export interface PermissionRoute {
+  method: string;
+  pattern: string;
+  resource: Resource;
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const SCOPE_PATTERN = /^(read|write):([a-z]+)$/;
+const ROUTE_ENTRY_PATTERN = /^([A-Z]+) (\/v1(?:\/[A-Za-z0-9_.~:-]+)*(?:\/\*)?)$/;
+
+export function scopeFor(method: string, resource: Resource): string {
+  return `${method === 'GET' ? 'read' : 'write'}:${resource}`;
+}
+
+/** The entries that would allow `route`, for the 403 body's `required`. */
+export function requiredEntries(route: PermissionRoute): string[] {
+  return [`${route.method} ${route.pattern}`, scopeFor(route.method, route.resource)];
+}
+
+/** Null when `entry` is well formed for these routes, else why it is not. */
+export function checkPermissionEntry(entry: unknown, routes: readonly PermissionRoute[]): string | null {
+  if (typeof entry !== 'string') return 'must be a string';
+  const scope = SCOPE_PATTERN.exec(entry);
+  if (scope) {
+    return (RESOURCES as readonly string[]).includes(scope[2]!)
+      ? null
+      : `unknown resource "${scope[2]}" (known: ${RESOURCES.join(', ')})`;
+  }
+  const routeEntry = ROUTE_ENTRY_PATTERN.exec(entry);
+  if (!routeEntry) {
+    return 'must look like "read:listings", "write:webhooks", "GET /v1/listings", "PUT /v1/listings/:id" or "GET /v1/listings/*"';
+  }
+  const [, method, path] = routeEntry as unknown as [string, string, string];
+  if (!METHODS.includes(method)) return `unknown method ${method} (known: ${METHODS.join(', ')})`;
+  if (path.endsWith('/*')) {
+    const prefix = path.slice(0, -1);
+    return routes.some((route) => route.method === method && concretePatternPrefix(route.pattern).startsWith(prefix))
+      ? null
+      : `no ${method} route lies under ${path}`;
+  }
+  const matcher = routerOf(routes);
+  const match = matcher.match(method, path);
+  if (match.kind === 'found' || routes.some((route) => route.method === method && route.pattern === path)) return null;
+  return `no route ${method} ${path}`;
+}
+
+/** The literal start of a pattern, e.g. "/v1/listings/" for "/v1/listings/:id". */
+function concretePatternPrefix(pattern: string): string {
+  const colon = pattern.indexOf(':');
+  return colon === -1 ? pattern + (pattern.endsWith('/') ? '' : '/') : pattern.slice(0, colon);
+}
+
+const routerCache = new WeakMap<readonly PermissionRoute[], Router<PermissionRoute>>();
+function routerOf(routes: readonly PermissionRoute[]): Router<PermissionRoute> {
+  let router = routerCache.get(routes);
+  if (!router) {
+    router = new Router<PermissionRoute>();
+    for (const route of routes) router.add(route);
+    routerCache.set(routes, router);
+  }
+  return router;
+}
+
+/** A key's entries, sorted by form, ready for quick checks. */
+export class PermissionSet {
+  private readonly scopes = new Set<string>();
+  private readonly exact = new Set<string>();
+  private readonly prefixes: Array<{ method: string; prefix: string }> = [];
+
+  constructor(entries: readonly string[]) {
+    for (const entry of entries) {
+      if (SCOPE_PATTERN.test(entry)) this.scopes.add(entry);
+      else if (entry.endsWith('/*')) {
+        const space = entry.indexOf(' ');
+        this.prefixes.push({ method: entry.slice(0, space), prefix: entry.slice(space + 1, -1) });
+      } else this.exact.add(entry);
+    }
+  }
+
+  allows(route: PermissionRoute, concretePath: string): boolean {
+    if (this.scopes.has(scopeFor(route.method, route.resource))) return true;
+    if (this.exact.has(`${route.method} ${route.pattern}`)) return true;
+    if (this.exact.size > 0 && this.exact.has(`${route.method} ${concretePath}`)) return true;
+    for (const { method, prefix } of this.prefixes) {
+      if (method === route.method && concretePath.startsWith(prefix)) return true;
+    }
+    return false;
+  }
+}
+
+const compiled = new WeakMap<readonly string[], PermissionSet>();
+
+/** The compiled set for a key's entries; a key record's array is never mutated, so this is safe. */
+export function permissionSetOf(entries: readonly string[]): PermissionSet {
+  let set = compiled.get(entries);
+  if (!set) {
+    set = new PermissionSet(entries);
+    compiled.set(entries, set);
+  }
+  return set;
+}

@@ -1,0 +1,444 @@
+#!/usr/bin/env node
+// The operator CLI: turns a command line into one AdminClient call against a running server
+// (or, for `repair`, one offline call into the store) and prints the result as JSON.
+// Exit codes: 0 done, 1 the call failed, 2 the command line is wrong.
+
+import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { AdminClient } from './client/admin-client.ts';
+import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
+import type { KeyPatch, NewKeyInput, NewUser, AdminUserPatch, Role } from './client/types.ts';
+
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: Record<string, string | undefined>;
+  /** Where relative paths start; default the process's working directory. */
+  cwd?: string;
+}
+
+const DEFAULT_URL = 'http://127.0.0.1:3000';
+
+const OPTION_SPECS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  'data-dir': { type: 'string' },
+  name: { type: 'string' },
+  email: { type: 'string' },
+  role: { type: 'string' },
+  bio: { type: 'string' },
+  page: { type: 'string' },
+  limit: { type: 'string' },
+  'user-id': { type: 'string' },
+  permissions: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  prefix: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type OptionName = keyof typeof OPTION_SPECS;
+type ParsedOptions = { [name in OptionName]?: (typeof OPTION_SPECS)[name]['type'] extends 'boolean' ? boolean : string };
+
+/** Options every server command takes. */
+const CONNECTION_OPTIONS: readonly OptionName[] = ['url', 'token', 'data-dir'];
+
+interface CommandContext {
+  options: ParsedOptions;
+  /** Positionals after the command words, e.g. the key id of `keys revoke <id>`. */
+  args: string[];
+  io: CliIo;
+  cwd: string;
+  admin: () => Promise<AdminClient>;
+}
+
+interface Command {
+  usage: string;
+  summary: string;
+  options: readonly OptionName[];
+  args: number;
+  run(context: CommandContext): Promise<unknown>;
+}
+
+/** A wrong command line: reported with the command's usage, exit code 2. */
+class UsageError extends Error {
+  readonly usage: string | undefined;
+
+  constructor(message: string, usage?: string) {
+    super(message);
+    this.name = 'UsageError';
+    this.usage = usage;
+  }
+}
+
+/** A failure before any call (no token, say): one line, exit code 1. */
+class CliError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+const COMMANDS: Record<string, Command> = {
+  'users create': {
+    usage: 'users create --name <name> [--email <email>] [--role creator|member] [--bio <text>]',
+    summary: 'create a user (default role: member)',
+    options: ['name', 'email', 'role', 'bio'],
+    args: 0,
+    async run({ options, admin }) {
+      const input: NewUser = { name: required(options, 'name', this.usage) };
+      if (options.email !== undefined) input.email = options.email;
+      if (options.role !== undefined) input.role = parseRole(options.role, this.usage);
+      if (options.bio !== undefined) input.bio = options.bio;
+      return (await admin()).users.create(input);
+    },
+  },
+  'users list': {
+    usage: 'users list [--page <n>] [--limit <n>]',
+    summary: 'list users, one page',
+    options: ['page', 'limit'],
+    args: 0,
+    async run({ options, admin }) {
+      return (await admin()).users.list(pageQuery(options, this.usage));
+    },
+  },
+  'users update': {
+    usage: 'users update <user-id> [--role creator|member] [--name <name>] [--email <email>] [--bio <text>]',
+    summary: "change a user's role, name, email or bio",
+    options: ['role', 'name', 'email', 'bio'],
+    args: 1,
+    async run({ options, args, admin }) {
+      const patch: AdminUserPatch = {};
+      if (options.role !== undefined) patch.role = parseRole(options.role, this.usage);
+      if (options.name !== undefined) patch.name = options.name;
+      if (options.email !== undefined) patch.email = options.email;
+      if (options.bio !== undefined) patch.bio = options.bio;
+      if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --role, --name, --email or --bio', this.usage);
+      return (await admin()).users.update(args[0] ?? '', patch);
+    },
+  },
+  'keys create': {
+    usage: 'keys create --user-id <id> [--name <name>] [--permissions "read:listings,GET /v1/users/me"] [--rate-limit <n>] [--prefix mk|live]',
+    summary: 'create an API key (prints the secret once)',
+    options: ['user-id', 'name', 'permissions', 'rate-limit', 'prefix'],
+    args: 0,
+    async run({ options, admin }) {
+      const input: NewKeyInput = { user_id: required(options, 'user-id', this.usage) };
+      if (options.name !== undefined) input.name = options.name;
+      if (options.permissions !== undefined) input.permissions = parsePermissions(options.permissions);
+      if (options['rate-limit'] !== undefined) input.rate_limit = parseInteger('rate-limit', options['rate-limit'], 1, this.usage);
+      if (options.prefix !== undefined) {
+        if (options.prefix !== 'mk' && options.prefix !== 'live') throw new UsageError('--prefix must be mk or live', this.usage);
+        input.prefix = options.prefix;
+      }
+      return (await admin()).keys.create(input);
+    },
+  },
+  'keys list': {
+    usage: 'keys list [--user-id <id>] [--page <n>] [--limit <n>]',
+    summary: 'list API keys (never their secrets)',
+    options: ['user-id', 'page', 'limit'],
+    args: 0,
+    async run({ options, admin }) {
+      return (await admin()).keys.list({ ...pageQuery(options, this.usage), user_id: options['user-id'] });
+    },
+  },
+  'keys update': {
+    usage: 'keys update <key-id> [--permissions "read:listings,..."] [--rate-limit <n>] [--name <name>]',
+    summary: "change a key's permissions, rate limit or name",
+    options: ['permissions', 'rate-limit', 'name'],
+    args: 1,
+    async run({ options, args, admin }) {
+      const patch: KeyPatch = {};
+      if (options.permissions !== undefined) patch.permissions = parsePermissions(options.permissions);
+      if (options['rate-limit'] !== undefined) patch.rate_limit = parseInteger('rate-limit', options['rate-limit'], 1, this.usage);
+      if (options.name !== undefined) patch.name = options.name;
+      if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --permissions, --rate-limit or --name', this.usage);
+      return (await admin()).keys.update(args[0] ?? '', patch);
+    },
+  },
+  'keys revoke': {
+    usage: 'keys revoke <key-id>',
+    summary: 'revoke a key (refused from the next request on)',
+    options: [],
+    args: 1,
+    async run({ args, admin }) {
+      return (await admin()).keys.revoke(args[0] ?? '');
+    },
+  },
+  compact: {
+    usage: 'compact',
+    summary: "compact the server's log now",
+    options: [],
+    args: 0,
+    async run({ admin }) {
+      return (await admin()).compact();
+    },
+  },
+  backup: {
+    usage: 'backup <file>',
+    summary: "save a consistent copy of the server's log to <file>",
+    options: [],
+    args: 1,
+    async run({ args, cwd, admin }) {
+      const target = resolve(cwd, args[0] ?? '');
+      const stream = await (await admin()).backup();
+      const bytes = await writeFileAtomically(target, stream);
+      return { file: target, bytes };
+    },
+  },
+  repair: {
+    usage: 'repair --data-dir <dir>',
+    summary: 'offline: keep every good record of a damaged log and move bad lines aside (server stopped)',
+    options: ['data-dir'],
+    args: 0,
+    async run({ options, io, cwd }) {
+      const dataDir = options['data-dir'] ?? io.env.DATA_DIR;
+      if (dataDir === undefined || dataDir === '') throw new UsageError('repair needs --data-dir <dir> (or DATA_DIR)', this.usage);
+      if (dataDir === ':memory:') throw new UsageError('an in-memory store has nothing on disk to repair', this.usage);
+      const repairLog = await loadRepair();
+      const result = await repairLog(resolve(cwd, dataDir));
+      return result ?? { repaired: resolve(cwd, dataDir) };
+    },
+  },
+};
+
+/**
+ * Runs one command line and returns the exit code; never calls process.exit, so tests can
+ * call it in-process.
+ * @example
+ * const code = await runCli(['users', 'create', '--name', 'Ada'], { stdout, stderr, env: process.env });
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let command: Command | undefined;
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: OPTION_SPECS, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw new UsageError(error instanceof Error ? error.message : String(error));
+    }
+    const options = parsed.values as ParsedOptions;
+    const positionals = parsed.positionals;
+    if (positionals.length === 0 || positionals[0] === 'help') {
+      if (positionals.length === 0 && !options.help) throw new UsageError('no command given');
+      io.stdout.write(helpText());
+      return 0;
+    }
+    const found = findCommand(positionals);
+    command = found.command;
+    if (options.help) {
+      io.stdout.write(`usage: marketplace ${command.usage}\n`);
+      return 0;
+    }
+    checkOptions(command, options);
+    if (found.args.length !== command.args) {
+      throw new UsageError(`expected ${command.args} argument(s) after the command, got ${found.args.length}`, command.usage);
+    }
+    const cwd = io.cwd ?? process.cwd();
+    const admin = () => connect(options, io, cwd);
+    const result = await command.run({ options, args: found.args, io, cwd, admin });
+    io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      const usage = error.usage ?? command?.usage;
+      io.stderr.write(`error: ${error.message}\n${usage ? `usage: marketplace ${usage}\n` : "run 'marketplace help' for the commands\n"}`);
+      return 2;
+    }
+    io.stderr.write(`error: ${describeFailure(error)}\n`);
+    return 1;
+  }
+}
+
+function findCommand(positionals: string[]): { command: Command; args: string[] } {
+  const [first = '', second = ''] = positionals;
+  const twoWords = COMMANDS[`${first} ${second}`];
+  if (twoWords) return { command: twoWords, args: positionals.slice(2) };
+  const oneWord = COMMANDS[first];
+  if (oneWord) return { command: oneWord, args: positionals.slice(1) };
+  const group = Object.keys(COMMANDS).filter((name) => name.startsWith(`${first} `));
+  if (group.length > 0) {
+    throw new UsageError(`unknown ${first} command ${JSON.stringify(second)}; one of: ${group.map((name) => name.split(' ')[1]).join(', ')}`);
+  }
+  throw new UsageError(`unknown command ${JSON.stringify(first)}`);
+}
+
+function checkOptions(command: Command, options: ParsedOptions): void {
+  const allowed = new Set<string>([...command.options, ...(command === COMMANDS.repair ? [] : CONNECTION_OPTIONS), 'help']);
+  for (const name of Object.keys(options)) {
+    if (!allowed.has(name)) throw new UsageError(`--${name} does not apply to this command`, command.usage);
+  }
+}
+
+function required(options: ParsedOptions, name: OptionName, usage: string): string {
+  const value = options[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`, usage);
+  return value;
+}
+
+function parseRole(text: string, usage: string): Role {
+  if (text !== 'creator' && text !== 'member') throw new UsageError('--role must be creator or member', usage);
+  return text;
+}
+
+function parseInteger(name: string, text: string, min: number, usage: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min) {
+    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(text)}`, usage);
+  }
+  return value;
+}
+
+function pageQuery(options: ParsedOptions, usage: string): { page?: number; limit?: number } {
+  const query: { page?: number; limit?: number } = {};
+  if (options.page !== undefined) query.page = parseInteger('page', options.page, 1, usage);
+  if (options.limit !== undefined) query.limit = parseInteger('limit', options.limit, 1, usage);
+  return query;
+}
+
+/** "read:listings, GET /v1/users/me" → ["read:listings", "GET /v1/users/me"]; the server checks each entry. */
+function parsePermissions(text: string): string[] {
+  return text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+async function connect(options: ParsedOptions, io: CliIo, cwd: string): Promise<AdminClient> {
+  const baseUrl = options.url ?? io.env.MARKETPLACE_URL ?? DEFAULT_URL;
+  const token = options.token ?? io.env.MARKETPLACE_ADMIN_TOKEN ?? (await readTokenFile(options, io, cwd));
+  try {
+    // Two quick retries: an operator at a prompt wants "server down" in seconds, not after 15.
+    return new AdminClient({ baseUrl, token, retry: { maxRetries: 2 } });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+async function readTokenFile(options: ParsedOptions, io: CliIo, cwd: string): Promise<string> {
+  const dataDir = options['data-dir'] ?? io.env.DATA_DIR ?? './data';
+  const advice = 'pass --token, set MARKETPLACE_ADMIN_TOKEN, or point --data-dir at the server\'s data directory';
+  if (dataDir === ':memory:') throw new CliError(`no admin token (DATA_DIR is :memory:, so there is no token file): ${advice}`);
+  const file = join(resolve(cwd, dataDir), 'admin-token');
+  let token: string;
+  try {
+    token = (await readFile(file, 'utf8')).trim();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new CliError(`no admin token: cannot read ${file} (${code ?? String(error)}); ${advice}`);
+  }
+  if (token === '') throw new CliError(`no admin token: ${file} is empty; ${advice}`);
+  return token;
+}
+
+/** Writes to a temporary file beside the target, fsyncs, then renames: the target is never half-written. */
+async function writeFileAtomically(target: string, stream: ReadableStream<Uint8Array>): Promise<number> {
+  const temporary = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  // 0600: a backup holds emails and key hashes.
+  const handle = await open(temporary, 'wx', 0o600);
+  let bytes = 0;
+  try {
+    for await (const chunk of stream) {
+      await handle.write(chunk);
+      bytes += chunk.byteLength;
+    }
+    await handle.sync();
+    await handle.close();
+    await rename(temporary, target);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await rm(temporary, { force: true });
+    throw error;
+  }
+  await syncDirectory(dirname(target));
+  return bytes;
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  try {
+    const handle = await open(directory, 'r');
+    await handle.sync().finally(() => handle.close());
+  } catch {
+    // Some platforms (Windows) cannot fsync a directory; the rename itself has happened.
+  }
+}
+
+type RepairFunction = (dataDir: string) => unknown;
+
+/**
+ * Loads the store's repair at run time, so the rest of the CLI works in a build without it;
+ * a variable specifier keeps the type-checker from requiring the file.
+ */
+async function loadRepair(): Promise<RepairFunction> {
+  const specifier = './store/repair.ts';
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(specifier)) as Record<string, unknown>;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes('repair')) {
+      throw new CliError('repair is not available in this build (src/store/repair.ts is missing)');
+    }
+    throw error;
+  }
+  const repairLog = module.repairLog;
+  if (typeof repairLog !== 'function') throw new CliError('repair is not available in this build (store/repair has no repairLog export)');
+  return repairLog as RepairFunction;
+}
+
+function describeFailure(error: unknown): string {
+  if (error instanceof MarketplaceApiError) {
+    const parts = [`${error.error} (HTTP ${error.status})`];
+    if (error.details) parts.push(Object.entries(error.details).map(([field, problem]) => `${field}: ${problem}`).join('; '));
+    if (error.required) parts.push(`needs one of: ${error.required.join(', ')}`);
+    if (error.hint) parts.push(error.hint);
+    if (error.requestId) parts.push(`request id ${error.requestId}`);
+    return parts.join(' — ');
+  }
+  if (error instanceof MarketplaceNetworkError) {
+    return `${error.message}; is the server running? (set --url or MARKETPLACE_URL)`;
+  }
+  if (error instanceof Error) return error.message.split('\n')[0] ?? error.name;
+  return String(error);
+}
+
+function helpText(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((command) => command.usage.split(' [')[0]?.split(' --')[0]?.length ?? 0));
+  const lines = Object.values(COMMANDS).map((command) => {
+    const head = command.usage.split(' [')[0]?.split(' --')[0] ?? command.usage;
+    return `  ${head.padEnd(width)}  ${command.summary}`;
+  });
+  return [
+    'usage: marketplace <command> [options]   (npm run cli -- <command> [options])',
+    '',
+    'commands:',
+    ...lines,
+    `  ${'help'.padEnd(width)}  this text; <command> --help shows its options`,
+    '',
+    'connection (every command but repair):',
+    `  --url <url>        server address; else MARKETPLACE_URL, else ${DEFAULT_URL}`,
+    '  --token <token>    admin token; else MARKETPLACE_ADMIN_TOKEN, else the file <data-dir>/admin-token',
+    '  --data-dir <dir>   where to find admin-token; else DATA_DIR, else ./data',
+    '',
+    'Results are printed as JSON. Exit codes: 0 done, 1 failed, 2 wrong command line.',
+    '',
+  ].join('\n');
+}
+
+function isMainModule(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMainModule()) {
+  process.exitCode = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+}

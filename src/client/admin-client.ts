@@ -1,0 +1,149 @@
+// The typed client for the operator API (/admin/v1), authenticated with the admin token:
+// users, API keys, log compaction and backup. The CLI is a thin shell around it.
+
+import type { RetryOptions, SleepFunction } from './retry.ts';
+import { segment, Transport } from './transport.ts';
+import type {
+  AdminUser,
+  AdminUserPatch,
+  ApiKeyInfo,
+  CompactResult,
+  KeyPatch,
+  KeyQuery,
+  ListResponse,
+  NewApiKey,
+  NewKeyInput,
+  NewUser,
+  PageQuery,
+} from './types.ts';
+import type { CallOptions, PostOptions } from './marketplace-client.ts';
+
+export interface AdminClientOptions {
+  /** The server's root, e.g. `http://127.0.0.1:3000`. */
+  baseUrl: string;
+  /** MARKETPLACE_ADMIN_TOKEN, or the contents of DATA_DIR/admin-token. */
+  token: string;
+  retry?: RetryOptions;
+  fetch?: typeof fetch;
+  sleep?: SleepFunction;
+  now?: () => number;
+  idempotencyKeys?: () => string;
+}
+
+interface Envelope<T> {
+  data: T;
+}
+
+export class AdminClient {
+  readonly users: AdminUsersApi;
+  readonly keys: AdminKeysApi;
+  private readonly transport: Transport;
+
+  constructor(options: AdminClientOptions) {
+    if (typeof options.token !== 'string' || options.token.trim() === '') throw new TypeError('token is required');
+    this.transport = new Transport({ ...options, authorization: `Bearer ${options.token.trim()}` });
+    this.users = new AdminUsersApi(this.transport);
+    this.keys = new AdminKeysApi(this.transport);
+  }
+
+  /** Rewrites the server's log down to its live records now, instead of waiting for the threshold. */
+  async compact(options: CallOptions = {}): Promise<CompactResult> {
+    // Compacting twice is harmless, so a network failure may be retried like a GET.
+    const answer = await this.transport.json<Envelope<CompactResult>>({
+      method: 'POST',
+      path: '/admin/v1/compact',
+      signal: options.signal,
+      retryOnNetworkError: true,
+    });
+    return answer.data;
+  }
+
+  /**
+   * A consistent copy of the server's log (JSON lines, application/x-ndjson) as a byte stream.
+   * It holds emails and key hashes: store it as carefully as the data directory.
+   */
+  backup(options: CallOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return this.transport.stream({ method: 'GET', path: '/admin/v1/backup', signal: options.signal, accept: 'application/x-ndjson' });
+  }
+}
+
+// Admin POSTs are not retried after a network failure: the contract promises Idempotency-Key
+// deduplication for /v1 only, and a blind repeat could make a second user or key. A 429 is
+// still retried, since the server did nothing with a refused request.
+
+export class AdminUsersApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  async create(input: NewUser, options: PostOptions = {}): Promise<AdminUser> {
+    const answer = await this.transport.json<Envelope<AdminUser>>({
+      method: 'POST',
+      path: '/admin/v1/users',
+      body: input,
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey,
+      retryOnNetworkError: false,
+    });
+    return answer.data;
+  }
+
+  list(query: PageQuery = {}, options: CallOptions = {}): Promise<ListResponse<AdminUser>> {
+    return this.transport.json({ method: 'GET', path: '/admin/v1/users', query: { ...query }, signal: options.signal });
+  }
+
+  /** Changes a user's role (e.g. to `creator`), name, email or bio. */
+  async update(id: string, patch: AdminUserPatch, options: CallOptions = {}): Promise<AdminUser> {
+    const answer = await this.transport.json<Envelope<AdminUser>>({
+      method: 'PATCH',
+      path: `/admin/v1/users/${segment(id)}`,
+      body: patch,
+      signal: options.signal,
+    });
+    return answer.data;
+  }
+}
+
+export class AdminKeysApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** Makes a key; the answer's `key` is the plain secret, which the server never shows again. */
+  async create(input: NewKeyInput, options: PostOptions = {}): Promise<NewApiKey> {
+    const answer = await this.transport.json<Envelope<NewApiKey>>({
+      method: 'POST',
+      path: '/admin/v1/keys',
+      body: input,
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey,
+      retryOnNetworkError: false,
+    });
+    return answer.data;
+  }
+
+  list(query: KeyQuery = {}, options: CallOptions = {}): Promise<ListResponse<ApiKeyInfo>> {
+    return this.transport.json({ method: 'GET', path: '/admin/v1/keys', query: { ...query }, signal: options.signal });
+  }
+
+  /** Changes permissions, rate limit or name; the server applies it from the very next request. */
+  async update(id: string, patch: KeyPatch, options: CallOptions = {}): Promise<ApiKeyInfo> {
+    const answer = await this.transport.json<Envelope<ApiKeyInfo>>({
+      method: 'PATCH',
+      path: `/admin/v1/keys/${segment(id)}`,
+      body: patch,
+      signal: options.signal,
+    });
+    return answer.data;
+  }
+
+  /** Revokes a key for good (DELETE); it is refused from the very next request. */
+  async revoke(id: string, options: CallOptions = {}): Promise<ApiKeyInfo> {
+    const answer = await this.transport.json<Envelope<ApiKeyInfo>>({ method: 'DELETE', path: `/admin/v1/keys/${segment(id)}`, signal: options.signal });
+    return answer.data;
+  }
+}

@@ -1,0 +1,11 @@
+// The client package's entry (`marketplace-api/client`): the two clients, their errors and
+// every resource type. Zero dependencies; runs wherever a global fetch exists (Node 18+, browsers).
+
+export { MarketplaceClient, ListingsApi, UsersApi, AnalyticsApi, WebhooksApi } from './marketplace-client.ts';
+export type { ClientOptions, CallOptions, PostOptions } from './marketplace-client.ts';
+export { AdminClient, AdminUsersApi, AdminKeysApi } from './admin-client.ts';
+export type { AdminClientOptions } from './admin-client.ts';
+export { MarketplaceApiError, MarketplaceNetworkError } from './errors.ts';
+export { backoffDelay, rateLimitWait, timerSleep, DEFAULT_MAX_RETRIES, BACKOFF_START_MS, BACKOFF_CAP_MS } from './retry.ts';
+export type { RetryOptions, SleepFunction } from './retry.ts';
+export type * from './types.ts';

@@ -1,0 +1,219 @@
+// The typed client for the public API (/v1): one method per endpoint, grouped by resource.
+// Single resources come back unwrapped (the `data` field); lists come back whole, with pagination.
+
+import type { RetryOptions, SleepFunction } from './retry.ts';
+import { segment, Transport } from './transport.ts';
+import type {
+  Listing,
+  ListingPatch,
+  ListingQuery,
+  ListingStatsQuery,
+  ListingStatsResponse,
+  ListResponse,
+  NewListing,
+  NewWebhook,
+  PageQuery,
+  PublicUser,
+  RateLimitInfo,
+  Usage,
+  UsageQuery,
+  User,
+  UserPatch,
+  Webhook,
+  WebhookWithSecret,
+} from './types.ts';
+
+export interface CallOptions {
+  /** Aborts the request and any wait before a retry. */
+  signal?: AbortSignal;
+}
+
+export interface PostOptions extends CallOptions {
+  /** Replaces the generated Idempotency-Key, e.g. to make a call safe to repeat across restarts. */
+  idempotencyKey?: string;
+}
+
+export interface ClientOptions {
+  /** The server's root, e.g. `https://api.example.com` (without `/v1`). */
+  baseUrl: string;
+  apiKey: string;
+  retry?: RetryOptions;
+  /** Replaces the global fetch (a proxy agent, a test double). */
+  fetch?: typeof fetch;
+  /** Replaces the timer used between retries; receives the call's signal. */
+  sleep?: SleepFunction;
+  /** Milliseconds since the epoch; compared with X-RateLimit-Reset. */
+  now?: () => number;
+  /** Makes Idempotency-Keys; default crypto.randomUUID. */
+  idempotencyKeys?: () => string;
+}
+
+interface Envelope<T> {
+  data: T;
+}
+
+/**
+ * @example
+ * const client = new MarketplaceClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: process.env.MARKETPLACE_KEY! });
+ * const page = await client.listings.list({ type: 'SKILL', limit: 50 });
+ */
+export class MarketplaceClient {
+  readonly listings: ListingsApi;
+  readonly users: UsersApi;
+  readonly analytics: AnalyticsApi;
+  readonly webhooks: WebhooksApi;
+  private readonly transport: Transport;
+
+  constructor(options: ClientOptions) {
+    if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') throw new TypeError('apiKey is required');
+    this.transport = new Transport({ ...options, authorization: `Bearer ${options.apiKey.trim()}` });
+    this.listings = new ListingsApi(this.transport);
+    this.users = new UsersApi(this.transport);
+    this.analytics = new AnalyticsApi(this.transport);
+    this.webhooks = new WebhooksApi(this.transport);
+  }
+
+  /** X-RateLimit-Limit/Remaining/Reset of the latest answer, null before the first one. */
+  get rateLimit(): RateLimitInfo | null {
+    return this.transport.lastRateLimit;
+  }
+}
+
+export class ListingsApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** One page of active listings. */
+  list(query: ListingQuery = {}, options: CallOptions = {}): Promise<ListResponse<Listing>> {
+    return this.transport.json({ method: 'GET', path: '/v1/listings', query: { ...query }, signal: options.signal });
+  }
+
+  /**
+   * Every active listing matching the query, fetched page by page (100 per page unless
+   * `limit` says otherwise) as the loop asks for them. Listings created or archived while the
+   * walk runs can shift page boundaries, so an item may be seen twice or missed.
+   */
+  async *listAll(query: ListingQuery = {}, options: CallOptions = {}): AsyncGenerator<Listing, void, undefined> {
+    let page = query.page ?? 1;
+    const limit = query.limit ?? 100;
+    for (;;) {
+      const result = await this.list({ ...query, page, limit }, options);
+      yield* result.data;
+      if (result.data.length === 0 || page >= result.pagination.total_pages) return;
+      page += 1;
+    }
+  }
+
+  /** One listing, archived ones included (with `status: "archived"`). */
+  async get(id: string, options: CallOptions = {}): Promise<Listing> {
+    const answer = await this.transport.json<Envelope<Listing>>({ method: 'GET', path: `/v1/listings/${segment(id)}`, signal: options.signal });
+    return answer.data;
+  }
+
+  /** Creates a listing (creators only). Safe to retry: the Idempotency-Key makes a repeat a no-op. */
+  async create(input: NewListing, options: PostOptions = {}): Promise<Listing> {
+    const answer = await this.transport.json<Envelope<Listing>>({
+      method: 'POST',
+      path: '/v1/listings',
+      body: input,
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey,
+    });
+    return answer.data;
+  }
+
+  /** Changes some fields of your own active listing (409 if archived). */
+  async update(id: string, patch: ListingPatch, options: CallOptions = {}): Promise<Listing> {
+    const answer = await this.transport.json<Envelope<Listing>>({
+      method: 'PUT',
+      path: `/v1/listings/${segment(id)}`,
+      body: patch,
+      signal: options.signal,
+    });
+    return answer.data;
+  }
+
+  /** Archives your own listing (DELETE); archiving it again changes nothing. */
+  async archive(id: string, options: CallOptions = {}): Promise<Listing> {
+    const answer = await this.transport.json<Envelope<Listing>>({ method: 'DELETE', path: `/v1/listings/${segment(id)}`, signal: options.signal });
+    return answer.data;
+  }
+}
+
+export class UsersApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** The key's own user, email included. */
+  async me(options: CallOptions = {}): Promise<User> {
+    const answer = await this.transport.json<Envelope<User>>({ method: 'GET', path: '/v1/users/me', signal: options.signal });
+    return answer.data;
+  }
+
+  async updateMe(patch: UserPatch, options: CallOptions = {}): Promise<User> {
+    const answer = await this.transport.json<Envelope<User>>({ method: 'PUT', path: '/v1/users/me', body: patch, signal: options.signal });
+    return answer.data;
+  }
+
+  /** Anyone's public profile (no email). */
+  async get(id: string, options: CallOptions = {}): Promise<PublicUser> {
+    const answer = await this.transport.json<Envelope<PublicUser>>({ method: 'GET', path: `/v1/users/${segment(id)}`, signal: options.signal });
+    return answer.data;
+  }
+}
+
+export class AnalyticsApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** The calling key's use: totals, per endpoint, a time series and the current window. */
+  async usage(query: UsageQuery = {}, options: CallOptions = {}): Promise<Usage> {
+    const answer = await this.transport.json<Envelope<Usage>>({ method: 'GET', path: '/v1/analytics/usage', query: { ...query }, signal: options.signal });
+    return answer.data;
+  }
+
+  /** Views and impressions of your own listings, one page, with totals. */
+  listings(query: ListingStatsQuery = {}, options: CallOptions = {}): Promise<ListingStatsResponse> {
+    return this.transport.json({ method: 'GET', path: '/v1/analytics/listings', query: { ...query }, signal: options.signal });
+  }
+}
+
+export class WebhooksApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** Your own webhooks, each with its last delivery. */
+  list(query: PageQuery = {}, options: CallOptions = {}): Promise<ListResponse<Webhook>> {
+    return this.transport.json({ method: 'GET', path: '/v1/webhooks', query: { ...query }, signal: options.signal });
+  }
+
+  /** Registers an endpoint; the answer holds the signing `secret`, shown this once only. */
+  async create(input: NewWebhook, options: PostOptions = {}): Promise<WebhookWithSecret> {
+    const answer = await this.transport.json<Envelope<WebhookWithSecret>>({
+      method: 'POST',
+      path: '/v1/webhooks',
+      body: input,
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey,
+    });
+    return answer.data;
+  }
+
+  /** Removes one of your webhooks; resolves to the removed webhook when the server returns it. */
+  async delete(id: string, options: CallOptions = {}): Promise<Webhook | undefined> {
+    const answer = await this.transport.json<Envelope<Webhook> | undefined>({ method: 'DELETE', path: `/v1/webhooks/${segment(id)}`, signal: options.signal });
+    return answer?.data;
+  }
+}

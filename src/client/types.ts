@@ -1,0 +1,235 @@
+// The shapes the Marketplace API sends and accepts (contract sections 2, 7, 8, 10 and 11),
+// written out for client users; the client never imports server code, so it ships alone.
+
+export type ListingType = 'SKILL' | 'AGENT' | 'PROMPT' | 'TEMPLATE' | 'DATASET' | 'TOOL';
+export type ListingStatus = 'active' | 'archived';
+export type Role = 'creator' | 'member';
+export type ListingSort = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
+export type WebhookEventType = 'listing.created' | 'listing.updated' | 'listing.archived' | 'user.updated' | 'ping';
+
+export interface Pagination {
+  page: number;
+  limit: number;
+  /** Count of every match, not only this page. */
+  total: number;
+  total_pages: number;
+}
+
+export interface ListResponse<T> {
+  data: T[];
+  pagination: Pagination;
+}
+
+export interface PageQuery {
+  /** 1-based; default 1. */
+  page?: number;
+  /** 1–100; default 20. */
+  limit?: number;
+}
+
+export interface Listing {
+  id: string;
+  title: string;
+  description: string;
+  type: ListingType;
+  price: number;
+  tags: string[];
+  status: ListingStatus;
+  owner_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ListingQuery extends PageQuery {
+  type?: ListingType;
+  /** Case-insensitive match in title, description and tags. */
+  q?: string;
+  min_price?: number;
+  max_price?: number;
+  owner_id?: string;
+  sort?: ListingSort;
+}
+
+export interface NewListing {
+  title: string;
+  type: ListingType;
+  price: number;
+  description?: string;
+  tags?: string[];
+}
+
+/** A non-empty subset of the creatable fields. */
+export type ListingPatch = Partial<NewListing>;
+
+/** Another user's profile: never carries an email. */
+export interface PublicUser {
+  id: string;
+  name: string;
+  bio: string;
+  website: string;
+  avatar_url: string;
+  role: Role;
+  created_at: string;
+}
+
+/** The caller's own profile (`/v1/users/me`), and what the operator API shows. */
+export interface User extends PublicUser {
+  email: string;
+}
+
+export interface UserPatch {
+  name?: string;
+  bio?: string;
+  website?: string;
+  avatar_url?: string;
+  email?: string;
+}
+
+export interface LastDelivery {
+  event_id: string;
+  type: WebhookEventType;
+  status: 'delivered' | 'retrying' | 'failed';
+  attempts: number;
+  /** The receiver's HTTP status, null when it could not be reached. */
+  response_status: number | null;
+  at: string;
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: WebhookEventType[];
+  description: string;
+  /** Turns false when the receiver answers 410 Gone. */
+  active: boolean;
+  created_at: string;
+  last_delivery: LastDelivery | null;
+}
+
+/** Only the creation answer carries the signing secret (`whsec_…`). */
+export interface WebhookWithSecret extends Webhook {
+  secret: string;
+}
+
+export interface NewWebhook {
+  url: string;
+  /** A non-empty subset; default every event kind. */
+  events?: WebhookEventType[];
+  description?: string;
+}
+
+export interface StatusCounts {
+  '2xx': number;
+  '3xx': number;
+  '4xx': number;
+  '5xx': number;
+}
+
+export interface UsageQuery {
+  granularity?: 'hour' | 'day';
+  /** ISO 8601 time. */
+  from?: string;
+  to?: string;
+}
+
+export interface Usage {
+  key_id: string;
+  window: { limit: number; remaining: number; reset: number };
+  totals: { requests: number; by_status: StatusCounts; rate_limited: number };
+  endpoints: Array<{ method: string; route: string; requests: number; by_status: StatusCounts; rate_limited: number }>;
+  series: {
+    granularity: 'hour' | 'day';
+    from: string;
+    to: string;
+    points: Array<{ start: string; requests: number; rate_limited: number; errors: number }>;
+  };
+}
+
+export interface ListingStatsQuery extends PageQuery {
+  sort?: string;
+}
+
+export interface ListingStats {
+  listing_id: string;
+  title: string;
+  status: ListingStatus;
+  views: number;
+  impressions: number;
+}
+
+export interface ListingStatsResponse extends ListResponse<ListingStats> {
+  totals: { views: number; impressions: number };
+}
+
+// Operator API (/admin/v1)
+
+/** The operator sees every user field, email included. */
+export interface AdminUser extends User {
+  updated_at?: string;
+}
+
+export interface NewUser {
+  name: string;
+  email?: string;
+  role?: Role;
+  bio?: string;
+}
+
+export interface AdminUserPatch {
+  role?: Role;
+  name?: string;
+  email?: string;
+  bio?: string;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  /** The key's visible start, e.g. `market_live_`. */
+  prefix: string;
+  user_id: string;
+  name: string;
+  permissions: string[];
+  /** Requests per minute. */
+  rate_limit: number;
+  created_at: string;
+  revoked_at?: string | null;
+  last_four?: string;
+  updated_at?: string;
+}
+
+/** The creation answer: `key` is the plain secret, shown this once only. */
+export interface NewApiKey extends ApiKeyInfo {
+  key: string;
+}
+
+export interface NewKeyInput {
+  user_id: string;
+  name?: string;
+  /** Default `["read:listings"]`. */
+  permissions?: string[];
+  /** 1 to 1,000,000 requests per minute; default 100. */
+  rate_limit?: number;
+  /** Default `live` (`<brand>_live_…`). */
+  prefix?: 'mk' | 'live';
+}
+
+export interface KeyPatch {
+  permissions?: string[];
+  rate_limit?: number;
+  name?: string;
+}
+
+export interface KeyQuery extends PageQuery {
+  user_id?: string;
+}
+
+/** What the server reports after compacting its log; the fields are the server's to choose. */
+export type CompactResult = Record<string, unknown>;
+
+/** The rate-limit headers of the last answer (contract section 6). */
+export interface RateLimitInfo {
+  limit: number;
+  remaining: number;
+  /** Unix seconds at which the window has room again. */
+  reset: number;
+}

@@ -1,0 +1,101 @@
+// Turns the environment into a typed, validated Config. Bad values throw ConfigError with one
+// line a person can act on; main.ts prints it and exits non-zero before listening.
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Directory of the log, lock and admin token; null keeps everything in memory (DATA_DIR=:memory:). */
+  dataDir: string | null;
+  brand: string;
+  /** Operator token from the environment; when absent one is generated (see admin-token.ts). */
+  adminToken: string | null;
+  demo: boolean;
+  webhookAllowPrivate: boolean;
+  webhookRetryDelaysMs: number[];
+  /** One JSON line per request on stdout (ACCESS_LOG=0 turns it off, e.g. for benchmarks). */
+  accessLog: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000];
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env): Config {
+  return {
+    port: integerSetting(env, 'PORT', 3000, 0, 65535),
+    host: nonEmpty(env, 'HOST', '127.0.0.1'),
+    dataDir: dataDirSetting(env.DATA_DIR),
+    brand: brandSetting(env.MARKETPLACE_BRAND),
+    adminToken: adminTokenSetting(env.MARKETPLACE_ADMIN_TOKEN),
+    demo: flag(env, 'MARKETPLACE_DEMO', true),
+    webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    webhookRetryDelaysMs: retryDelaysSetting(env.WEBHOOK_RETRY_DELAYS_MS),
+    accessLog: flag(env, 'ACCESS_LOG', true),
+  };
+}
+
+function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function nonEmpty(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  if (raw.trim() === '') throw new ConfigError(`${name} must not be empty`);
+  return raw.trim();
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`);
+}
+
+function dataDirSetting(raw: string | undefined): string | null {
+  if (raw === ':memory:') return null;
+  if (raw === undefined || raw === '') return './data';
+  return raw;
+}
+
+function brandSetting(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return 'market';
+  if (!/^[a-z][a-z0-9]{1,19}$/.test(raw) || raw === 'mk') {
+    throw new ConfigError(
+      `MARKETPLACE_BRAND must be 2-20 lowercase letters or digits starting with a letter (and not "mk"), got "${raw}"`,
+    );
+  }
+  return raw;
+}
+
+function adminTokenSetting(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (raw.length < 16 || /\s/.test(raw)) {
+    throw new ConfigError('MARKETPLACE_ADMIN_TOKEN must be at least 16 characters with no spaces');
+  }
+  return raw;
+}
+
+function retryDelaysSetting(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_RETRY_DELAYS_MS;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.some((part) => !/^\d+$/.test(part) || Number(part) > 7 * 24 * 3600 * 1000)) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_DELAYS_MS must be comma-separated whole milliseconds (each at most 7 days), got "${raw}"`,
+    );
+  }
+  return parts.map(Number);
+}

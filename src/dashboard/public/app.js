@@ -1,0 +1,81 @@
+// Entry point of the operator dashboard: signing in and out with the operator token, and
+// laying out the users column beside the chosen user's details.
+
+import { checkToken, clearToken, getToken, onUnauthorized, setToken } from './api.js';
+import { el, replaceChildren } from './dom.js';
+import { clearNotice, showError, showNotice } from './notice.js';
+import { userDetail } from './user-detail.js';
+import { usersPanel } from './users.js';
+
+const signInSection = document.getElementById('sign-in');
+const signInForm = document.getElementById('sign-in-form');
+const tokenInput = document.getElementById('token');
+const signInButton = document.getElementById('sign-in-button');
+const workspace = document.getElementById('workspace');
+const session = document.getElementById('session');
+
+function showSignIn(message) {
+  replaceChildren(workspace);
+  replaceChildren(session);
+  workspace.hidden = true;
+  signInSection.hidden = false;
+  if (message) showError(new Error(message));
+  tokenInput.focus();
+}
+
+function showWorkspace() {
+  signInSection.hidden = true;
+  workspace.hidden = false;
+  replaceChildren(session, el('button', { type: 'button', class: 'secondary small', id: 'sign-out', onclick: signOut }, 'Sign out'));
+
+  const detailArea = el('div', { class: 'detail-area' }, el('section', { class: 'panel placeholder' }, el('p', {}, 'Choose a user on the left to see their keys, usage and webhooks.')));
+  const users = usersPanel({
+    onSelect(user) {
+      clearNotice();
+      const detail = userDetail(user, { onUserChanged: (changed) => users.update(changed) });
+      replaceChildren(detailArea, detail);
+      const heading = detail.querySelector('h2');
+      heading.tabIndex = -1;
+      heading.focus();
+    },
+  });
+  replaceChildren(workspace, users.element, detailArea);
+}
+
+function signOut() {
+  clearToken();
+  clearNotice();
+  showSignIn();
+  showNotice('Signed out. The token was removed from this tab.');
+}
+
+signInForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const token = tokenInput.value.trim();
+  if (!token) {
+    showError(new Error('Paste the operator token first.'));
+    tokenInput.focus();
+    return;
+  }
+  signInButton.disabled = true;
+  try {
+    await checkToken(token);
+    setToken(token);
+    tokenInput.value = '';
+    clearNotice();
+    showWorkspace();
+  } catch (error) {
+    showError(error.status === 401 ? new Error('The server refused that token. Check MARKETPLACE_ADMIN_TOKEN or DATA_DIR/admin-token.') : error);
+    tokenInput.select();
+  } finally {
+    signInButton.disabled = false;
+  }
+});
+
+onUnauthorized(() => {
+  clearToken();
+  showSignIn('The server no longer accepts the stored token. Sign in again.');
+});
+
+if (getToken()) showWorkspace();
+else showSignIn();

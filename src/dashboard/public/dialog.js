@@ -1,0 +1,74 @@
+// Modal dialogs built on <dialog>: a confirmation and the tier picker. Each resolves a promise
+// with the operator's choice and removes itself; Escape or Cancel means "no".
+
+import { el } from './dom.js';
+import { tierPicker } from './tier-picker.js';
+
+function openDialog(content, { labelledBy }) {
+  const dialog = el('dialog', { class: 'dialog', 'aria-labelledby': labelledBy }, content);
+  document.body.appendChild(dialog);
+  dialog.showModal();
+  return dialog;
+}
+
+/** Resolves true when the operator confirms, false otherwise. */
+export function confirmDialog({ title, message, confirmLabel, danger = false }) {
+  return new Promise((resolve) => {
+    let confirmed = false;
+    const cancel = el('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel');
+    const confirm = el(
+      'button',
+      { type: 'button', class: danger ? 'danger' : 'primary', onclick: () => { confirmed = true; dialog.close(); } },
+      confirmLabel,
+    );
+    const dialog = openDialog(
+      [el('h2', { id: 'dialog-title' }, title), el('p', {}, message), el('div', { class: 'actions' }, cancel, confirm)],
+      { labelledBy: 'dialog-title' },
+    );
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      resolve(confirmed);
+    });
+    // The safe choice has the focus, so Enter alone never destroys anything.
+    cancel.focus();
+  });
+}
+
+/** Resolves the chosen rate limit (requests per minute), or null if cancelled. */
+export function tierDialog({ title, current }) {
+  return new Promise((resolve) => {
+    let chosen = null;
+    const picker = tierPicker({ name: 'dialog-tier', initial: current, markCurrent: true });
+    const form = el(
+      'form',
+      {
+        class: 'dialog-form',
+        novalidate: true,
+        onsubmit: (event) => {
+          event.preventDefault();
+          const value = picker.value();
+          if (value === null) {
+            picker.focusProblem();
+            return;
+          }
+          chosen = value;
+          dialog.close();
+        },
+      },
+      el('h2', { id: 'dialog-title' }, title),
+      picker.element,
+      el(
+        'div',
+        { class: 'actions' },
+        el('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel'),
+        el('button', { type: 'submit', class: 'primary' }, 'Change tier'),
+      ),
+    );
+    const dialog = openDialog(form, { labelledBy: 'dialog-title' });
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      resolve(chosen);
+    });
+    picker.focusFirst();
+  });
+}

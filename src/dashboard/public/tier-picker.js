@@ -1,0 +1,83 @@
+// The rate-limit tier control: one radio per tier plus "Custom" with a number, checked as typed.
+// Used by the new-key form and the change-tier dialog.
+
+import { checkRateLimit, MAX_RATE_LIMIT, MIN_RATE_LIMIT, TIERS, tierFor } from './catalog.js';
+import { el, uniqueId } from './dom.js';
+import { formatCount } from './format.js';
+
+/** { element, value() → rate limit or null when the custom value is invalid, focusFirst(), focusProblem() } */
+export function tierPicker({ name, initial = TIERS[0].rateLimit, markCurrent = false }) {
+  const initialTier = tierFor(initial);
+  const radios = [];
+  const options = TIERS.map((tier) => {
+    const id = uniqueId(name);
+    const radio = el('input', { type: 'radio', name, id, value: tier.id, checked: initialTier?.id === tier.id });
+    radios.push(radio);
+    return el('div', { class: 'choice' }, radio, el('label', { for: id }, `${tier.label} — ${formatCount(tier.rateLimit)} requests/min`, markCurrent && initialTier?.id === tier.id ? el('span', { class: 'current' }, ' (current)') : null));
+  });
+
+  const customId = uniqueId(name);
+  const customRadio = el('input', { type: 'radio', name, id: customId, value: 'custom', checked: initialTier === null });
+  radios.push(customRadio);
+  const numberId = uniqueId(`${name}-number`);
+  const problem = el('p', { class: 'field-problem', id: `${numberId}-problem`, 'aria-live': 'polite' });
+  const number = el('input', {
+    type: 'number',
+    id: numberId,
+    inputmode: 'numeric',
+    min: MIN_RATE_LIMIT,
+    max: MAX_RATE_LIMIT,
+    step: 1,
+    value: initialTier === null ? initial : '',
+    'aria-label': 'Custom limit, requests per minute',
+    'aria-describedby': problem.id,
+  });
+
+  function customProblem() {
+    return customRadio.checked ? checkRateLimit(number.value) : null;
+  }
+  function refresh() {
+    const text = customRadio.checked && number.value !== '' ? customProblem() : null;
+    problem.textContent = text ? `Custom limit: ${text}.` : '';
+    number.setAttribute('aria-invalid', text ? 'true' : 'false');
+  }
+  for (const radio of radios) radio.addEventListener('change', () => {
+    refresh();
+    if (customRadio.checked) number.focus();
+  });
+  // Typing a number means "custom", so the field is never disabled and picks its radio itself.
+  number.addEventListener('input', () => {
+    customRadio.checked = true;
+    refresh();
+  });
+  refresh();
+
+  const element = el(
+    'fieldset',
+    { class: 'tier-picker' },
+    el('legend', {}, 'Rate limit tier'),
+    options,
+    el('div', { class: 'choice custom' }, customRadio, el('label', { for: customId }, 'Custom', markCurrent && initialTier === null ? el('span', { class: 'current' }, ` (current: ${formatCount(initial)})`) : null), number, el('span', { class: 'unit' }, 'requests/min')),
+    problem,
+  );
+
+  return {
+    element,
+    value() {
+      if (customRadio.checked) {
+        const text = customProblem();
+        problem.textContent = text ? `Custom limit: ${text}.` : '';
+        return text ? null : Number(number.value);
+      }
+      const checked = radios.find((radio) => radio.checked);
+      return TIERS.find((tier) => tier.id === checked?.value)?.rateLimit ?? null;
+    },
+    focusFirst() {
+      (radios.find((radio) => radio.checked) ?? radios[0]).focus();
+    },
+    focusProblem() {
+      if (customRadio.checked) number.focus();
+      else radios[0].focus();
+    },
+  };
+}

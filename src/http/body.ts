@@ -1,0 +1,51 @@
+// Reads a request body as a JSON object: at most 64 KiB (413), content type application/json
+// (415), valid JSON (400), an object at the top (400). The raw bytes are kept for idempotency.
+
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './errors.ts';
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const tooLarge = () =>
+  new HttpError(413, `The request body is larger than ${MAX_BODY_BYTES / 1024} KiB.`, { headers: { Connection: 'close' } });
+
+export async function readRawBody(req: IncomingMessage): Promise<Buffer> {
+  const contentType = req.headers['content-type'];
+  const declaredLength = Number(req.headers['content-length'] ?? 0);
+  const hasBody = declaredLength > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !isJsonContentType(contentType)) {
+    throw new HttpError(415, 'The request body must be JSON, sent with "Content-Type: application/json".');
+  }
+  if (declaredLength > MAX_BODY_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let received = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    received += chunk.length;
+    if (received > MAX_BODY_BYTES) throw tooLarge();
+    chunks.push(chunk);
+  }
+  if (received > 0 && !isJsonContentType(contentType)) {
+    throw new HttpError(415, 'The request body must be JSON, sent with "Content-Type: application/json".');
+  }
+  return Buffer.concat(chunks, received);
+}
+
+export function parseJsonObject(raw: Buffer): Record<string, unknown> {
+  if (raw.length === 0) throw new HttpError(400, 'The request body is empty; send a JSON object.');
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'The request body is not valid JSON.');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new HttpError(400, 'The request body must be a JSON object.');
+  }
+  return value as Record<string, unknown>;
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const mediaType = value.split(';', 1)[0]!.trim().toLowerCase();
+  return mediaType === 'application/json' || (mediaType.startsWith('application/') && mediaType.endsWith('+json'));
+}

@@ -1,0 +1,38 @@
+// The one error type a handler throws to answer with a 4xx/5xx. The server turns it into JSON
+// (see respond.ts); any other thrown value becomes a generic 500 with nothing internal shown.
+
+export interface ErrorExtras {
+  /** Per-field problems, e.g. { price: "must be a number >= 0" }. */
+  details?: Record<string, string>;
+  hint?: string;
+  required?: string[];
+  /** Extra response headers, e.g. Allow or Retry-After. */
+  headers?: Record<string, string>;
+}
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly extras: ErrorExtras;
+
+  constructor(status: number, message: string, extras: ErrorExtras = {}) {
+    super(message);
+    this.name = 'HttpError';
+    this.status = status;
+    this.extras = extras;
+  }
+}
+
+export const badRequest = (message: string, details?: Record<string, string>) =>
+  new HttpError(400, message, details ? { details } : {});
+
+export const forbidden = (message: string, extras: ErrorExtras = {}) => new HttpError(403, message, extras);
+
+export const notFound = (what: string) => new HttpError(404, `${what} not found`);
+
+export const conflict = (message: string) => new HttpError(409, message);
+
+/** A write the store could not make durable (disk full, read-only, I/O error). */
+export const storeUnavailable = () =>
+  new HttpError(503, 'The server cannot save changes right now (storage unavailable); reads still work. Retry later.', {
+    headers: { 'Retry-After': '5' },
+  });

@@ -1,0 +1,94 @@
+// Idempotency-Key on POST, as Stripe does it: the first 2xx answer for (API key, Idempotency-Key)
+// is stored in the same atomic write as the change it made; a repeat with the same request
+// within 24 h gets that answer again and changes nothing; the same key with another request
+// gets 422. Records live in the store, so they survive a restart.
+
+import { createHash } from 'node:crypto';
+import { IDEMPOTENCY, type IdempotencyRecord } from '../domain/records.ts';
+import type { WriteOp } from '../store/format.ts';
+import type { Store } from '../store/store.ts';
+import { HttpError } from './errors.ts';
+import type { Reply } from './route.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface IdempotencyClaim {
+  recordId: string;
+  keyId: string;
+  requestHash: string;
+}
+
+export class IdempotencyGuard {
+  private readonly store: Store;
+  private readonly now: () => number;
+  private readonly inFlight = new Set<string>();
+
+  constructor(store: Store, now: () => number) {
+    this.store = store;
+    this.now = now;
+  }
+
+  /** Either the stored answer to replay, or a claim to pass to recordOp/release. */
+  claim(keyId: string, idempotencyKey: string, method: string, path: string, rawBody: Buffer): { replay: Reply } | { claim: IdempotencyClaim } {
+    if (!/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
+      throw new HttpError(400, 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.');
+    }
+    const recordId = 'idem_' + sha256(`${keyId}\n${idempotencyKey}`).slice(0, 40);
+    const requestHash = sha256(`${method} ${path}\n`, rawBody);
+    const existing = this.store.get<IdempotencyRecord>(IDEMPOTENCY, recordId);
+    if (existing && Date.parse(existing.created_at) > this.now() - IDEMPOTENCY_TTL_MS) {
+      if (existing.request_hash !== requestHash) {
+        throw new HttpError(
+          422,
+          'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
+        );
+      }
+      return {
+        replay: {
+          status: existing.status,
+          bytes: Buffer.from(existing.body),
+          headers: { 'Idempotent-Replayed': 'true' },
+        },
+      };
+    }
+    if (this.inFlight.has(recordId)) {
+      throw new HttpError(409, 'A request with this Idempotency-Key is still being processed; retry in a moment.');
+    }
+    this.inFlight.add(recordId);
+    return { claim: { recordId, keyId, requestHash } };
+  }
+
+  /** The op that remembers `reply` for `claim`, written with the change itself. */
+  recordOp(claim: IdempotencyClaim, reply: Reply): WriteOp {
+    const record: IdempotencyRecord = {
+      id: claim.recordId,
+      key_id: claim.keyId,
+      request_hash: claim.requestHash,
+      status: reply.status,
+      body: reply.bytes ? reply.bytes.toString('utf8') : JSON.stringify(reply.body),
+      created_at: new Date(this.now()).toISOString(),
+    };
+    return { op: 'put', collection: IDEMPOTENCY, id: record.id, data: record };
+  }
+
+  release(claim: IdempotencyClaim): void {
+    this.inFlight.delete(claim.recordId);
+  }
+
+  /** Deletes records older than 24 h (run now and then; they are ignored once expired anyway). */
+  async sweepExpired(): Promise<number> {
+    const cutoff = this.now() - IDEMPOTENCY_TTL_MS;
+    const expired: WriteOp[] = [];
+    for (const record of this.store.values<IdempotencyRecord>(IDEMPOTENCY)) {
+      if (Date.parse(record.created_at) <= cutoff) expired.push({ op: 'del', collection: IDEMPOTENCY, id: record.id });
+    }
+    for (let start = 0; start < expired.length; start += 1000) await this.store.write(expired.slice(start, start + 1000));
+    return expired.length;
+  }
+}
+
+function sha256(...parts: Array<string | Buffer>): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return hash.digest('hex');
+}

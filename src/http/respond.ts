@@ -1,0 +1,44 @@
+// Writing answers. Every answer is JSON (or empty, for 204/304); every error has the shape
+// { error, details?, hint?, required?, request_id }. Nothing internal ever reaches a client.
+
+import type { ServerResponse } from 'node:http';
+import { HttpError } from './errors.ts';
+
+export type Headers = Record<string, string | number>;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Writes a complete response. `body` is sent as-is; pass null for no body. */
+export function sendBytes(res: ServerResponse, status: number, body: Buffer | string | null, headers: Headers = {}): void {
+  if (body === null) {
+    res.writeHead(status, headers);
+    res.end();
+    return;
+  }
+  headers['Content-Type'] ??= JSON_TYPE;
+  headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Headers = {}): void {
+  sendBytes(res, status, JSON.stringify(value), headers);
+}
+
+/** The JSON body and headers for any thrown value: HttpErrors as they say, anything else as a bare 500. */
+export function errorResponse(error: unknown, requestId: string): { status: number; body: Record<string, unknown>; headers: Headers } {
+  if (error instanceof HttpError) {
+    const { details, hint, required, headers } = error.extras;
+    const body: Record<string, unknown> = { error: error.message };
+    if (details) body.details = details;
+    if (hint) body.hint = hint;
+    if (required) body.required = required;
+    body.request_id = requestId;
+    return { status: error.status, body, headers: { ...headers } };
+  }
+  return {
+    status: 500,
+    body: { error: 'Internal server error. Quote the request id if you report it.', request_id: requestId },
+    headers: {},
+  };
+}

@@ -1,0 +1,112 @@
+// Field checks for request bodies. Each check records a per-field problem; the handler throws
+// once with every problem listed in `details`, so a client fixes all of them in one go.
+
+import { badRequest } from './errors.ts';
+
+export class BodyChecker {
+  readonly problems: Record<string, string> = {};
+  private readonly body: Record<string, unknown>;
+
+  constructor(body: Record<string, unknown>, allowedFields: readonly string[], readOnlyFields: readonly string[] = []) {
+    this.body = body;
+    for (const field of Object.keys(body)) {
+      if (readOnlyFields.includes(field)) this.problems[field] = 'is read-only and cannot be set';
+      else if (!allowedFields.includes(field)) this.problems[field] = `is not a known field (allowed: ${allowedFields.join(', ')})`;
+    }
+  }
+
+  has(field: string): boolean {
+    return Object.hasOwn(this.body, field);
+  }
+
+  requireFields(fields: readonly string[]): void {
+    for (const field of fields) if (!this.has(field)) this.problems[field] = 'is required';
+  }
+
+  /** A string, trimmed, whose length lies in [min, max]; `undefined` when absent or bad. */
+  string(field: string, min: number, max: number): string | undefined {
+    if (!this.has(field)) return undefined;
+    const value = this.body[field];
+    if (typeof value !== 'string') return this.fail(field, 'must be a string');
+    const trimmed = value.trim();
+    if (trimmed.length < min) return this.fail(field, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
+    if (trimmed.length > max) return this.fail(field, `must be at most ${max} characters`);
+    return trimmed;
+  }
+
+  oneOf<T extends string>(field: string, allowed: readonly T[]): T | undefined {
+    if (!this.has(field)) return undefined;
+    const value = this.body[field];
+    if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+      return this.fail(field, `must be one of ${allowed.join(', ')}`);
+    }
+    return value as T;
+  }
+
+  integer(field: string, min: number, max: number): number | undefined {
+    if (!this.has(field)) return undefined;
+    const value = this.body[field];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      return this.fail(field, `must be a whole number from ${min} to ${max}`);
+    }
+    return value;
+  }
+
+  /** An http(s) URL of at most `max` characters, or the empty string to clear it. */
+  url(field: string, max: number): string | undefined {
+    const value = this.string(field, 0, max);
+    if (value === undefined || value === '') return value;
+    try {
+      const parsed = new URL(value);
+      if (parsed.protocol === 'http:' || parsed.protocol === 'https:') return value;
+    } catch {
+      // fall through
+    }
+    return this.fail(field, 'must be an http or https URL');
+  }
+
+  email(field: string): string | undefined {
+    const value = this.string(field, 0, 254);
+    if (value === undefined || value === '') return value;
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) return this.fail(field, 'must be an email address');
+    return value;
+  }
+
+  stringList(field: string, maxItems: number, maxLength: number): string[] | undefined {
+    if (!this.has(field)) return undefined;
+    const value = this.body[field];
+    if (!Array.isArray(value)) return this.fail(field, 'must be an array of strings');
+    if (value.length > maxItems) return this.fail(field, `must have at most ${maxItems} items`);
+    const items: string[] = [];
+    for (const item of value) {
+      if (typeof item !== 'string' || item.trim() === '' || item.trim().length > maxLength) {
+        return this.fail(field, `must hold non-empty strings of at most ${maxLength} characters`);
+      }
+      items.push(item.trim());
+    }
+    return items;
+  }
+
+  value(field: string): unknown {
+    return this.body[field];
+  }
+
+  fail(field: string, problem: string): undefined {
+    this.problems[field] ??= problem;
+    return undefined;
+  }
+
+  /** Throws one 400 listing every problem found, if any. */
+  finish(what = 'The request body'): void {
+    const fields = Object.keys(this.problems);
+    if (fields.length === 0) return;
+    const summary = fields.map((field) => `${field} ${this.problems[field]}`).join('; ');
+    throw badRequest(`${what} is invalid: ${summary}.`, this.problems);
+  }
+}
+
+export function requireNonEmpty(body: Record<string, unknown>, fields: readonly string[]): void {
+  if (!fields.some((field) => Object.hasOwn(body, field))) {
+    throw badRequest(`Send at least one of: ${fields.join(', ')}.`);
+  }
+}

@@ -1,0 +1,113 @@
+// Active listings kept in order, so a page of the default sort is a slice, not a sort: one
+// array of every active listing ordered by (created_at, id), and one per type and per owner.
+// Other sorts are built on first use and kept until the next listing write.
+
+import { LISTINGS, type ListingRecord } from '../domain/records.ts';
+import type { Store } from '../store/store.ts';
+
+export type SortKey = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
+export const SORT_KEYS: readonly SortKey[] = ['created_at', '-created_at', 'price', '-price', 'title'];
+
+function byCreated(left: ListingRecord, right: ListingRecord): number {
+  if (left.created_at !== right.created_at) return left.created_at < right.created_at ? -1 : 1;
+  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
+}
+
+function byPrice(left: ListingRecord, right: ListingRecord): number {
+  return left.price - right.price || (left.id < right.id ? -1 : left.id > right.id ? 1 : 0);
+}
+
+function byTitle(left: ListingRecord, right: ListingRecord): number {
+  const leftTitle = left.title.toLowerCase();
+  const rightTitle = right.title.toLowerCase();
+  if (leftTitle !== rightTitle) return leftTitle < rightTitle ? -1 : 1;
+  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
+}
+
+/** Sorted views: ascending order, read backwards for the descending sorts. */
+const COMPARATORS = { created_at: byCreated, price: byPrice, title: byTitle } as const;
+
+export class ListingIndex {
+  /** Every active listing, ordered by (created_at, id). */
+  readonly active: ListingRecord[] = [];
+  readonly byType = new Map<string, ListingRecord[]>();
+  readonly byOwner = new Map<string, ListingRecord[]>();
+  private readonly derived = new Map<string, ListingRecord[]>();
+  /** Bumped on every listing change; cached pages and views belong to one version. */
+  version = 0;
+
+  constructor(store: Store) {
+    const listings = [...store.values<ListingRecord>(LISTINGS)].filter((listing) => listing.status === 'active');
+    listings.sort(byCreated);
+    for (const listing of listings) {
+      this.active.push(listing);
+      groupOf(this.byType, listing.type).push(listing);
+      groupOf(this.byOwner, listing.owner_id).push(listing);
+    }
+    store.onChange(({ collection, before, after }) => {
+      if (collection !== LISTINGS) return;
+      this.version += 1;
+      this.derived.clear();
+      if (before && (before as ListingRecord).status === 'active') this.remove(before as ListingRecord);
+      if (after && (after as ListingRecord).status === 'active') this.insert(after as ListingRecord);
+    });
+  }
+
+  /** `base` in ascending order of `sort`'s field (callers read it backwards for "-field"). */
+  ordered(base: ListingRecord[], baseName: string, sort: SortKey): ListingRecord[] {
+    const field = sort.replace('-', '') as keyof typeof COMPARATORS;
+    if (field === 'created_at') return base;
+    const cacheKey = `${baseName}|${field}`;
+    let view = this.derived.get(cacheKey);
+    if (!view) {
+      view = [...base].sort(COMPARATORS[field]);
+      this.derived.set(cacheKey, view);
+    }
+    return view;
+  }
+
+  private insert(listing: ListingRecord): void {
+    insertSorted(this.active, listing);
+    insertSorted(groupOf(this.byType, listing.type), listing);
+    insertSorted(groupOf(this.byOwner, listing.owner_id), listing);
+  }
+
+  private remove(listing: ListingRecord): void {
+    removeSorted(this.active, listing);
+    removeSorted(groupOf(this.byType, listing.type), listing);
+    removeSorted(groupOf(this.byOwner, listing.owner_id), listing);
+  }
+}
+
+function groupOf(groups: Map<string, ListingRecord[]>, name: string): ListingRecord[] {
+  let group = groups.get(name);
+  if (!group) {
+    group = [];
+    groups.set(name, group);
+  }
+  return group;
+}
+
+/** First position whose element is not before `listing` in (created_at, id) order. */
+function lowerBound(items: ListingRecord[], listing: ListingRecord): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (byCreated(items[middle]!, listing) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+function insertSorted(items: ListingRecord[], listing: ListingRecord): void {
+  // New listings are the newest: appending is the common case and costs nothing.
+  const last = items[items.length - 1];
+  if (last === undefined || byCreated(last, listing) < 0) items.push(listing);
+  else items.splice(lowerBound(items, listing), 0, listing);
+}
+
+function removeSorted(items: ListingRecord[], listing: ListingRecord): void {
+  const position = lowerBound(items, listing);
+  if (items[position]?.id === listing.id) items.splice(position, 1);
+}

@@ -1,0 +1,84 @@
+// A router small enough to read in one sitting: parameter-free paths sit in a map, the rest
+// are compiled to regular expressions and scanned in order. It also knows which methods a
+// path has, for 405 with an Allow header.
+
+export interface Routable {
+  method: string;
+  pattern: string;
+}
+
+export type RouteMatch<R> =
+  | { kind: 'found'; route: R; params: Record<string, string> }
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' };
+
+interface PatternEntry<R> {
+  regex: RegExp;
+  paramNames: string[];
+  byMethod: Map<string, R>;
+}
+
+export class Router<R extends Routable> {
+  private readonly staticPaths = new Map<string, Map<string, R>>();
+  private readonly patterns = new Map<string, PatternEntry<R>>();
+  private readonly all: R[] = [];
+
+  add(route: R): this {
+    this.all.push(route);
+    if (!route.pattern.includes(':')) {
+      const byMethod = this.staticPaths.get(route.pattern) ?? new Map<string, R>();
+      byMethod.set(route.method, route);
+      this.staticPaths.set(route.pattern, byMethod);
+      return this;
+    }
+    let entry = this.patterns.get(route.pattern);
+    if (!entry) {
+      const paramNames: string[] = [];
+      const source = route.pattern
+        .split('/')
+        .map((segment) => {
+          if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+          paramNames.push(segment.slice(1));
+          return '([^/]+)';
+        })
+        .join('/');
+      entry = { regex: new RegExp(`^${source}$`), paramNames, byMethod: new Map() };
+      this.patterns.set(route.pattern, entry);
+    }
+    entry.byMethod.set(route.method, route);
+    return this;
+  }
+
+  match(method: string, path: string): RouteMatch<R> {
+    const staticMethods = this.staticPaths.get(path);
+    if (staticMethods) return pick(staticMethods, method, {});
+    for (const entry of this.patterns.values()) {
+      const found = entry.regex.exec(path);
+      if (!found) continue;
+      const params: Record<string, string> = {};
+      entry.paramNames.forEach((name, index) => {
+        params[name] = safeDecode(found[index + 1]!);
+      });
+      return pick(entry.byMethod, method, params);
+    }
+    return { kind: 'not-found' };
+  }
+
+  routes(): readonly R[] {
+    return this.all;
+  }
+}
+
+function pick<R>(byMethod: Map<string, R>, method: string, params: Record<string, string>): RouteMatch<R> {
+  const route = byMethod.get(method);
+  if (route) return { kind: 'found', route, params };
+  return { kind: 'method-not-allowed', allowed: [...byMethod.keys()] };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

@@ -1,0 +1,72 @@
+// Loads the log into memory: the header is checked, each line replayed in order (the last
+// line for an id wins, deletions remove it), a torn last line dropped with a warning, and a
+// damaged line anywhere else stops the start with its position. Loading never writes.
+
+import { decodeLine, LineFormatError, parseHeader, type StoredRecord } from './format.ts';
+import { readLines } from './lines.ts';
+
+export type Collections = Map<string, Map<string, StoredRecord>>;
+
+export interface ReplayResult {
+  collections: Collections;
+  /** Length of the valid log; anything beyond is a torn tail to cut before the next append. */
+  goodLength: number;
+  /** Operations in the log (live and superseded), for the compaction trigger. */
+  opsInLog: number;
+  tornTailBytes: number;
+}
+
+export class LogDamagedError extends Error {
+  readonly lineNumber: number;
+  readonly byteOffset: number;
+
+  constructor(path: string, dataDir: string, lineNumber: number, byteOffset: number, reason: string) {
+    super(
+      `The data log ${path} is damaged at line ${lineNumber} (byte offset ${byteOffset}): ${reason}. ` +
+        `The server will not start on a damaged log. Stop every server using it, then run ` +
+        `"npm run cli -- repair --data-dir ${dataDir}" to keep every good record and move damaged lines aside.`,
+    );
+    this.name = 'LogDamagedError';
+    this.lineNumber = lineNumber;
+    this.byteOffset = byteOffset;
+  }
+}
+
+export function replayLog(path: string, dataDir: string, warn: (message: string) => void): ReplayResult {
+  const collections: Collections = new Map();
+  let opsInLog = 0;
+  let sawHeader = false;
+  const summary = readLines(path, ({ text, lineNumber, offset }) => {
+    try {
+      if (!sawHeader) {
+        parseHeader(text);
+        sawHeader = true;
+        return;
+      }
+      for (const op of decodeLine(text)) {
+        opsInLog += 1;
+        let records = collections.get(op.collection);
+        if (!records) {
+          records = new Map();
+          collections.set(op.collection, records);
+        }
+        if (op.op === 'put') records.set(op.id, op.data);
+        else records.delete(op.id);
+      }
+    } catch (error) {
+      if (error instanceof LineFormatError) throw new LogDamagedError(path, dataDir, lineNumber, offset, error.message);
+      throw error;
+    }
+  });
+  if (!sawHeader) {
+    throw new LogDamagedError(path, dataDir, 1, 0, 'the header line is missing or incomplete');
+  }
+  const tornTailBytes = summary.fileSize - summary.completeLength;
+  if (tornTailBytes > 0) {
+    warn(
+      `Dropped an incomplete last record (${tornTailBytes} bytes at byte offset ${summary.completeLength}) in ${path}: ` +
+        'a write was cut off by a crash before it was acknowledged.',
+    );
+  }
+  return { collections, goodLength: summary.completeLength, opsInLog, tornTailBytes };
+}

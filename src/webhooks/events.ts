@@ -1,0 +1,13 @@
+// Events a change produces. A handler asks for the ops that record an event's deliveries and
+// writes them in the same atomic write as the change itself, so an acknowledged change never
+// loses its event, even in a crash.
+
+import type { WriteOp } from '../store/format.ts';
+
+export const EVENT_TYPES = ['listing.created', 'listing.updated', 'listing.archived', 'user.updated', 'ping'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface EventOutbox {
+  /** The ops that queue `type` for delivery to the owner's subscribed, active webhooks. */
+  eventOps(type: EventType, ownerId: string, data: object): WriteOp[];
+}

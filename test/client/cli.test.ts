@@ -1,0 +1,177 @@
+// The operator CLI, run in-process through runCli against a fake admin server: what it sends,
+// what it prints, and its exit codes (0 done, 1 failed, 2 wrong command line).
+
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { runCli } from '../../src/cli.ts';
+
+interface SeenRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: unknown;
+}
+
+type Reply = { status: number; body: string | object; contentType?: string };
+
+async function fakeAdminServer(t: TestContext, reply: (request: SeenRequest) => Reply) {
+  const requests: SeenRequest[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString();
+      const seen = { method: req.method ?? '', path: req.url ?? '', authorization: req.headers.authorization, body: text ? JSON.parse(text) : undefined };
+      requests.push(seen);
+      const answer = reply(seen);
+      res.writeHead(answer.status, { 'Content-Type': answer.contentType ?? 'application/json' });
+      res.end(typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, requests };
+}
+
+async function temporaryDir(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'marketplace-cli-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Runs the CLI and captures what it writes. */
+async function run(argv: string[], env: Record<string, string | undefined> = {}, cwd?: string) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(argv, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env,
+    ...(cwd ? { cwd } : {}),
+  });
+  return { code, stdout, stderr };
+}
+
+const TOKEN = 'admin-token-0123456789';
+
+test('wrong command lines exit 2 with one error line and the usage', async (t) => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['no command', [], /no command given/],
+    ['unknown command', ['frobnicate'], /unknown command "frobnicate"/],
+    ['unknown sub-command', ['keys', 'rotate'], /unknown keys command "rotate"; one of: create, list, update, revoke/],
+    ['unknown option', ['users', 'list', '--colour'], /Unknown option '--colour'/],
+    ['option of another command', ['users', 'list', '--rate-limit', '5'], /--rate-limit does not apply/],
+    ['missing --name', ['users', 'create'], /--name is required/],
+    ['bad --role', ['users', 'create', '--name', 'Ada', '--role', 'admin'], /--role must be creator or member/],
+    ['--rate-limit not an integer', ['keys', 'create', '--user-id', 'usr_1', '--rate-limit', '1.5'], /--rate-limit must be an integer >= 1/],
+    ['--page zero', ['users', 'list', '--page', '0'], /--page must be an integer >= 1/],
+    ['bad --prefix', ['keys', 'create', '--user-id', 'usr_1', '--prefix', 'test'], /--prefix must be mk or live/],
+    ['revoke without id', ['keys', 'revoke'], /expected 1 argument/],
+    ['extra argument', ['compact', 'now'], /expected 0 argument/],
+    ['update with nothing to change', ['keys', 'update', 'key_1'], /nothing to change/],
+    ['repair without a data dir', ['repair'], /repair needs --data-dir/],
+  ];
+  for (const [name, argv, message] of cases) {
+    await t.test(`${name}: marketplace ${argv.join(' ')}`, async () => {
+      const result = await run(argv, { MARKETPLACE_URL: 'http://127.0.0.1:1', MARKETPLACE_ADMIN_TOKEN: TOKEN });
+      assert.equal(result.code, 2);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr.split('\n')[0] ?? '', message);
+      assert.match(result.stderr, /usage: marketplace|marketplace help/);
+    });
+  }
+});
+
+test('help prints every command to stdout and exits 0', async () => {
+  const result = await run(['help']);
+  assert.equal(result.code, 0);
+  for (const command of ['users create', 'users list', 'keys create', 'keys list', 'keys update', 'keys revoke', 'compact', 'backup', 'repair']) {
+    assert.ok(result.stdout.includes(command), command);
+  }
+  const commandHelp = await run(['keys', 'create', '--help']);
+  assert.equal(commandHelp.code, 0);
+  assert.match(commandHelp.stdout, /usage: marketplace keys create --user-id/);
+});
+
+test('users create sends the fields with the admin token and prints the JSON answer', async (t) => {
+  const user = { id: 'usr_1', name: 'Ada', email: 'ada@example.com', role: 'creator', bio: '' };
+  const server = await fakeAdminServer(t, () => ({ status: 201, body: { data: user } }));
+  const result = await run(['users', 'create', '--name', 'Ada', '--email', 'ada@example.com', '--role', 'creator', '--url', server.url, '--token', TOKEN]);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout), user);
+  assert.deepEqual(server.requests, [
+    { method: 'POST', path: '/admin/v1/users', authorization: `Bearer ${TOKEN}`, body: { name: 'Ada', email: 'ada@example.com', role: 'creator' } },
+  ]);
+});
+
+test('URL from MARKETPLACE_URL and token from <DATA_DIR>/admin-token', async (t) => {
+  const server = await fakeAdminServer(t, () => ({ status: 201, body: { data: { id: 'key_1', key: 'mk_secret' } } }));
+  const dir = await temporaryDir(t);
+  await writeFile(join(dir, 'admin-token'), `${TOKEN}\n`, { mode: 0o600 });
+  const result = await run(
+    ['keys', 'create', '--user-id', 'usr_1', '--permissions', 'read:listings, GET /v1/users/me', '--rate-limit', '250', '--prefix', 'mk'],
+    { MARKETPLACE_URL: server.url, DATA_DIR: dir },
+  );
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(JSON.parse(result.stdout).key, 'mk_secret');
+  assert.equal(server.requests[0]?.authorization, `Bearer ${TOKEN}`);
+  assert.deepEqual(server.requests[0]?.body, { user_id: 'usr_1', permissions: ['read:listings', 'GET /v1/users/me'], rate_limit: 250, prefix: 'mk' });
+});
+
+test('keys list, update and revoke map to GET, PATCH and DELETE', async (t) => {
+  const server = await fakeAdminServer(t, () => ({ status: 200, body: { data: { id: 'key_1' } } }));
+  const connection = ['--url', server.url, '--token', TOKEN];
+  assert.equal((await run(['keys', 'list', '--user-id', 'usr_1', '--limit', '50', ...connection])).code, 0);
+  assert.equal((await run(['keys', 'update', 'key_1', '--rate-limit', '10', '--name', 'ci', ...connection])).code, 0);
+  assert.equal((await run(['keys', 'revoke', 'key_1', ...connection])).code, 0);
+  assert.deepEqual(
+    server.requests.map((request) => [request.method, request.path, request.body]),
+    [
+      ['GET', '/admin/v1/keys?limit=50&user_id=usr_1', undefined],
+      ['PATCH', '/admin/v1/keys/key_1', { rate_limit: 10, name: 'ci' }],
+      ['DELETE', '/admin/v1/keys/key_1', undefined],
+    ],
+  );
+});
+
+test('a server error is one line on stderr and exit 1', async (t) => {
+  const server = await fakeAdminServer(t, () => ({ status: 404, body: { error: 'Key not found', request_id: 'req_9' } }));
+  const result = await run(['keys', 'revoke', 'key_missing', '--url', server.url, '--token', TOKEN]);
+  assert.equal(result.code, 1);
+  assert.equal(result.stdout, '');
+  assert.equal(result.stderr, 'error: Key not found (HTTP 404) — request id req_9\n');
+});
+
+test('no token anywhere: exit 1 saying where to put one', async (t) => {
+  const dir = await temporaryDir(t);
+  const result = await run(['users', 'list'], { MARKETPLACE_URL: 'http://127.0.0.1:1' }, dir);
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /^error: no admin token: cannot read .*data\/admin-token \(ENOENT\); pass --token/);
+});
+
+test('backup streams the log into the file through a temporary file, mode 0600', async (t) => {
+  const log = '{"format":1}\n{"op":"put","collection":"users"}\n';
+  const server = await fakeAdminServer(t, () => ({ status: 200, body: log, contentType: 'application/x-ndjson' }));
+  const dir = await temporaryDir(t);
+  const result = await run(['backup', 'copy.ndjson', '--url', server.url, '--token', TOKEN], {}, dir);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout), { file: join(dir, 'copy.ndjson'), bytes: Buffer.byteLength(log) });
+  assert.equal(await readFile(join(dir, 'copy.ndjson'), 'utf8'), log);
+  assert.equal((await stat(join(dir, 'copy.ndjson'))).mode & 0o777, 0o600);
+  assert.deepEqual(await readdir(dir), ['copy.ndjson'], 'no temporary file left behind');
+});
+
+test('a failed backup leaves no file behind', async (t) => {
+  const server = await fakeAdminServer(t, () => ({ status: 401, body: { error: 'Admin token missing or invalid' } }));
+  const dir = await temporaryDir(t);
+  const result = await run(['backup', 'copy.ndjson', '--url', server.url, '--token', 'wrong-token-000000'], {}, dir);
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /Admin token missing or invalid \(HTTP 401\)/);
+  assert.deepEqual(await readdir(dir), []);
+});
