@@ -4,6 +4,8 @@
 export const LOG_FORMAT = 'marketplace-api-log';
 export const LOG_VERSION = 1;
 export const LOG_FILE_NAME = 'marketplace.log';
+/** Temporary files beside the log (compaction, creation, repair) end with this; one left at start is discarded. */
+export const TEMP_SUFFIX = '.tmp';
 
 export interface StoredRecord {
   readonly id: string;
@@ -45,8 +47,26 @@ function toLine(op: WriteOp): PutLine | DelLine {
 
 export class LineFormatError extends Error {}
 
-/** Checks the header line; throws with a message for the operator when it is not ours or too new. */
-export function parseHeader(text: string): { version: number } {
+/** The log was written by a newer release: nothing here may read or change it. */
+export class LogVersionError extends Error {
+  readonly version: number;
+
+  constructor(version: number, path: string) {
+    super(
+      `The data log ${path} is format version ${version}, newer than this release understands (version ${LOG_VERSION}). ` +
+        'It was written by a newer release of marketplace-api: run that release (or a later one), or restore a backup made by this one. ' +
+        'The log was left unchanged.',
+    );
+    this.name = 'LogVersionError';
+    this.version = version;
+  }
+}
+
+/**
+ * Checks the header line: LineFormatError when it is not a header, LogVersionError when it is
+ * ours but too new. Older versions are returned for the caller to migrate (none exist yet).
+ */
+export function parseHeader(text: string, path: string): { version: number } {
   let header: unknown;
   try {
     header = JSON.parse(text);
@@ -57,11 +77,7 @@ export function parseHeader(text: string): { version: number } {
   if (format !== LOG_FORMAT || typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
     throw new LineFormatError('the first line is not a marketplace-api-log header');
   }
-  if (version > LOG_VERSION) {
-    throw new LineFormatError(
-      `the log is format version ${version}, newer than this server understands (${LOG_VERSION}); run the newer release, or restore a backup made by this one`,
-    );
-  }
+  if (version > LOG_VERSION) throw new LogVersionError(version, path);
   return { version };
 }
 

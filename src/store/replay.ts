@@ -1,6 +1,7 @@
 // Loads the log into memory: the header is checked, each line replayed in order (the last
 // line for an id wins, deletions remove it), a torn last line dropped with a warning, and a
-// damaged line anywhere else stops the start with its position. Loading never writes.
+// damaged line anywhere else stops the start with its position. A log from a newer release
+// stops the start too (LogVersionError). Loading never writes.
 
 import { decodeLine, LineFormatError, parseHeader, type StoredRecord } from './format.ts';
 import { readLines } from './lines.ts';
@@ -39,7 +40,7 @@ export function replayLog(path: string, dataDir: string, warn: (message: string)
   const summary = readLines(path, ({ text, lineNumber, offset }) => {
     try {
       if (!sawHeader) {
-        parseHeader(text);
+        parseHeader(text, path);
         sawHeader = true;
         return;
       }

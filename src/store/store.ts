@@ -5,12 +5,15 @@
 
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { encodeWrite, headerLine, LOG_FILE_NAME, type StoredRecord, type WriteOp } from './format.ts';
+import { encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX, type StoredRecord, type WriteOp } from './format.ts';
 import { nodeFileSystem, type FileSystem, type LogHandle } from './files.ts';
 import { acquireDataDirLock } from './lock.ts';
 import { replayLog, type Collections } from './replay.ts';
 
 export type { StoredRecord, WriteOp } from './format.ts';
+export { LogVersionError } from './format.ts';
+export { DataDirLockedError } from './lock.ts';
+export { LogDamagedError } from './replay.ts';
 
 export interface StoreOptions {
   /** null: memory only, nothing on disk. */
@@ -31,6 +34,7 @@ export interface StoreStats {
   liveRecords: number;
   logBytes: number;
   compactions: number;
+  /** False after a failed write until the next one succeeds. */
   writable: boolean;
   lastWriteError: string | null;
 }
@@ -45,18 +49,24 @@ export interface ChangeEvent {
 /** A write that could not be made durable; nothing of it was applied. */
 export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {
-    super(`storage write failed: ${(cause as Error)?.message ?? String(cause)}`);
+    super(`storage write failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
 }
 
-export class StoreClosedError extends Error {}
+export class StoreClosedError extends Error {
+  constructor(message = 'the store is closed') {
+    super(message);
+    this.name = 'StoreClosedError';
+  }
+}
 
 type QueueItem =
   | { kind: 'write'; ops: readonly WriteOp[]; bytes: Buffer; resolve: () => void; reject: (error: Error) => void }
   | { kind: 'task'; run: () => Promise<void> };
 
-const TEMP_SUFFIX = '.compact.tmp';
+const COMPACT_TEMP_NAME = `${LOG_FILE_NAME}.compact${TEMP_SUFFIX}`;
+const CREATE_TEMP_NAME = `${LOG_FILE_NAME}.create${TEMP_SUFFIX}`;
 
 export class Store {
   private readonly collections: Collections;
@@ -66,16 +76,23 @@ export class Store {
   private readonly dataDir: string | null;
   private readonly compactAtOps: number;
   private readonly now: () => number;
+  private readonly warn: (message: string) => void;
   private readonly releaseLock: () => void;
   private handle: LogHandle | null;
   /** Bytes of the log known to be valid and durable; the next batch is written here. */
   private logBytes: number;
   /** The file may hold bytes past logBytes (a torn tail or a failed write) to cut before writing. */
   private mustTruncate: boolean;
+  /** A compaction renamed a new log into place: the handle still points at the old file. */
+  private mustReopen = false;
+  /** A compaction's rename is not yet known durable: fsync the directory before acknowledging. */
+  private mustSyncDirectory = false;
   private queue: QueueItem[] = [];
   private pumping = false;
   private compactionQueued = false;
-  private closed = false;
+  /** close() was called: new writes are refused, queued ones still go out. */
+  private closing = false;
+  private closed: Promise<void> | null = null;
   private counters = { writes: 0, batches: 0, fsyncs: 0, opsInLog: 0, compactions: 0 };
   private lastWriteError: string | null = null;
 
@@ -89,6 +106,7 @@ export class Store {
     opsInLog: number;
     compactAtOps: number;
     now: () => number;
+    warn: (message: string) => void;
     releaseLock: () => void;
   }) {
     this.collections = init.collections;
@@ -101,15 +119,21 @@ export class Store {
     this.counters.opsInLog = init.opsInLog;
     this.compactAtOps = init.compactAtOps;
     this.now = init.now;
+    this.warn = init.warn;
     this.releaseLock = init.releaseLock;
   }
 
-  /** Opens (or creates) the store in `dataDir`, taking its lock and replaying its log. */
+  /**
+   * Opens (or creates) the store in `dataDir`, taking its lock and replaying its log.
+   * Throws DataDirLockedError, LogDamagedError or LogVersionError with a message for the operator.
+   * @example
+   * const store = await Store.open({ dataDir: './data' });
+   */
   static async open(options: StoreOptions): Promise<Store> {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const warn = options.warn ?? ((message: string) => console.warn(message));
     const now = options.now ?? Date.now;
-    const common = { fileSystem, compactAtOps: options.compactAtOps ?? 10_000, now };
+    const common = { fileSystem, compactAtOps: options.compactAtOps ?? 10_000, now, warn };
     const { dataDir } = options;
     if (dataDir === null) {
       return new Store({ ...common, collections: new Map(), dataDir, handle: null, logBytes: 0, mustTruncate: false, opsInLog: 0, releaseLock: () => {} });
@@ -118,7 +142,7 @@ export class Store {
     const releaseLock = acquireDataDirLock(dataDir);
     try {
       const logPath = join(dataDir, LOG_FILE_NAME);
-      discardLeftoverTempFiles(dataDir, warn);
+      await discardLeftoverTempFiles(fileSystem, dataDir, warn);
       if (!existsSync(logPath)) await createLogFile(fileSystem, dataDir, logPath, now);
       const replay = replayLog(logPath, dataDir, warn);
       const handle = await fileSystem.open(logPath);
@@ -128,6 +152,7 @@ export class Store {
         dataDir,
         handle,
         logBytes: replay.goodLength,
+        // The torn tail is cut just before the next append, so loading itself never writes.
         mustTruncate: replay.tornTailBytes > 0,
         opsInLog: replay.opsInLog,
         releaseLock,
@@ -161,8 +186,11 @@ export class Store {
    * rejects with StoreUnavailableError (and changes nothing) when the disk fails.
    */
   write(ops: readonly WriteOp[]): Promise<void> {
-    if (this.closed) return Promise.reject(new StoreClosedError('the store is closed'));
+    if (this.closing) return Promise.reject(new StoreClosedError());
     if (ops.length === 0) return Promise.resolve();
+    const invalid = ops.find((op) => op.op === 'put' && (typeof op.data !== 'object' || op.data === null || op.data.id !== op.id));
+    // Such a line would be refused as damaged at the next start; refuse it now instead.
+    if (invalid) return Promise.reject(new TypeError(`a put's data.id must equal its id (${invalid.collection}/${invalid.id})`));
     if (this.handle === null) {
       this.apply(ops);
       this.counters.writes += ops.length;
@@ -176,11 +204,23 @@ export class Store {
     });
   }
 
-  /** Rewrites the log to hold only live records (crash-safe). */
+  /**
+   * Rewrites the log to hold only live records (crash-safe). Writes arriving meanwhile wait
+   * and go out right after. Rejects with StoreUnavailableError when the disk fails; the log
+   * is then unchanged (or already the compacted one) and still loadable either way.
+   */
   compact(): Promise<{ bytesBefore: number; bytesAfter: number; records: number }> {
+    if (this.handle === null && !this.closing) {
+      const records = this.stats().liveRecords;
+      return Promise.resolve({ bytesBefore: 0, bytesAfter: 0, records });
+    }
     return this.runExclusive(async () => {
       const bytesBefore = this.logBytes;
-      await this.rewriteLog();
+      try {
+        await this.rewriteLog();
+      } catch (error) {
+        throw new StoreUnavailableError(error);
+      }
       return { bytesBefore, bytesAfter: this.logBytes, records: this.counters.opsInLog };
     });
   }
@@ -202,19 +242,30 @@ export class Store {
     };
   }
 
-  /** Waits for queued writes, closes the log and releases the lock. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    await this.runExclusive(async () => {});
-    this.closed = true;
-    await this.handle?.close();
-    this.handle = null;
-    this.releaseLock();
+  /** Refuses new writes, waits for queued ones, closes the log and releases the lock. */
+  close(): Promise<void> {
+    this.closed ??= this.closeOnce();
+    return this.closed;
+  }
+
+  private async closeOnce(): Promise<void> {
+    this.closing = true;
+    try {
+      if (this.handle !== null) await this.enqueueTask(async () => {});
+      await this.handle?.close();
+    } finally {
+      this.handle = null;
+      this.releaseLock();
+    }
   }
 
   private runExclusive<T>(work: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(new StoreClosedError('the store is closed'));
+    if (this.closing) return Promise.reject(new StoreClosedError());
     if (this.handle === null) return work();
+    return this.enqueueTask(work);
+  }
+
+  private enqueueTask<T>(work: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ kind: 'task', run: () => work().then(resolve, reject) });
       this.pump();
@@ -248,9 +299,10 @@ export class Store {
   }
 
   private async commitBatch(batch: Array<Extract<QueueItem, { kind: 'write' }>>): Promise<void> {
-    const handle = this.handle!;
     const bytes = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((item) => item.bytes));
     try {
+      await this.finishLogSwitch();
+      const handle = this.handle!;
       if (this.mustTruncate) {
         await handle.truncate(this.logBytes);
         this.mustTruncate = false;
@@ -261,13 +313,16 @@ export class Store {
       // Nothing of the batch is acknowledged; cut what may have reached the file so no half
       // record stays behind. If even that fails, try again before the next write.
       this.mustTruncate = true;
-      try {
-        await handle.truncate(this.logBytes);
-        this.mustTruncate = false;
-      } catch {
-        // keep mustTruncate
+      if (!this.mustReopen) {
+        try {
+          await this.handle!.truncate(this.logBytes);
+          await this.handle!.sync();
+          this.mustTruncate = false;
+        } catch {
+          // keep mustTruncate
+        }
       }
-      this.lastWriteError = (error as Error).message ?? String(error);
+      this.lastWriteError = (error as Error)?.message ?? String(error);
       const failure = new StoreUnavailableError(error);
       for (const item of batch) item.reject(failure);
       return;
@@ -285,6 +340,21 @@ export class Store {
     this.maybeScheduleCompaction();
   }
 
+  /** After a compaction's rename: write to the new file, and only once its name is durable. */
+  private async finishLogSwitch(): Promise<void> {
+    if (this.mustReopen) {
+      const fresh = await this.fileSystem.open(this.logPath!);
+      const stale = this.handle;
+      this.handle = fresh;
+      this.mustReopen = false;
+      await stale?.close().catch(() => {});
+    }
+    if (this.mustSyncDirectory) {
+      await this.fileSystem.syncDirectory(this.dataDir!);
+      this.mustSyncDirectory = false;
+    }
+  }
+
   private apply(ops: readonly WriteOp[]): void {
     for (const op of ops) {
       let records = this.collections.get(op.collection);
@@ -300,16 +370,23 @@ export class Store {
       } else {
         records.delete(op.id);
       }
-      for (const listener of this.listeners) listener({ collection: op.collection, id: op.id, before, after });
+      for (const listener of this.listeners) {
+        // The write is already durable: a failing listener must not undo or stall it.
+        try {
+          listener({ collection: op.collection, id: op.id, before, after });
+        } catch (error) {
+          this.warn(`A store change listener failed on ${op.collection}/${op.id}: ${(error as Error)?.message ?? String(error)}`);
+        }
+      }
     }
   }
 
   private maybeScheduleCompaction(): void {
-    if (this.compactionQueued || this.counters.opsInLog < this.compactAtOps) return;
+    if (this.compactionQueued || this.closing || this.counters.opsInLog < this.compactAtOps) return;
     if (this.stats().liveRecords * 2 >= this.counters.opsInLog) return;
     this.compactionQueued = true;
     this.compact()
-      .catch((error: Error) => console.warn(`Log compaction failed (the log is unchanged): ${error.message}`))
+      .catch((error: Error) => this.warn(`Log compaction failed (the log is still complete and loadable): ${error.message}`))
       .finally(() => {
         this.compactionQueued = false;
       });
@@ -331,11 +408,18 @@ export class Store {
     return chunks;
   }
 
-  /** Temp file in the same directory → fsync → rename over the log → fsync the directory. */
+  /**
+   * Temp file in the same directory → fsync → rename over the log → fsync the directory.
+   * Before the rename a crash leaves the old log (and a temp file discarded at start); after
+   * it, the new one. Either holds every acknowledged record.
+   */
   private async rewriteLog(): Promise<void> {
     const dataDir = this.dataDir!;
     const logPath = this.logPath!;
-    const tempPath = logPath + TEMP_SUFFIX;
+    const tempPath = join(dataDir, COMPACT_TEMP_NAME);
+    // A failed earlier switch must be finished first: the live records must be durable
+    // in the current log before it can be replaced.
+    await this.finishLogSwitch();
     const chunks = this.serializeLiveRecords();
     await this.fileSystem.remove(tempPath);
     const temp = await this.fileSystem.create(tempPath);
@@ -346,27 +430,27 @@ export class Store {
         size += chunk.length;
       }
       await temp.sync();
+      await temp.close();
+      await this.fileSystem.rename(tempPath, logPath);
     } catch (error) {
       await temp.close().catch(() => {});
       await this.fileSystem.remove(tempPath).catch(() => {});
       throw error;
     }
-    await temp.close();
-    await this.fileSystem.rename(tempPath, logPath);
-    await this.fileSystem.syncDirectory(dataDir);
-    const oldHandle = this.handle!;
-    this.handle = await this.fileSystem.open(logPath);
-    await oldHandle.close().catch(() => {});
+    // The new log is in place: from here on every append must go to it, whatever fails next.
+    this.mustReopen = true;
+    this.mustSyncDirectory = true;
     this.logBytes = size;
     this.mustTruncate = false;
     this.counters.opsInLog = this.stats().liveRecords;
     this.counters.compactions += 1;
+    await this.finishLogSwitch();
   }
 }
 
 /** A new log is born complete: header written to a temp file, fsynced, renamed into place. */
 async function createLogFile(fileSystem: FileSystem, dataDir: string, logPath: string, now: () => number): Promise<void> {
-  const tempPath = logPath + TEMP_SUFFIX;
+  const tempPath = join(dataDir, CREATE_TEMP_NAME);
   await fileSystem.remove(tempPath);
   const temp = await fileSystem.create(tempPath);
   try {
@@ -379,11 +463,21 @@ async function createLogFile(fileSystem: FileSystem, dataDir: string, logPath: s
   await fileSystem.syncDirectory(dataDir);
 }
 
-/** A temp file means a compaction (or creation) stopped before its rename: the log is still whole. */
-function discardLeftoverTempFiles(dataDir: string, warn: (message: string) => void): void {
+/**
+ * A temp file beside the log means a compaction, creation or repair stopped before its rename:
+ * the log itself is whole, so the temp file is deleted unread.
+ */
+async function discardLeftoverTempFiles(fileSystem: FileSystem, dataDir: string, warn: (message: string) => void): Promise<void> {
   for (const name of readdirSync(dataDir)) {
-    if (!name.endsWith(TEMP_SUFFIX)) continue;
+    if (!name.startsWith(`${LOG_FILE_NAME}.`) || !name.endsWith(TEMP_SUFFIX)) continue;
     const path = join(dataDir, name);
-    warn(`Ignoring ${path} (${statSync(path).size} bytes), left by an interrupted compaction; the log itself is complete.`);
+    let size = 0;
+    try {
+      size = statSync(path).size;
+      await fileSystem.remove(path);
+      warn(`Discarded ${path} (${size} bytes), left by an interrupted compaction or repair; the log itself is complete.`);
+    } catch (error) {
+      warn(`Ignoring ${path} (${size} bytes), left by an interrupted compaction or repair (could not delete it: ${(error as Error).message}); the log itself is complete.`);
+    }
   }
 }

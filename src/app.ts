@@ -1,0 +1,172 @@
+// Builds one running instance from a Config: opens the store, makes the gate (authenticator,
+// limiters), registers every route, and owns the HTTP server's start and graceful stop.
+// main.ts adds the process around it (signals, printing); tests build apps directly.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { UsageRecorder } from './analytics/recorder.ts';
+import { resolveAdminToken } from './admin-token.ts';
+import { KeyAuthenticator } from './auth/authenticate.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { adminRoutes } from './handlers/admin.ts';
+import { serveDashboardAsset } from './handlers/dashboard.ts';
+import { openRoutes } from './handlers/health.ts';
+import { listingRoutes } from './handlers/listings.ts';
+import { userRoutes } from './handlers/users.ts';
+import { AccessLog } from './http/access-log.ts';
+import { IdempotencyGuard } from './http/idempotency.ts';
+import type { ApiRoute, OpenRoute } from './http/route.ts';
+import { SlidingWindowLimiter } from './limits/sliding-window.ts';
+import { ListingIndex } from './listings/index.ts';
+import { buildOpenApiDocument } from './openapi/document.ts';
+import { Router } from './router.ts';
+import { createRequestListener } from './server.ts';
+import type { FileSystem } from './store/files.ts';
+import { Store } from './store/store.ts';
+import type { EventOutbox } from './webhooks/events.ts';
+
+export interface AppOptions {
+  config: Config;
+  clock?: Clock;
+  /** The store's file system, replaceable so tests can inject disk faults. */
+  fileSystem?: FileSystem;
+  /** Where access-log lines and notices go (stdout by default). */
+  writeOut?: (text: string) => void;
+  /** Where warnings and errors go (stderr by default). */
+  writeErr?: (text: string) => void;
+}
+
+export interface App {
+  readonly config: Config;
+  readonly store: Store;
+  readonly server: Server;
+  readonly adminToken: string;
+  readonly adminTokenFile: string | null;
+  readonly adminTokenCreated: boolean;
+  readonly apiRoutes: readonly ApiRoute[];
+  readonly adminRoutes: readonly OpenRoute[];
+  readonly openRoutes: readonly OpenRoute[];
+  /** Starts listening; resolves with the base URL, e.g. http://127.0.0.1:3000. */
+  listen(): Promise<string>;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), flushes, closes the store. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const FAILED_AUTH_LIMIT = 100;
+const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000;
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const writeOut = options.writeOut ?? ((text: string) => void process.stdout.write(text));
+  const writeErr = options.writeErr ?? ((text: string) => void process.stderr.write(text));
+  const warn = (message: string) => writeErr(`warning: ${message}\n`);
+
+  const store = await Store.open({ dataDir: config.dataDir, fileSystem: options.fileSystem, warn, now: () => clock.now() });
+  const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
+  const startedAtMs = clock.now();
+
+  // Analytics and webhooks plug in here (see their issues); until then nothing is counted or sent.
+  const usage: UsageRecorder & { lastUsedAt(keyId: string): string | null } = {
+    recordRequest() {},
+    recordListingView() {},
+    recordListingImpressions() {},
+    lastUsedAt: () => null,
+  };
+  const outbox: EventOutbox = { eventOps: () => [] };
+
+  const index = new ListingIndex(store);
+  const keyLimiter = new SlidingWindowLimiter({ monotonicNow: () => clock.monotonic() });
+  const apiRoutes: ApiRoute[] = [
+    ...listingRoutes({ store, clock, index, usage, outbox }),
+    ...userRoutes({ store, clock, outbox }),
+  ];
+  const operatorRoutes: OpenRoute[] = [
+    ...adminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usage.lastUsedAt(keyId), startedAtMs }),
+  ];
+  let openApiBytes: Buffer | null = null;
+  const publicRoutes = openRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument()))));
+
+  const idempotency = new IdempotencyGuard(store, () => clock.now());
+  const listener = createRequestListener({
+    clock,
+    store,
+    authenticator: new KeyAuthenticator(store, config.brand, () => clock.monotonic()),
+    keyLimiter,
+    failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow: () => clock.monotonic(), maxIds: 100_000 }),
+    failedAuthLimit: FAILED_AUTH_LIMIT,
+    apiRoutes: routerOf(apiRoutes),
+    adminRoutes: routerOf(operatorRoutes),
+    openRoutes: routerOf(publicRoutes),
+    adminToken: adminToken.token,
+    usage,
+    idempotency,
+    accessLog: config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null,
+    staticAsset: serveDashboardAsset,
+    logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
+  });
+
+  const server = createServer(listener);
+  // Slow or stalled clients must not hold sockets for ever.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+
+  const sweepTimer = setInterval(() => {
+    idempotency.sweepExpired().catch((error: unknown) => warn(`could not sweep idempotency records: ${(error as Error).message}`));
+  }, IDEMPOTENCY_SWEEP_MS);
+  sweepTimer.unref();
+
+  let closing: Promise<void> | null = null;
+
+  return {
+    config,
+    store,
+    server,
+    adminToken: adminToken.token,
+    adminTokenFile: adminToken.file,
+    adminTokenCreated: adminToken.created,
+    apiRoutes,
+    adminRoutes: operatorRoutes,
+    openRoutes: publicRoutes,
+    listen() {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => {
+          server.off('error', reject);
+          const { address, port } = server.address() as AddressInfo;
+          resolve(`http://${address.includes(':') ? `[${address}]` : address}:${port}`);
+        });
+      });
+    },
+    close(graceMs = 10_000) {
+      closing ??= (async () => {
+        clearInterval(sweepTimer);
+        await stopServer(server, graceMs);
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function routerOf<R extends { method: string; pattern: string }>(routes: readonly R[]): Router<R> {
+  const router = new Router<R>();
+  for (const route of routes) router.add(route);
+  return router;
+}
+
+/** Stops accepting; idle keep-alive sockets close now, busy ones when done or after `graceMs`. */
+function stopServer(server: Server, graceMs: number): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

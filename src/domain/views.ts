@@ -1,0 +1,49 @@
+// What clients see of each record. Records hold what the store needs (a key's hash, a user's
+// updated_at); views pick the fields the contract promises, so nothing secret leaks by accident.
+
+import type { KeyRecord, UserRecord } from './records.ts';
+
+export interface PublicUser {
+  id: string;
+  name: string;
+  bio: string;
+  website: string;
+  avatar_url: string;
+  role: string;
+  created_at: string;
+}
+
+/** A user as anyone may see them: never the email. */
+export function publicUser(user: UserRecord): PublicUser {
+  return {
+    id: user.id,
+    name: user.name,
+    bio: user.bio,
+    website: user.website,
+    avatar_url: user.avatar_url,
+    role: user.role,
+    created_at: user.created_at,
+  };
+}
+
+/** A user as they themselves (or the operator) see them. */
+export function privateUser(user: UserRecord): PublicUser & { email: string; updated_at: string } {
+  return { ...publicUser(user), email: user.email, updated_at: user.updated_at };
+}
+
+/** A key without its hash; `last_used_at` comes from analytics. */
+export function keyView(key: KeyRecord, lastUsedAt: string | null) {
+  return {
+    id: key.id,
+    user_id: key.user_id,
+    name: key.name,
+    prefix: key.prefix,
+    last_four: key.last_four,
+    permissions: key.permissions,
+    rate_limit: key.rate_limit,
+    created_at: key.created_at,
+    updated_at: key.updated_at,
+    revoked_at: key.revoked_at,
+    last_used_at: lastUsedAt,
+  };
+}

@@ -1,0 +1,223 @@
+// The operator API under /admin/v1 (contract section 2): users and keys come to exist here,
+// plus store stats, compaction and backups. The operator token is checked before any of it.
+
+import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
+import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
+import type { Clock } from '../clock.ts';
+import { isoTime } from '../clock.ts';
+import { newId } from '../domain/ids.ts';
+import { KEYS, ROLES, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
+import { keyView, privateUser } from '../domain/views.ts';
+import { conflict, notFound } from '../http/errors.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
+import type { OpenRoute, Reply, RequestContext } from '../http/route.ts';
+import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
+import type { Store } from '../store/store.ts';
+import type { EventOutbox } from '../webhooks/events.ts';
+import { assertEmailFree, readProfileFields } from './profile.ts';
+
+export interface AdminRoutesDeps {
+  store: Store;
+  clock: Clock;
+  brand: string;
+  /** The /v1 routes, against which permission entries are checked when a key is made. */
+  apiRoutes: readonly PermissionRoute[];
+  outbox: EventOutbox;
+  lastUsedAt(keyId: string): string | null;
+  startedAtMs: number;
+}
+
+export const DEFAULT_PERMISSIONS = ['read:listings'];
+export const DEFAULT_RATE_LIMIT = 100;
+export const MAX_RATE_LIMIT = 1_000_000;
+
+const USER_FIELDS = ['name', 'email', 'role', 'bio'] as const;
+const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'prefix'] as const;
+const KEY_PATCH_FIELDS = ['permissions', 'rate_limit', 'name'] as const;
+
+export function adminRoutes(deps: AdminRoutesDeps): OpenRoute[] {
+  const { store, clock } = deps;
+  const byCreation = <T extends { created_at: string; id: string }>(items: Iterable<T>): T[] =>
+    [...items].sort((left, right) => (left.created_at === right.created_at ? (left.id < right.id ? -1 : 1) : left.created_at < right.created_at ? -1 : 1));
+
+  async function createUser(context: RequestContext): Promise<Reply> {
+    const checker = new BodyChecker(await context.readJsonBody(), USER_FIELDS, ['id', 'created_at', 'updated_at']);
+    checker.requireFields(['name']);
+    const fields = readProfileFields(checker);
+    const role = checker.oneOf('role', ROLES) ?? 'member';
+    checker.finish();
+    if (fields.email) assertEmailFree(store, fields.email, null);
+    const now = isoTime(clock.now());
+    const user: UserRecord = {
+      id: newId('usr'),
+      name: fields.name!,
+      email: fields.email ?? '',
+      bio: fields.bio ?? '',
+      website: '',
+      avatar_url: '',
+      role,
+      created_at: now,
+      updated_at: now,
+    };
+    return context.commit([{ op: 'put', collection: USERS, id: user.id, data: user }], { status: 201, body: { data: privateUser(user) } });
+  }
+
+  function listUsers(context: RequestContext): Reply {
+    checkQueryNames(context.query, ['page', 'limit']);
+    const page = pageOf(byCreation(store.values<UserRecord>(USERS)), readPageRequest(context.query));
+    return { status: 200, body: { data: page.data.map(privateUser), pagination: page.pagination } };
+  }
+
+  async function updateUser(context: RequestContext): Promise<Reply> {
+    const body = await context.readJsonBody();
+    const checker = new BodyChecker(body, USER_FIELDS, ['id', 'created_at', 'updated_at']);
+    const fields = readProfileFields(checker);
+    const role = checker.oneOf('role', ROLES);
+    checker.finish();
+    requireNonEmpty(body, USER_FIELDS);
+    const user = store.get<UserRecord>(USERS, context.params.id!);
+    if (!user) throw notFound('User');
+    if (fields.email) assertEmailFree(store, fields.email, user.id);
+    const changed: UserRecord = { ...user, ...fields, ...(role ? { role } : {}), updated_at: isoTime(clock.now()) };
+    return context.commit(
+      [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...deps.outbox.eventOps('user.updated', changed.id, privateUser(changed))],
+      { status: 200, body: { data: privateUser(changed) } },
+    );
+  }
+
+  async function createKey(context: RequestContext): Promise<Reply> {
+    const checker = new BodyChecker(await context.readJsonBody(), KEY_CREATE_FIELDS, ['id', 'key', 'created_at', 'revoked_at']);
+    checker.requireFields(['user_id']);
+    const userId = checker.string('user_id', 1, 100);
+    const name = checker.string('name', 0, 100);
+    const permissions = readPermissions(checker, deps.apiRoutes);
+    const rateLimit = checker.integer('rate_limit', 1, MAX_RATE_LIMIT);
+    const prefixKind = checker.oneOf<KeyPrefixKind>('prefix', ['mk', 'live']) ?? 'live';
+    if (userId !== undefined && !store.get(USERS, userId)) checker.fail('user_id', 'is not an existing user');
+    checker.finish();
+    const generated = generateApiKey(prefixKind, deps.brand);
+    const now = isoTime(clock.now());
+    const key: KeyRecord = {
+      id: newId('key'),
+      user_id: userId!,
+      name: name ?? '',
+      prefix: generated.prefix,
+      last_four: generated.lastFour,
+      hash: generated.hash,
+      permissions: permissions ?? DEFAULT_PERMISSIONS,
+      rate_limit: rateLimit ?? DEFAULT_RATE_LIMIT,
+      created_at: now,
+      updated_at: now,
+      revoked_at: null,
+    };
+    // The plain key is in this answer only; the store keeps its SHA-256.
+    return context.commit([{ op: 'put', collection: KEYS, id: key.id, data: key }], {
+      status: 201,
+      body: { data: { ...keyView(key, null), key: generated.key } },
+    });
+  }
+
+  function listKeys(context: RequestContext): Reply {
+    checkQueryNames(context.query, ['user_id', 'page', 'limit']);
+    const userId = context.query.get('user_id');
+    const request = readPageRequest(context.query);
+    let keys = [...store.values<KeyRecord>(KEYS)];
+    if (userId !== null) keys = keys.filter((key) => key.user_id === userId);
+    const page = pageOf(byCreation(keys), request);
+    return { status: 200, body: { data: page.data.map((key) => keyView(key, deps.lastUsedAt(key.id))), pagination: page.pagination } };
+  }
+
+  async function updateKey(context: RequestContext): Promise<Reply> {
+    const body = await context.readJsonBody();
+    const checker = new BodyChecker(body, KEY_PATCH_FIELDS, ['id', 'user_id', 'prefix', 'key', 'created_at', 'revoked_at']);
+    const name = checker.string('name', 0, 100);
+    const permissions = readPermissions(checker, deps.apiRoutes);
+    const rateLimit = checker.integer('rate_limit', 1, MAX_RATE_LIMIT);
+    checker.finish();
+    requireNonEmpty(body, KEY_PATCH_FIELDS);
+    const key = store.get<KeyRecord>(KEYS, context.params.id!);
+    if (!key) throw notFound('Key');
+    if (key.revoked_at !== null) throw conflict('This key is revoked and can no longer be changed.');
+    const changed: KeyRecord = {
+      ...key,
+      ...(name !== undefined ? { name } : {}),
+      ...(permissions !== undefined ? { permissions } : {}),
+      ...(rateLimit !== undefined ? { rate_limit: rateLimit } : {}),
+      updated_at: isoTime(clock.now()),
+    };
+    return context.commit([{ op: 'put', collection: KEYS, id: changed.id, data: changed }], {
+      status: 200,
+      body: { data: keyView(changed, deps.lastUsedAt(changed.id)) },
+    });
+  }
+
+  async function revokeKey(context: RequestContext): Promise<Reply> {
+    const key = store.get<KeyRecord>(KEYS, context.params.id!);
+    if (!key) throw notFound('Key');
+    if (key.revoked_at !== null) return { status: 200, body: { data: keyView(key, deps.lastUsedAt(key.id)) } };
+    const now = isoTime(clock.now());
+    const revoked: KeyRecord = { ...key, revoked_at: now, updated_at: now };
+    return context.commit([{ op: 'put', collection: KEYS, id: revoked.id, data: revoked }], {
+      status: 200,
+      body: { data: keyView(revoked, deps.lastUsedAt(revoked.id)) },
+    });
+  }
+
+  function stats(): Reply {
+    return {
+      status: 200,
+      body: {
+        data: {
+          uptime_seconds: Math.round((clock.now() - deps.startedAtMs) / 1000),
+          users: store.size(USERS),
+          keys: store.size(KEYS),
+          store: store.stats(),
+        },
+      },
+    };
+  }
+
+  async function compact(): Promise<Reply> {
+    const result = await store.compact();
+    return { status: 200, body: { data: { bytes_before: result.bytesBefore, bytes_after: result.bytesAfter, records: result.records } } };
+  }
+
+  async function backup(): Promise<Reply> {
+    const lines = await store.snapshot();
+    return {
+      status: 200,
+      bytes: Buffer.concat(lines),
+      headers: {
+        'Content-Type': 'application/x-ndjson',
+        'Content-Disposition': `attachment; filename="marketplace-backup-${isoTime(clock.now()).replace(/[:.]/g, '-')}.log"`,
+        'Cache-Control': 'no-store',
+      },
+    };
+  }
+
+  return [
+    { method: 'POST', pattern: '/admin/v1/users', summary: 'Create a user', handle: createUser },
+    { method: 'GET', pattern: '/admin/v1/users', summary: 'List users', handle: listUsers },
+    { method: 'PATCH', pattern: '/admin/v1/users/:id', summary: "Change a user's role, name, email or bio", handle: updateUser },
+    { method: 'POST', pattern: '/admin/v1/keys', summary: 'Create an API key (the plain key is shown once)', handle: createKey },
+    { method: 'GET', pattern: '/admin/v1/keys', summary: 'List API keys (no secrets)', handle: listKeys },
+    { method: 'PATCH', pattern: '/admin/v1/keys/:id', summary: "Change a key's permissions, rate limit or name", handle: updateKey },
+    { method: 'DELETE', pattern: '/admin/v1/keys/:id', summary: 'Revoke an API key', handle: revokeKey },
+    { method: 'GET', pattern: '/admin/v1/stats', summary: 'Store and server statistics', handle: stats },
+    { method: 'POST', pattern: '/admin/v1/compact', summary: 'Compact the log now', handle: compact },
+    { method: 'GET', pattern: '/admin/v1/backup', summary: 'A consistent copy of the log (JSON lines)', handle: backup },
+  ];
+}
+
+/** A non-empty list of well-formed permission entries without repeats. */
+function readPermissions(checker: BodyChecker, routes: readonly PermissionRoute[]): string[] | undefined {
+  if (!checker.has('permissions')) return undefined;
+  const value = checker.value('permissions');
+  if (!Array.isArray(value)) return checker.fail('permissions', 'must be an array of permission entries');
+  if (value.length > 100) return checker.fail('permissions', 'must have at most 100 entries');
+  for (const entry of value) {
+    const problem = checkPermissionEntry(entry, routes);
+    if (problem !== null) return checker.fail('permissions', `entry ${JSON.stringify(entry)} ${problem}`);
+  }
+  return [...new Set(value as string[])];
+}

@@ -1,0 +1,16 @@
+// Routes outside /v1 that need no key: the health check and the OpenAPI document.
+
+import type { OpenRoute } from '../http/route.ts';
+
+export function openRoutes(openApiDocument: () => Buffer): OpenRoute[] {
+  const healthy = Buffer.from(JSON.stringify({ status: 'ok' }));
+  return [
+    { method: 'GET', pattern: '/healthz', summary: 'Health check', handle: () => ({ status: 200, bytes: healthy }) },
+    {
+      method: 'GET',
+      pattern: '/openapi.json',
+      summary: 'This API described as OpenAPI 3.1',
+      handle: () => ({ status: 200, bytes: openApiDocument() }),
+    },
+  ];
+}

@@ -1,0 +1,171 @@
+// The listing endpoints: browse (cached pages), read one, create, update, archive. Handlers
+// check input first, then role and ownership, then state (contract section 5), and write the
+// change and its event in one atomic store write.
+
+import type { UsageRecorder } from '../analytics/recorder.ts';
+import type { Clock } from '../clock.ts';
+import { isoTime } from '../clock.ts';
+import { newId } from '../domain/ids.ts';
+import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
+import { conflict, forbidden, notFound } from '../http/errors.ts';
+import { pagination } from '../http/lists.ts';
+import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
+import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
+import { TtlCache } from '../limits/ttl-cache.ts';
+import type { ListingIndex } from '../listings/index.ts';
+import { findListings, parseListingQuery, queryCacheKey } from '../listings/search.ts';
+import { etagOf } from '../server.ts';
+import type { Store } from '../store/store.ts';
+import type { EventOutbox } from '../webhooks/events.ts';
+
+export interface ListingRoutesDeps {
+  store: Store;
+  clock: Clock;
+  index: ListingIndex;
+  usage: UsageRecorder;
+  outbox: EventOutbox;
+}
+
+const EDITABLE_FIELDS = ['title', 'description', 'type', 'price', 'tags'] as const;
+const READ_ONLY_FIELDS = ['id', 'owner_id', 'status', 'created_at', 'updated_at'];
+const MAX_PRICE = 1_000_000;
+const PAGE_CACHE_TTL_MS = 30_000;
+
+/** A list page ready to send, and which listings it shows (impressions count them on every hit). */
+interface CachedPage {
+  bytes: Buffer;
+  etag: string;
+  listingIds: string[];
+}
+
+export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
+  const { store, clock, index, usage, outbox } = deps;
+  const pageCache = new TtlCache<string, CachedPage>({ ttlMs: PAGE_CACHE_TTL_MS, maxEntries: 2_000, monotonicNow: () => clock.monotonic() });
+  // Any listing write drops every cached page at once: no client sees a page older than the
+  // last acknowledged write.
+  store.onChange(({ collection }) => {
+    if (collection === LISTINGS) pageCache.clear();
+  });
+
+  function browse(context: KeyContext): Reply {
+    const query = parseListingQuery(context.query);
+    const cacheKey = queryCacheKey(query);
+    let page = pageCache.get(cacheKey);
+    if (page === undefined) {
+      const { items, total } = findListings(index, query);
+      const bytes = Buffer.from(JSON.stringify({ data: items, pagination: pagination(query, total) }));
+      page = { bytes, etag: etagOf(bytes), listingIds: items.map((listing) => listing.id) };
+      pageCache.set(cacheKey, page);
+    }
+    usage.recordListingImpressions(page.listingIds, clock.now());
+    return { status: 200, bytes: page.bytes, etag: page.etag };
+  }
+
+  function show(context: KeyContext): Reply {
+    const listing = store.get<ListingRecord>(LISTINGS, context.params.id!);
+    if (!listing) throw notFound('Listing');
+    usage.recordListingView(listing.id, clock.now());
+    return { status: 200, body: { data: listing } };
+  }
+
+  async function create(context: KeyContext): Promise<Reply> {
+    const checker = new BodyChecker(await context.readJsonBody(), EDITABLE_FIELDS, READ_ONLY_FIELDS);
+    checker.requireFields(['title', 'type', 'price']);
+    const fields = readListingFields(checker);
+    if (context.user.role !== 'creator') {
+      throw forbidden('Only creators may create listings. Ask the operator to give your user the creator role.');
+    }
+    const now = isoTime(clock.now());
+    const listing: ListingRecord = {
+      id: newId('lst'),
+      title: fields.title!,
+      description: fields.description ?? '',
+      type: fields.type!,
+      price: fields.price!,
+      tags: fields.tags ?? [],
+      status: 'active',
+      owner_id: context.user.id,
+      created_at: now,
+      updated_at: now,
+    };
+    return context.commit(
+      [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing }, ...outbox.eventOps('listing.created', listing.owner_id, listing)],
+      { status: 201, body: { data: listing } },
+    );
+  }
+
+  async function update(context: KeyContext): Promise<Reply> {
+    const body = await context.readJsonBody();
+    const checker = new BodyChecker(body, EDITABLE_FIELDS, READ_ONLY_FIELDS);
+    const fields = readListingFields(checker);
+    requireNonEmpty(body, EDITABLE_FIELDS);
+    const listing = ownedListing(context);
+    if (listing.status === 'archived') throw conflict('This listing is archived and can no longer be changed.');
+    const changed: ListingRecord = { ...listing, ...definedOnly(fields), updated_at: isoTime(clock.now()) };
+    return context.commit(
+      [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps('listing.updated', changed.owner_id, changed)],
+      { status: 200, body: { data: changed } },
+    );
+  }
+
+  async function archive(context: KeyContext): Promise<Reply> {
+    const listing = ownedListing(context);
+    // Archiving twice is not an error: the second call finds what the first one left.
+    if (listing.status === 'archived') return { status: 200, body: { data: listing } };
+    const archived: ListingRecord = { ...listing, status: 'archived', updated_at: isoTime(clock.now()) };
+    return context.commit(
+      [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps('listing.archived', archived.owner_id, archived)],
+      { status: 200, body: { data: archived } },
+    );
+  }
+
+  function ownedListing(context: KeyContext): ListingRecord {
+    const listing = store.get<ListingRecord>(LISTINGS, context.params.id!);
+    if (!listing) throw notFound('Listing');
+    if (listing.owner_id !== context.user.id) throw forbidden('Only the owner of this listing may change or archive it.');
+    return listing;
+  }
+
+  return [
+    { method: 'GET', pattern: '/v1/listings', resource: 'listings', summary: 'List active listings', handle: browse },
+    { method: 'POST', pattern: '/v1/listings', resource: 'listings', summary: 'Create a listing (creators only)', handle: create },
+    { method: 'GET', pattern: '/v1/listings/:id', resource: 'listings', summary: 'Get one listing', handle: show },
+    { method: 'PUT', pattern: '/v1/listings/:id', resource: 'listings', summary: 'Update your listing', handle: update },
+    { method: 'DELETE', pattern: '/v1/listings/:id', resource: 'listings', summary: 'Archive your listing', handle: archive },
+  ];
+}
+
+interface ListingFields {
+  title?: string;
+  description?: string;
+  type?: ListingRecord['type'];
+  price?: number;
+  tags?: string[];
+}
+
+/** Reads and checks every listing field present; throws one 400 listing all problems. */
+function readListingFields(checker: BodyChecker): ListingFields {
+  const fields: ListingFields = {
+    title: checker.string('title', 1, 200),
+    description: checker.string('description', 0, 5_000),
+    type: checker.oneOf('type', LISTING_TYPES),
+    price: readPrice(checker),
+    tags: checker.stringList('tags', 10, 32),
+  };
+  checker.finish();
+  return fields;
+}
+
+function readPrice(checker: BodyChecker): number | undefined {
+  if (!checker.has('price')) return undefined;
+  const price = checker.value('price');
+  if (typeof price !== 'number' || !Number.isFinite(price)) return checker.fail('price', 'must be a number');
+  if (price < 0 || price > MAX_PRICE) return checker.fail('price', `must be from 0 to ${MAX_PRICE}`);
+  // Cents, not fractions of them: 9.99 is fine, 9.999 is not.
+  if (Math.abs(price * 100 - Math.round(price * 100)) > 1e-6) return checker.fail('price', 'must have at most 2 decimals');
+  return price;
+}
+
+function definedOnly<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

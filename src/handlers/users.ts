@@ -1,0 +1,55 @@
+// The user endpoints: your own profile (with email), changing it, and anyone's public profile.
+
+import type { Clock } from '../clock.ts';
+import { isoTime } from '../clock.ts';
+import { USERS, type UserRecord } from '../domain/records.ts';
+import { privateUser, publicUser } from '../domain/views.ts';
+import { notFound } from '../http/errors.ts';
+import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
+import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
+import type { Store } from '../store/store.ts';
+import type { EventOutbox } from '../webhooks/events.ts';
+import { assertEmailFree, readProfileFields } from './profile.ts';
+
+export interface UserRoutesDeps {
+  store: Store;
+  clock: Clock;
+  outbox: EventOutbox;
+}
+
+const EDITABLE_FIELDS = ['name', 'bio', 'website', 'avatar_url', 'email'] as const;
+const READ_ONLY_FIELDS = ['id', 'role', 'created_at', 'updated_at'];
+
+export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
+  const { store, clock, outbox } = deps;
+
+  function me(context: KeyContext): Reply {
+    return { status: 200, body: { data: privateUser(context.user) } };
+  }
+
+  async function updateMe(context: KeyContext): Promise<Reply> {
+    const body = await context.readJsonBody();
+    const checker = new BodyChecker(body, EDITABLE_FIELDS, READ_ONLY_FIELDS);
+    const fields = readProfileFields(checker);
+    checker.finish();
+    requireNonEmpty(body, EDITABLE_FIELDS);
+    if (fields.email) assertEmailFree(store, fields.email, context.user.id);
+    const changed: UserRecord = { ...context.user, ...fields, updated_at: isoTime(clock.now()) };
+    return context.commit(
+      [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...outbox.eventOps('user.updated', changed.id, privateUser(changed))],
+      { status: 200, body: { data: privateUser(changed) } },
+    );
+  }
+
+  function profile(context: KeyContext): Reply {
+    const user = store.get<UserRecord>(USERS, context.params.id!);
+    if (!user) throw notFound('User');
+    return { status: 200, body: { data: publicUser(user) } };
+  }
+
+  return [
+    { method: 'GET', pattern: '/v1/users/me', resource: 'users', summary: 'Your own user, with email and role', handle: me },
+    { method: 'PUT', pattern: '/v1/users/me', resource: 'users', summary: 'Change your profile', handle: updateMe },
+    { method: 'GET', pattern: '/v1/users/:id', resource: 'users', summary: "A user's public profile", handle: profile },
+  ];
+}

@@ -1,0 +1,68 @@
+// The process: read the config, build the app, seed the demo on an empty data dir, listen,
+// and stop gracefully on SIGTERM/SIGINT. Every failure before listening is one line and exit 1.
+
+import { createApp, type App } from './app.ts';
+import { systemClock } from './clock.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { seedDemo } from './demo.ts';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  let app: App;
+  try {
+    const config = loadConfig(process.env);
+    app = await createApp({ config });
+  } catch (error) {
+    const message = error instanceof ConfigError ? `configuration error: ${error.message}` : `cannot start: ${(error as Error).message}`;
+    process.stderr.write(`${message}\n`);
+    process.exit(1);
+  }
+
+  const { config } = app;
+  if (app.adminTokenFile !== null && app.adminTokenCreated) {
+    process.stdout.write(`operator token created in ${app.adminTokenFile} (mode 0600); send it as "Authorization: Bearer <token>" to /admin/v1\n`);
+  } else if (app.adminTokenFile === null && app.adminTokenCreated) {
+    process.stdout.write(`operator token (memory only, gone at exit): ${app.adminToken}\n`);
+  }
+
+  let url: string;
+  try {
+    if (config.demo) printDemoKeys(await seedDemo(app.store, systemClock, config.brand), config);
+    url = await app.listen();
+  } catch (error) {
+    process.stderr.write(`cannot start: ${(error as Error).message}\n`);
+    await app.close(0).catch(() => {});
+    process.exit(1);
+  }
+  process.stdout.write(`listening on ${url}\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${signal} received: finishing in-flight requests (at most ${SHUTDOWN_GRACE_MS / 1000} s)\n`);
+    app.close(SHUTDOWN_GRACE_MS).then(
+      () => {
+        process.stdout.write('stopped\n');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        process.stderr.write(`error while stopping: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function printDemoKeys(keys: Awaited<ReturnType<typeof seedDemo>>, config: { host: string; port: number }): void {
+  if (keys.length === 0) return;
+  const lines = ['demo data created (MARKETPLACE_DEMO=0 starts empty). API keys, shown only now:'];
+  for (const demo of keys) lines.push(`  ${demo.user} (${demo.role}): ${demo.key}`);
+  lines.push(`try: curl -H "Authorization: Bearer ${keys[0]!.key}" http://${config.host}:${config.port === 0 ? '<port>' : config.port}/v1/listings`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+void main();

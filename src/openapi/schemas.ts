@@ -1,0 +1,115 @@
+// The shared schemas: the resources and the error and pagination shapes.
+
+import type { Schema } from './schema.ts';
+
+const LISTING_TYPES = ['SKILL', 'AGENT', 'PROMPT', 'TEMPLATE', 'DATASET', 'TOOL'];
+const timestamp = { type: 'string', format: 'date-time' };
+const price = { type: 'number', minimum: 0, maximum: 1_000_000, multipleOf: 0.01 };
+const tags = { type: 'array', maxItems: 10, items: { type: 'string', minLength: 1, maxLength: 32 } };
+
+export const SHARED_SCHEMAS: Record<string, Schema> = {
+  Error: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: { type: 'string', description: 'What went wrong, in words a person can act on.' },
+      details: { type: 'object', additionalProperties: { type: 'string' }, description: 'Per-field problems.' },
+      hint: { type: 'string' },
+      required: { type: 'array', items: { type: 'string' }, description: 'Permission entries that would allow the request.' },
+      request_id: { type: 'string' },
+    },
+  },
+  Pagination: {
+    type: 'object',
+    required: ['page', 'limit', 'total', 'total_pages'],
+    properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' }, total_pages: { type: 'integer' } },
+  },
+  Listing: {
+    type: 'object',
+    required: ['id', 'title', 'description', 'type', 'price', 'tags', 'status', 'owner_id', 'created_at', 'updated_at'],
+    properties: {
+      id: { type: 'string', examples: ['lst_4fQ2kLm9XcVb7NpR1sTz'] },
+      title: { type: 'string', minLength: 1, maxLength: 200 },
+      description: { type: 'string', maxLength: 5000 },
+      type: { enum: LISTING_TYPES },
+      price,
+      tags,
+      status: { enum: ['active', 'archived'] },
+      owner_id: { type: 'string' },
+      created_at: timestamp,
+      updated_at: timestamp,
+    },
+  },
+  NewListing: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['title', 'type', 'price'],
+    properties: {
+      title: { type: 'string', minLength: 1, maxLength: 200 },
+      description: { type: 'string', maxLength: 5000 },
+      type: { enum: LISTING_TYPES },
+      price,
+      tags,
+    },
+  },
+  ListingChanges: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      title: { type: 'string', minLength: 1, maxLength: 200 },
+      description: { type: 'string', maxLength: 5000 },
+      type: { enum: LISTING_TYPES },
+      price,
+      tags,
+    },
+  },
+  PublicUser: {
+    type: 'object',
+    required: ['id', 'name', 'bio', 'website', 'avatar_url', 'role', 'created_at'],
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      bio: { type: 'string' },
+      website: { type: 'string' },
+      avatar_url: { type: 'string' },
+      role: { enum: ['creator', 'member'] },
+      created_at: timestamp,
+    },
+  },
+  User: {
+    allOf: [
+      { $ref: '#/components/schemas/PublicUser' },
+      { type: 'object', required: ['email'], properties: { email: { type: 'string' }, updated_at: timestamp } },
+    ],
+  },
+  ProfileChanges: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 100 },
+      bio: { type: 'string', maxLength: 500 },
+      website: { type: 'string', format: 'uri', maxLength: 2048, description: 'http(s) URL, or "" to clear' },
+      avatar_url: { type: 'string', format: 'uri', maxLength: 2048, description: 'http(s) URL, or "" to clear' },
+      email: { type: 'string', format: 'email', maxLength: 254 },
+    },
+  },
+  ApiKey: {
+    type: 'object',
+    required: ['id', 'user_id', 'name', 'prefix', 'last_four', 'permissions', 'rate_limit', 'created_at', 'revoked_at'],
+    properties: {
+      id: { type: 'string' },
+      user_id: { type: 'string' },
+      name: { type: 'string' },
+      prefix: { type: 'string', examples: ['market_live_'] },
+      last_four: { type: 'string' },
+      permissions: { type: 'array', items: { type: 'string' }, examples: [['read:listings', 'GET /v1/listings/:id']] },
+      rate_limit: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Requests per minute (sliding window).' },
+      created_at: timestamp,
+      updated_at: timestamp,
+      revoked_at: { type: ['string', 'null'], format: 'date-time' },
+      last_used_at: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+};

@@ -1,0 +1,143 @@
+// A real server on 127.0.0.1 port 0 for HTTP tests, with helpers to make users and keys
+// through the operator API and to send requests. Each test gets its own app and data.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { createApp, type App } from '../../src/app.ts';
+import type { Clock } from '../../src/clock.ts';
+import { loadConfig } from '../../src/config.ts';
+import type { FileSystem } from '../../src/store/files.ts';
+
+export const ADMIN_TOKEN = 'test-operator-token-0123456789';
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON body, or null when there is none. */
+  body: any;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string;
+  body?: unknown;
+  /** Sent as-is instead of JSON.stringify(body). */
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export interface StartOptions {
+  /** A directory to keep (for restarts); a fresh temporary one otherwise. `null` = :memory:. */
+  dataDir?: string | null;
+  env?: Record<string, string>;
+  clock?: Clock;
+  fileSystem?: FileSystem;
+  /** Collects what the server writes (access log, warnings) instead of printing it. */
+  output?: string[];
+}
+
+export class TestServer {
+  readonly app: App;
+  readonly url: string;
+  readonly dataDir: string | null;
+
+  constructor(app: App, url: string, dataDir: string | null) {
+    this.app = app;
+    this.url = url;
+    this.dataDir = dataDir;
+  }
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key !== undefined) headers.authorization ??= `Bearer ${options.key}`;
+    let body: string | Buffer | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(this.url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = null;
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  }
+
+  admin(method: string, path: string, body?: unknown): Promise<TestResponse> {
+    return this.request(method, path, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  }
+
+  /** A user made through the operator API. */
+  async createUser(fields: { name?: string; role?: 'creator' | 'member'; email?: string } = {}): Promise<{ id: string; [field: string]: unknown }> {
+    const response = await this.admin('POST', '/admin/v1/users', { name: fields.name ?? 'Test User', role: fields.role ?? 'member', ...(fields.email ? { email: fields.email } : {}) });
+    if (response.status !== 201) throw new Error(`creating a user failed: ${response.status} ${response.text}`);
+    return response.body.data;
+  }
+
+  /** A key made through the operator API; returns the plain key and the key's record view. */
+  async createKey(userId: string, fields: { permissions?: string[]; rate_limit?: number; name?: string; prefix?: 'mk' | 'live' } = {}): Promise<{ key: string; id: string; [field: string]: unknown }> {
+    const response = await this.admin('POST', '/admin/v1/keys', { user_id: userId, ...fields });
+    if (response.status !== 201) throw new Error(`creating a key failed: ${response.status} ${response.text}`);
+    return response.body.data;
+  }
+
+  /** A user with the given role and one key with the given permissions. */
+  async userWithKey(role: 'creator' | 'member', permissions: string[], rateLimit = 1000): Promise<{ userId: string; key: string; keyId: string }> {
+    const user = await this.createUser({ role, name: `${role} user` });
+    const key = await this.createKey(user.id, { permissions, rate_limit: rateLimit });
+    return { userId: user.id, key: key.key, keyId: key.id };
+  }
+
+  close(): Promise<void> {
+    return this.app.close(2_000);
+  }
+}
+
+/** Starts a server; it is closed (and its temporary data dir removed) when the test ends. */
+export async function startServer(t: TestContext | null, options: StartOptions = {}): Promise<TestServer> {
+  let dataDir: string | null;
+  let ownsDir = false;
+  if (options.dataDir === undefined) {
+    dataDir = mkdtempSync(join(tmpdir(), 'marketplace-test-'));
+    ownsDir = true;
+  } else dataDir = options.dataDir;
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir ?? ':memory:',
+    MARKETPLACE_DEMO: '0',
+    MARKETPLACE_ADMIN_TOKEN: ADMIN_TOKEN,
+    ACCESS_LOG: options.output ? '1' : '0',
+    ...options.env,
+  });
+  const sink = options.output;
+  const app = await createApp({
+    config,
+    clock: options.clock,
+    fileSystem: options.fileSystem,
+    writeOut: sink ? (text) => void sink.push(text) : () => {},
+    writeErr: sink ? (text) => void sink.push(text) : () => {},
+  });
+  const url = await app.listen();
+  const server = new TestServer(app, url, dataDir);
+  t?.after(async () => {
+    await server.close();
+    if (ownsDir && dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+  return server;
+}
+
+/** A temporary directory removed when the test ends (for restart tests that reuse one dir). */
+export function temporaryDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'marketplace-test-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
