@@ -27,14 +27,16 @@ async function main(): Promise<void> {
   }
 
   let url: string;
+  let demoKeys: Awaited<ReturnType<typeof seedDemo>> = [];
   try {
-    if (config.demo) printDemoKeys(await seedDemo(app.store, systemClock, config.brand), config);
+    if (config.demo) demoKeys = await seedDemo(app.store, systemClock, config.brand);
     url = await app.listen();
   } catch (error) {
     process.stderr.write(`cannot start: ${(error as Error).message}\n`);
     await app.close(0).catch(() => {});
     process.exit(1);
   }
+  printDemoKeys(demoKeys, url);
   process.stdout.write(`listening on ${url}\n`);
 
   let stopping = false;
@@ -57,11 +59,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-function printDemoKeys(keys: Awaited<ReturnType<typeof seedDemo>>, config: { host: string; port: number }): void {
+function printDemoKeys(keys: Awaited<ReturnType<typeof seedDemo>>, url: string): void {
   if (keys.length === 0) return;
   const lines = ['demo data created (MARKETPLACE_DEMO=0 starts empty). API keys, shown only now:'];
   for (const demo of keys) lines.push(`  ${demo.user} (${demo.role}): ${demo.key}`);
-  lines.push(`try: curl -H "Authorization: Bearer ${keys[0]!.key}" http://${config.host}:${config.port === 0 ? '<port>' : config.port}/v1/listings`);
+  lines.push(`try: curl -H "Authorization: Bearer ${keys[0]!.key}" ${url}/v1/listings`);
   process.stdout.write(lines.join('\n') + '\n');
 }
 

@@ -1,11 +1,14 @@
 // The typed client for the operator API (/admin/v1), authenticated with the admin token:
-// users, API keys, log compaction and backup. The CLI is a thin shell around it.
+// users, API keys, webhooks (read-only), server stats, log compaction and backup.
+// The CLI is a thin shell around it.
 
 import type { RetryOptions, SleepFunction } from './retry.ts';
 import { segment, Transport } from './transport.ts';
 import type {
   AdminUser,
   AdminUserPatch,
+  AdminWebhook,
+  AdminWebhookQuery,
   ApiKeyInfo,
   CompactResult,
   KeyPatch,
@@ -15,6 +18,7 @@ import type {
   NewKeyInput,
   NewUser,
   PageQuery,
+  ServerStats,
 } from './types.ts';
 import type { CallOptions, PostOptions } from './marketplace-client.ts';
 
@@ -37,6 +41,7 @@ interface Envelope<T> {
 export class AdminClient {
   readonly users: AdminUsersApi;
   readonly keys: AdminKeysApi;
+  readonly webhooks: AdminWebhooksApi;
   private readonly transport: Transport;
 
   constructor(options: AdminClientOptions) {
@@ -44,6 +49,13 @@ export class AdminClient {
     this.transport = new Transport({ ...options, authorization: `Bearer ${options.token.trim()}` });
     this.users = new AdminUsersApi(this.transport);
     this.keys = new AdminKeysApi(this.transport);
+    this.webhooks = new AdminWebhooksApi(this.transport);
+  }
+
+  /** Uptime, user and key counts, and the store's counters (log size, fsyncs, writability). */
+  async stats(options: CallOptions = {}): Promise<ServerStats> {
+    const answer = await this.transport.json<Envelope<ServerStats>>({ method: 'GET', path: '/admin/v1/stats', signal: options.signal });
+    return answer.data;
   }
 
   /** Rewrites the server's log down to its live records now, instead of waiting for the threshold. */
@@ -145,5 +157,18 @@ export class AdminKeysApi {
   async revoke(id: string, options: CallOptions = {}): Promise<ApiKeyInfo> {
     const answer = await this.transport.json<Envelope<ApiKeyInfo>>({ method: 'DELETE', path: `/admin/v1/keys/${segment(id)}`, signal: options.signal });
     return answer.data;
+  }
+}
+
+export class AdminWebhooksApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** Every user's webhooks (or one user's with `user_id`), newest first; never a secret. */
+  list(query: AdminWebhookQuery = {}, options: CallOptions = {}): Promise<ListResponse<AdminWebhook>> {
+    return this.transport.json({ method: 'GET', path: '/admin/v1/webhooks', query: { ...query }, signal: options.signal });
   }
 }

@@ -211,9 +211,9 @@ export class WebhooksApi {
     return answer.data;
   }
 
-  /** Removes one of your webhooks; resolves to the removed webhook when the server returns it. */
-  async delete(id: string, options: CallOptions = {}): Promise<Webhook | undefined> {
-    const answer = await this.transport.json<Envelope<Webhook> | undefined>({ method: 'DELETE', path: `/v1/webhooks/${segment(id)}`, signal: options.signal });
-    return answer?.data;
+  /** Removes one of your webhooks (its undelivered events go with it); resolves to the removed webhook. */
+  async delete(id: string, options: CallOptions = {}): Promise<Webhook> {
+    const answer = await this.transport.json<Envelope<Webhook>>({ method: 'DELETE', path: `/v1/webhooks/${segment(id)}`, signal: options.signal });
+    return answer.data;
   }
 }

@@ -75,6 +75,7 @@ export interface PublicUser {
 /** The caller's own profile (`/v1/users/me`), and what the operator API shows. */
 export interface User extends PublicUser {
   email: string;
+  updated_at: string;
 }
 
 export interface UserPatch {
@@ -163,10 +164,8 @@ export interface ListingStatsResponse extends ListResponse<ListingStats> {
 
 // Operator API (/admin/v1)
 
-/** The operator sees every user field, email included. */
-export interface AdminUser extends User {
-  updated_at?: string;
-}
+/** The operator sees every user field, email included (the same shape as `/v1/users/me`). */
+export type AdminUser = User;
 
 export interface NewUser {
   name: string;
@@ -182,19 +181,23 @@ export interface AdminUserPatch {
   bio?: string;
 }
 
+/** A key as the operator API shows it: never the secret, never its hash. */
 export interface ApiKeyInfo {
   id: string;
-  /** The key's visible start, e.g. `market_live_`. */
-  prefix: string;
   user_id: string;
   name: string;
+  /** The key's visible start, e.g. `market_live_`; with `last_four` it identifies a key to a person. */
+  prefix: string;
+  last_four: string;
   permissions: string[];
   /** Requests per minute. */
   rate_limit: number;
   created_at: string;
-  revoked_at?: string | null;
-  last_four?: string;
-  updated_at?: string;
+  updated_at: string;
+  /** Set once the key is revoked; it is refused (401) from then on. */
+  revoked_at: string | null;
+  /** The latest request made with the key (from the analytics counters), null if never or unknown. */
+  last_used_at: string | null;
 }
 
 /** The creation answer: `key` is the plain secret, shown this once only. */
@@ -223,8 +226,44 @@ export interface KeyQuery extends PageQuery {
   user_id?: string;
 }
 
-/** What the server reports after compacting its log; the fields are the server's to choose. */
-export type CompactResult = Record<string, unknown>;
+/** What the server reports after compacting its log. */
+export interface CompactResult {
+  bytes_before: number;
+  bytes_after: number;
+  /** Records in the compacted log. */
+  records: number;
+}
+
+/** The store's counters, as `GET /admin/v1/stats` shows them. */
+export interface StoreStats {
+  /** Operations acknowledged since start. */
+  writes: number;
+  batches: number;
+  fsyncs: number;
+  opsInLog: number;
+  liveRecords: number;
+  logBytes: number;
+  compactions: number;
+  /** False after a failed write until the next one succeeds. */
+  writable: boolean;
+  lastWriteError: string | null;
+}
+
+export interface ServerStats {
+  uptime_seconds: number;
+  users: number;
+  keys: number;
+  store: StoreStats;
+}
+
+/** A webhook as the operator sees it: the owner's view plus whose it is; never the secret. */
+export interface AdminWebhook extends Webhook {
+  user_id: string;
+}
+
+export interface AdminWebhookQuery extends PageQuery {
+  user_id?: string;
+}
 
 /** The rate-limit headers of the last answer (contract section 6). */
 export interface RateLimitInfo {

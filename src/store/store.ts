@@ -191,7 +191,7 @@ export class Store {
     const invalid = ops.find((op) => op.op === 'put' && (typeof op.data !== 'object' || op.data === null || op.data.id !== op.id));
     // Such a line would be refused as damaged at the next start; refuse it now instead.
     if (invalid) return Promise.reject(new TypeError(`a put's data.id must equal its id (${invalid.collection}/${invalid.id})`));
-    if (this.handle === null) {
+    if (this.dataDir === null) {
       this.apply(ops);
       this.counters.writes += ops.length;
       return Promise.resolve();
@@ -210,7 +210,7 @@ export class Store {
    * is then unchanged (or already the compacted one) and still loadable either way.
    */
   compact(): Promise<{ bytesBefore: number; bytesAfter: number; records: number }> {
-    if (this.handle === null && !this.closing) {
+    if (this.dataDir === null && !this.closing) {
       const records = this.stats().liveRecords;
       return Promise.resolve({ bytesBefore: 0, bytesAfter: 0, records });
     }
@@ -251,7 +251,7 @@ export class Store {
   private async closeOnce(): Promise<void> {
     this.closing = true;
     try {
-      if (this.handle !== null) await this.enqueueTask(async () => {});
+      if (this.dataDir !== null) await this.enqueueTask(async () => {});
       await this.handle?.close();
     } finally {
       this.handle = null;
@@ -261,7 +261,7 @@ export class Store {
 
   private runExclusive<T>(work: () => Promise<T>): Promise<T> {
     if (this.closing) return Promise.reject(new StoreClosedError());
-    if (this.handle === null) return work();
+    if (this.dataDir === null) return work();
     return this.enqueueTask(work);
   }
 
@@ -430,12 +430,23 @@ export class Store {
         size += chunk.length;
       }
       await temp.sync();
-      await temp.close();
-      await this.fileSystem.rename(tempPath, logPath);
     } catch (error) {
       await temp.close().catch(() => {});
       await this.fileSystem.remove(tempPath).catch(() => {});
       throw error;
+    }
+    try {
+      await temp.close();
+      await this.fileSystem.rename(tempPath, logPath);
+    } catch (error) {
+      // A rename can report a failure yet have happened (a network file system): then the
+      // new log is in place and the old handle must not be written again.
+      if (existsSync(tempPath)) {
+        await this.fileSystem.remove(tempPath).catch(() => {});
+        throw error;
+      }
+      if (!existsSync(logPath)) throw error;
+      this.warn(`Log compaction: the rename reported "${(error as Error)?.message ?? String(error)}" but took place; carrying on with the new log.`);
     }
     // The new log is in place: from here on every append must go to it, whatever fails next.
     this.mustReopen = true;

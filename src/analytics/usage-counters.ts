@@ -1,0 +1,394 @@
+// Counts requests per key and views and impressions per listing in hourly buckets, in memory,
+// and saves the buckets that changed to the store every few seconds and at stop(). A crash
+// loses at most the counts since the last flush. Buckets older than the retention are dropped
+// from memory and from the store, so memory stays bounded by keys, listings and retained hours.
+
+import { isoTime, type Clock } from '../clock.ts';
+import { USAGE } from '../domain/records.ts';
+import type { StoredRecord, WriteOp } from '../store/format.ts';
+import type { Store } from '../store/store.ts';
+import {
+  bucketMsOf,
+  DAY_MS,
+  floorTo,
+  HOUR_MS,
+  newKeyHour,
+  newListingHour,
+  Tally,
+  type HourBucket,
+  type KeyCounters,
+  type KeyHour,
+  type ListingCounters,
+  type ListingHour,
+} from './buckets.ts';
+import type { EndpointUsage, HourSpan, KeyUsageReport, ListingCounts, SeriesRange, UsageReader } from './reader.ts';
+import type { UsageRecorder } from './recorder.ts';
+import {
+  decodeUsageRecord,
+  keyHourId,
+  keyHourRecord,
+  keyLastUsedRecord,
+  listingHourId,
+  listingHourRecord,
+} from './snapshots.ts';
+
+export interface UsageCountersOptions {
+  store: Store;
+  clock: Clock;
+  /** How often changed buckets are saved; also the most a crash can lose. Default 5 s. */
+  flushIntervalMs?: number;
+  /** Hourly buckets older than this many days are dropped. Default 90. */
+  retentionDays?: number;
+  warn?: (message: string) => void;
+}
+
+export const DEFAULT_FLUSH_INTERVAL_MS = 5_000;
+export const DEFAULT_RETENTION_DAYS = 90;
+/** Records per store write, so one flush after a busy interval is not one enormous log line. */
+const OPS_PER_WRITE = 500;
+/** Distinct page arrays held before their impressions are spread out anyway (no flush running). */
+const MAX_PENDING_PAGES = 10_000;
+
+export class UsageCounters implements UsageRecorder, UsageReader {
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly flushIntervalMs: number;
+  private readonly retentionMs: number;
+  private readonly warn: (message: string) => void;
+  private readonly keys = new Map<string, KeyCounters>();
+  private readonly listings = new Map<string, ListingCounters>();
+  /** Hour start → that hour's buckets, so the retention drops whole hours without a scan. */
+  private readonly byHour = new Map<number, HourBucket[]>();
+  /** Buckets changed since the last flush, each once (see HourBucket.dirty). */
+  private dirty: HourBucket[] = [];
+  /** Ids of dropped buckets still to delete from the store. */
+  private tombstones: string[] = [];
+  /**
+   * Impressions of the current hour not yet spread over listings: page (the array of ids it
+   * shows) → times served. A cached page passes the same array on every hit, so counting it
+   * is one Map update, whatever the page size.
+   */
+  private readonly pendingPages = new Map<readonly string[], number>();
+  private pendingHourStart = -Infinity;
+  private timer: NodeJS.Timeout | null = null;
+  private flushes: Promise<void> = Promise.resolve();
+
+  constructor(options: UsageCountersOptions) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
+    this.retentionMs = (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
+    this.warn = options.warn ?? ((message: string) => console.warn(message));
+    if (!(this.flushIntervalMs > 0)) throw new RangeError('flushIntervalMs must be a positive number');
+    if (!(this.retentionMs > 0)) throw new RangeError('retentionDays must be a positive number');
+    this.load();
+  }
+
+  // --- The request path: a few Map updates, no I/O. ---
+
+  recordRequest(keyId: string, endpoint: string, status: number, wallMs: number): void {
+    const counters = this.keyCounters(keyId);
+    let bucket = counters.current;
+    if (bucket === null || wallMs < bucket.start || wallMs >= bucket.start + HOUR_MS) {
+      bucket = this.keyHour(counters, keyId, floorTo(wallMs, HOUR_MS));
+      counters.current = bucket;
+    }
+    bucket.total.add(status);
+    let tally = bucket.endpoints.get(endpoint);
+    if (tally === undefined) {
+      tally = new Tally();
+      bucket.endpoints.set(endpoint, tally);
+    }
+    tally.add(status);
+    if (wallMs > counters.lastUsedMs) counters.lastUsedMs = wallMs;
+    this.markDirty(bucket);
+  }
+
+  recordListingView(listingId: string, wallMs: number): void {
+    const counters = this.listingCounters(listingId);
+    const bucket = this.currentListingHour(counters, listingId, wallMs);
+    bucket.views += 1;
+    counters.views += 1;
+    this.markDirty(bucket);
+  }
+
+  recordListingImpressions(listingIds: readonly string[], wallMs: number): void {
+    if (listingIds.length === 0) return;
+    if (wallMs < this.pendingHourStart || wallMs >= this.pendingHourStart + HOUR_MS || this.pendingPages.size >= MAX_PENDING_PAGES) {
+      this.settleImpressions();
+      this.pendingHourStart = floorTo(wallMs, HOUR_MS);
+    }
+    this.pendingPages.set(listingIds, (this.pendingPages.get(listingIds) ?? 0) + 1);
+  }
+
+  // --- Questions the routes ask. ---
+
+  keyUsage(keyId: string, range: SeriesRange): KeyUsageReport {
+    const sizeMs = bucketMsOf(range.granularity);
+    const pointCount = Math.max(0, Math.ceil((range.toMs - range.fromMs) / sizeMs));
+    const perPoint = Array.from({ length: pointCount }, () => new Tally());
+    const totals = new Tally();
+    const perEndpoint = new Map<string, Tally>();
+    for (const bucket of this.keys.get(keyId)?.hours.values() ?? []) {
+      if (bucket.start < range.fromMs || bucket.start >= range.toMs) continue;
+      perPoint[Math.floor((bucket.start - range.fromMs) / sizeMs)]!.addTally(bucket.total);
+      totals.addTally(bucket.total);
+      for (const [endpoint, tally] of bucket.endpoints) {
+        let sum = perEndpoint.get(endpoint);
+        if (sum === undefined) {
+          sum = new Tally();
+          perEndpoint.set(endpoint, sum);
+        }
+        sum.addTally(tally);
+      }
+    }
+    const endpoints: EndpointUsage[] = [...perEndpoint].map(([endpoint, tally]) => {
+      const space = endpoint.indexOf(' ');
+      return { endpoint, method: endpoint.slice(0, space), route: endpoint.slice(space + 1), ...tally.counts() };
+    });
+    endpoints.sort((left, right) => right.requests - left.requests || (left.endpoint < right.endpoint ? -1 : left.endpoint > right.endpoint ? 1 : 0));
+    const points = perPoint.map((tally, index) => ({ start: isoTime(range.fromMs + index * sizeMs), ...tally.counts(), errors: tally.errors() }));
+    return { totals: totals.counts(), endpoints, points };
+  }
+
+  listingCounts(listingId: string, span: HourSpan): ListingCounts {
+    if (this.pendingPages.size > 0) this.settleImpressions();
+    const counters = this.listings.get(listingId);
+    if (counters === undefined) return { views: 0, impressions: 0 };
+    if (span.fromMs === null && span.toMs === null) return { views: counters.views, impressions: counters.impressions };
+    const fromMs = span.fromMs ?? -Infinity;
+    const toMs = span.toMs ?? Infinity;
+    const counts = { views: 0, impressions: 0 };
+    for (const bucket of counters.hours.values()) {
+      if (bucket.start < fromMs || bucket.start >= toMs) continue;
+      counts.views += bucket.views;
+      counts.impressions += bucket.impressions;
+    }
+    return counts;
+  }
+
+  lastUsedAt(keyId: string): string | null {
+    const lastUsedMs = this.keys.get(keyId)?.lastUsedMs ?? -Infinity;
+    return Number.isFinite(lastUsedMs) ? isoTime(lastUsedMs) : null;
+  }
+
+  // --- Saving. ---
+
+  /** Saves every `flushIntervalMs`; the timer does not keep the process alive. */
+  start(): void {
+    if (this.timer !== null) return;
+    this.timer = setInterval(() => void this.flush(), this.flushIntervalMs);
+    this.timer.unref();
+  }
+
+  /**
+   * Saves the buckets changed since the last flush and deletes expired ones. Never rejects:
+   * when the store refuses, the counts stay in memory, marked changed, and the next flush
+   * tries again.
+   */
+  flush(): Promise<void> {
+    this.flushes = this.flushes.then(() => this.flushOnce());
+    return this.flushes;
+  }
+
+  /** Stops the timer and makes a last flush; safe to call with the store already closed. */
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush();
+  }
+
+  private async flushOnce(): Promise<void> {
+    try {
+      this.settleImpressions();
+      this.dropExpired(this.clock.now());
+      const changed = this.dirty;
+      this.dirty = [];
+      const live: HourBucket[] = [];
+      for (const bucket of changed) {
+        bucket.dirty = false;
+        if (!bucket.dropped) live.push(bucket);
+      }
+      const tombstones = this.tombstones;
+      this.tombstones = [];
+      const writes: Array<Promise<void>> = [];
+      for (let offset = 0; offset < live.length; offset += OPS_PER_WRITE) writes.push(this.saveBuckets(live.slice(offset, offset + OPS_PER_WRITE)));
+      for (let offset = 0; offset < tombstones.length; offset += OPS_PER_WRITE) writes.push(this.deleteRecords(tombstones.slice(offset, offset + OPS_PER_WRITE)));
+      await Promise.all(writes);
+    } catch (error) {
+      this.warn(`Usage counters could not be saved: ${(error as Error)?.message ?? String(error)}`);
+    }
+  }
+
+  private async saveBuckets(buckets: HourBucket[]): Promise<void> {
+    const ops: WriteOp[] = [];
+    const keysSeen = new Set<string>();
+    for (const bucket of buckets) {
+      if (bucket.kind === 'listing') {
+        ops.push(put(listingHourRecord(bucket)));
+        continue;
+      }
+      ops.push(put(keyHourRecord(bucket)));
+      // A key's last use changes only with a request, which also changes one of its hours.
+      const lastUsedMs = this.keys.get(bucket.keyId)?.lastUsedMs ?? -Infinity;
+      if (!keysSeen.has(bucket.keyId) && Number.isFinite(lastUsedMs)) ops.push(put(keyLastUsedRecord(bucket.keyId, lastUsedMs)));
+      keysSeen.add(bucket.keyId);
+    }
+    try {
+      await this.store.write(ops);
+      for (const bucket of buckets) bucket.stored = true;
+    } catch (error) {
+      for (const bucket of buckets) if (!bucket.dropped) this.markDirty(bucket);
+      this.warn(`Usage counters could not be saved (kept in memory; retried at the next flush): ${(error as Error)?.message ?? String(error)}`);
+    }
+  }
+
+  private async deleteRecords(ids: string[]): Promise<void> {
+    try {
+      await this.store.write(ids.map((id) => ({ op: 'del', collection: USAGE, id })));
+    } catch (error) {
+      this.tombstones.push(...ids);
+      this.warn(`Expired usage counters could not be deleted (retried at the next flush): ${(error as Error)?.message ?? String(error)}`);
+    }
+  }
+
+  // --- Buckets. ---
+
+  private markDirty(bucket: HourBucket): void {
+    if (bucket.dirty) return;
+    bucket.dirty = true;
+    this.dirty.push(bucket);
+  }
+
+  private keyCounters(keyId: string): KeyCounters {
+    let counters = this.keys.get(keyId);
+    if (counters === undefined) {
+      counters = { hours: new Map(), current: null, lastUsedMs: -Infinity };
+      this.keys.set(keyId, counters);
+    }
+    return counters;
+  }
+
+  private listingCounters(listingId: string): ListingCounters {
+    let counters = this.listings.get(listingId);
+    if (counters === undefined) {
+      counters = { hours: new Map(), current: null, views: 0, impressions: 0 };
+      this.listings.set(listingId, counters);
+    }
+    return counters;
+  }
+
+  private keyHour(counters: KeyCounters, keyId: string, start: number): KeyHour {
+    let bucket = counters.hours.get(start);
+    if (bucket === undefined) {
+      bucket = newKeyHour(keyId, start);
+      counters.hours.set(start, bucket);
+      this.indexByHour(bucket);
+    }
+    return bucket;
+  }
+
+  private currentListingHour(counters: ListingCounters, listingId: string, wallMs: number): ListingHour {
+    const current = counters.current;
+    if (current !== null && wallMs >= current.start && wallMs < current.start + HOUR_MS) return current;
+    const start = floorTo(wallMs, HOUR_MS);
+    let bucket = counters.hours.get(start);
+    if (bucket === undefined) {
+      bucket = newListingHour(listingId, start);
+      counters.hours.set(start, bucket);
+      this.indexByHour(bucket);
+    }
+    counters.current = bucket;
+    return bucket;
+  }
+
+  private indexByHour(bucket: HourBucket): void {
+    const sameHour = this.byHour.get(bucket.start);
+    if (sameHour === undefined) this.byHour.set(bucket.start, [bucket]);
+    else sameHour.push(bucket);
+  }
+
+  /** Spreads the pending page impressions over their listings' buckets. */
+  private settleImpressions(): void {
+    if (this.pendingPages.size === 0) return;
+    const hourStart = this.pendingHourStart;
+    for (const [listingIds, times] of this.pendingPages) {
+      for (const listingId of listingIds) {
+        const counters = this.listingCounters(listingId);
+        const bucket = this.currentListingHour(counters, listingId, hourStart);
+        bucket.impressions += times;
+        counters.impressions += times;
+        this.markDirty(bucket);
+      }
+    }
+    this.pendingPages.clear();
+  }
+
+  /** Drops every bucket of an hour older than the retention, queueing tombstones for the saved ones. */
+  private dropExpired(nowMs: number): void {
+    const cutoff = floorTo(nowMs, HOUR_MS) - this.retentionMs;
+    for (const [start, buckets] of this.byHour) {
+      if (start >= cutoff) continue;
+      this.byHour.delete(start);
+      for (const bucket of buckets) this.drop(bucket);
+    }
+  }
+
+  private drop(bucket: HourBucket): void {
+    bucket.dropped = true;
+    if (bucket.kind === 'key') {
+      const counters = this.keys.get(bucket.keyId);
+      counters?.hours.delete(bucket.start);
+      if (counters?.current === bucket) counters.current = null;
+      // The key's entry stays: it holds the last use, which outlives the retention.
+      if (bucket.stored) this.tombstones.push(keyHourId(bucket.keyId, bucket.start));
+      return;
+    }
+    const counters = this.listings.get(bucket.listingId);
+    if (counters !== undefined) {
+      counters.hours.delete(bucket.start);
+      if (counters.current === bucket) counters.current = null;
+      counters.views -= bucket.views;
+      counters.impressions -= bucket.impressions;
+      if (counters.hours.size === 0) this.listings.delete(bucket.listingId);
+    }
+    if (bucket.stored) this.tombstones.push(listingHourId(bucket.listingId, bucket.start));
+  }
+
+  /** Rebuilds the counters from the snapshots in the store. */
+  private load(): void {
+    let unreadable = 0;
+    for (const record of this.store.values<StoredRecord>(USAGE)) {
+      const decoded = decodeUsageRecord(record);
+      if (decoded === null) {
+        unreadable += 1;
+        continue;
+      }
+      if (decoded.kind === 'key_last_used') {
+        const counters = this.keyCounters(decoded.keyId);
+        counters.lastUsedMs = Math.max(counters.lastUsedMs, decoded.lastUsedMs);
+      } else if (decoded.kind === 'key_hour') {
+        const bucket = this.keyHour(this.keyCounters(decoded.keyId), decoded.keyId, decoded.start);
+        bucket.total.addTally(decoded.total);
+        for (const [endpoint, tally] of decoded.endpoints) bucket.endpoints.set(endpoint, tally);
+        bucket.stored = true;
+      } else {
+        const counters = this.listingCounters(decoded.listingId);
+        const bucket = this.currentListingHour(counters, decoded.listingId, decoded.start);
+        bucket.views += decoded.views;
+        bucket.impressions += decoded.impressions;
+        counters.views += decoded.views;
+        counters.impressions += decoded.impressions;
+        bucket.stored = true;
+      }
+    }
+    if (unreadable > 0) this.warn(`Ignored ${unreadable} unreadable usage record(s) in the store.`);
+    // Loaded hours are not "current": the next request finds its own hour.
+    for (const counters of this.listings.values()) counters.current = null;
+    this.dropExpired(this.clock.now());
+  }
+}
+
+function put(data: StoredRecord): WriteOp {
+  return { op: 'put', collection: USAGE, id: data.id, data };
+}

@@ -1,0 +1,167 @@
+// /v1/webhooks: a user registers, lists and removes their own webhook endpoints; and
+// /admin/v1/webhooks, the operator's read-only list for the dashboard. Registration queues the
+// `ping` in the same write; deleting a webhook drops its undelivered events with it.
+
+import type { Clock } from '../clock.ts';
+import { isoTime } from '../clock.ts';
+import { newId } from '../domain/ids.ts';
+import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
+import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
+import type { ApiRoute, KeyContext, OpenRoute, Reply, RequestContext } from '../http/route.ts';
+import { BodyChecker } from '../http/validation.ts';
+import type { WriteOp } from '../store/format.ts';
+import type { Store } from '../store/store.ts';
+import { validateWebhookUrl } from '../webhooks/address-guard.ts';
+import { EVENT_TYPES } from '../webhooks/events.ts';
+import type { EventType } from '../webhooks/events.ts';
+import type { WebhookOutbox } from '../webhooks/outbox.ts';
+import { adminWebhookView, webhookView } from '../webhooks/records.ts';
+import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
+import { generateWebhookSecret } from '../webhooks/signing.ts';
+import { withWebhookLock } from '../webhooks/webhook-lock.ts';
+
+export const MAX_WEBHOOKS_PER_USER = 20;
+const MAX_URL_LENGTH = 2048;
+const MAX_DESCRIPTION_LENGTH = 500;
+const WRITABLE_FIELDS = ['url', 'events', 'description'] as const;
+const READ_ONLY_FIELDS = ['id', 'secret', 'active', 'created_at', 'last_delivery', 'user_id'] as const;
+
+export interface WebhookRouteDeps {
+  store: Store;
+  clock: Clock;
+  outbox: WebhookOutbox;
+  /** WEBHOOK_ALLOW_PRIVATE: lets URLs name loopback and private addresses (development). */
+  allowPrivate: boolean;
+}
+
+/** Newest first; ties by id, so pages never shuffle. */
+function byNewest(left: WebhookRecord, right: WebhookRecord): number {
+  if (left.created_at !== right.created_at) return left.created_at < right.created_at ? 1 : -1;
+  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
+}
+
+function readUrl(checker: BodyChecker, allowPrivate: boolean): string | undefined {
+  const raw = checker.string('url', 1, MAX_URL_LENGTH);
+  if (raw === undefined) return undefined;
+  const checked = validateWebhookUrl(raw, allowPrivate);
+  if (!checked.ok) return checker.fail('url', `is refused: ${checked.reason}`);
+  // Stored as parsed, so what the owner sees is what will be dialled.
+  const normalised = checked.url.href;
+  if (normalised.length > MAX_URL_LENGTH) return checker.fail('url', `must be at most ${MAX_URL_LENGTH} characters`);
+  return normalised;
+}
+
+function readEvents(checker: BodyChecker): EventType[] | undefined {
+  if (!checker.has('events')) return [...EVENT_TYPES];
+  const value = checker.value('events');
+  const allowed = EVENT_TYPES.join(', ');
+  if (!Array.isArray(value) || value.length === 0) {
+    return checker.fail('events', `must be a non-empty array of event kinds (${allowed})`);
+  }
+  const events: EventType[] = [];
+  for (const item of value) {
+    if (typeof item !== 'string' || !(EVENT_TYPES as readonly string[]).includes(item)) {
+      return checker.fail('events', `holds ${JSON.stringify(item)}, which is not an event kind (allowed: ${allowed})`);
+    }
+    if (events.includes(item as EventType)) return checker.fail('events', `lists "${item}" more than once`);
+    events.push(item as EventType);
+  }
+  return events;
+}
+
+export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
+  const { store, clock, outbox, allowPrivate } = deps;
+  /** Registrations between their check and their write, so two at once cannot pass 20. */
+  const reservedByUser = new Map<string, number>();
+
+  function list(context: KeyContext): Reply {
+    checkQueryNames(context.query, ['page', 'limit']);
+    const request = readPageRequest(context.query);
+    const webhooks = outbox.webhooksOf(context.user.id).sort(byNewest).map(webhookView);
+    return { status: 200, body: pageOf(webhooks, request) };
+  }
+
+  async function register(context: KeyContext): Promise<Reply> {
+    const body = await context.readJsonBody();
+    const checker = new BodyChecker(body, WRITABLE_FIELDS, READ_ONLY_FIELDS);
+    checker.requireFields(['url']);
+    const url = readUrl(checker, allowPrivate);
+    const events = readEvents(checker);
+    const description = checker.string('description', 0, MAX_DESCRIPTION_LENGTH) ?? '';
+    checker.finish();
+
+    const userId = context.user.id;
+    const reserved = reservedByUser.get(userId) ?? 0;
+    if (outbox.webhooksOf(userId).length + reserved >= MAX_WEBHOOKS_PER_USER) {
+      throw conflict(
+        `You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed. Delete one (DELETE /v1/webhooks/:id) before registering another.`,
+      );
+    }
+    reservedByUser.set(userId, reserved + 1);
+    try {
+      const createdAt = isoTime(clock.now());
+      const webhook: WebhookRecord = {
+        id: newId('wh'),
+        user_id: userId,
+        url: url!,
+        events: events!,
+        description,
+        active: true,
+        secret: generateWebhookSecret(),
+        created_at: createdAt,
+        updated_at: createdAt,
+        last_delivery: null,
+      };
+      const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, ...outbox.pingOps(webhook)];
+      // The only answer that ever carries the secret.
+      return await context.commit(ops, { status: 201, body: { data: { ...webhookView(webhook), secret: webhook.secret } } });
+    } finally {
+      const left = (reservedByUser.get(userId) ?? 1) - 1;
+      if (left > 0) reservedByUser.set(userId, left);
+      else reservedByUser.delete(userId);
+    }
+  }
+
+  function remove(context: KeyContext): Promise<Reply> {
+    const webhookId = context.params.id ?? '';
+    // Under the webhook's lock, so a delivery outcome being written cannot bring it back.
+    return withWebhookLock(store, webhookId, async () => {
+      const webhook = store.get<WebhookRecord>(WEBHOOKS, webhookId);
+      // Another user's webhook is answered exactly like a missing one: its existence is not theirs to learn.
+      if (webhook === undefined || webhook.user_id !== context.user.id) throw notFound('Webhook');
+      const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }];
+      for (const delivery of store.values<DeliveryRecord>(DELIVERIES)) {
+        if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
+      }
+      return context.commit(ops, { status: 200, body: { data: webhookView(webhook) } });
+    });
+  }
+
+  return [
+    { method: 'GET', pattern: '/v1/webhooks', resource: 'webhooks', summary: 'List your webhooks', handle: list },
+    { method: 'POST', pattern: '/v1/webhooks', resource: 'webhooks', summary: 'Register a webhook', handle: register },
+    { method: 'DELETE', pattern: '/v1/webhooks/:id', resource: 'webhooks', summary: 'Remove a webhook', handle: remove },
+  ];
+}
+
+export interface AdminWebhookRouteDeps {
+  store: Store;
+  outbox: WebhookOutbox;
+}
+
+/** GET /admin/v1/webhooks?user_id=&page=&limit=: every webhook, or one user's; never a secret. */
+export function adminWebhookRoutes(deps: AdminWebhookRouteDeps): OpenRoute[] {
+  const { store, outbox } = deps;
+
+  function list(context: RequestContext): Reply {
+    checkQueryNames(context.query, ['user_id', 'page', 'limit']);
+    const request = readPageRequest(context.query);
+    const userId = context.query.get('user_id');
+    if (userId === '') throw badRequest('Query parameter "user_id" must not be empty.', { user_id: 'must not be empty' });
+    const webhooks = userId === null ? [...store.values<WebhookRecord>(WEBHOOKS)] : outbox.webhooksOf(userId);
+    return { status: 200, body: pageOf(webhooks.sort(byNewest).map(adminWebhookView), request) };
+  }
+
+  return [{ method: 'GET', pattern: '/admin/v1/webhooks', summary: "List webhooks (all, or one user's)", handle: list }];
+}

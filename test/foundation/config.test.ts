@@ -1,0 +1,72 @@
+// Configuration from the environment (contract section 1): defaults, accepted values, and one
+// clear line plus a non-zero exit for anything else — before the server listens.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { ConfigError, DEFAULT_RETRY_DELAYS_MS, loadConfig } from '../../src/config.ts';
+
+test('defaults follow the contract', () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 3000);
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.dataDir, './data');
+  assert.equal(config.brand, 'market');
+  assert.equal(config.adminToken, null);
+  assert.equal(config.demo, true);
+  assert.equal(config.webhookAllowPrivate, false);
+  assert.deepEqual(config.webhookRetryDelaysMs, DEFAULT_RETRY_DELAYS_MS);
+  assert.deepEqual(DEFAULT_RETRY_DELAYS_MS, [5000, 300000, 1800000, 7200000, 18000000, 36000000]);
+});
+
+test('accepted values are read', () => {
+  const config = loadConfig({
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    DATA_DIR: ':memory:',
+    MARKETPLACE_BRAND: 'acme',
+    MARKETPLACE_ADMIN_TOKEN: 'a-long-enough-operator-token',
+    MARKETPLACE_DEMO: '0',
+    WEBHOOK_ALLOW_PRIVATE: '1',
+    WEBHOOK_RETRY_DELAYS_MS: '10,20,30',
+  });
+  assert.equal(config.port, 8080);
+  assert.equal(config.host, '0.0.0.0');
+  assert.equal(config.dataDir, null);
+  assert.equal(config.brand, 'acme');
+  assert.equal(config.demo, false);
+  assert.equal(config.webhookAllowPrivate, true);
+  assert.deepEqual(config.webhookRetryDelaysMs, [10, 20, 30]);
+});
+
+const BAD_SETTINGS: Array<[string, Record<string, string>, RegExp]> = [
+  ['port not a number', { PORT: 'eighty' }, /PORT/],
+  ['port out of range', { PORT: '70000' }, /PORT/],
+  ['empty host', { HOST: ' ' }, /HOST/],
+  ['brand with capitals', { MARKETPLACE_BRAND: 'Acme' }, /MARKETPLACE_BRAND/],
+  ['demo flag not 0/1', { MARKETPLACE_DEMO: 'yes' }, /MARKETPLACE_DEMO/],
+  ['retry delays not numbers', { WEBHOOK_RETRY_DELAYS_MS: '5s,10s' }, /WEBHOOK_RETRY_DELAYS_MS/],
+  ['private flag not 0/1', { WEBHOOK_ALLOW_PRIVATE: 'maybe' }, /WEBHOOK_ALLOW_PRIVATE/],
+];
+
+for (const [name, env, pattern] of BAD_SETTINGS) {
+  test(`bad config is one clear error: ${name}`, () => {
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) => error instanceof ConfigError && pattern.test(error.message) && !error.message.includes('\n'),
+    );
+  });
+}
+
+test('the server exits 1 with one line on bad config, before listening', () => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: 'not-a-port', DATA_DIR: ':memory:' },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  assert.equal(result.status, 1);
+  assert.equal(result.stdout, '');
+  const lines = result.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, result.stderr);
+  assert.match(lines[0]!, /^configuration error: PORT must be/);
+});

@@ -1,0 +1,100 @@
+// The real process (src/main.ts) as a self-hoster runs it: first start seeds the demo and
+// prints a curl line that works; SIGTERM finishes in-flight requests, closes the log, exits 0;
+// a second server on the same data dir refuses to start.
+
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { test } from 'node:test';
+import { temporaryDir } from '../helpers/server.ts';
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  url: string;
+}
+
+function startMain(env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ACCESS_LOG: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout!.on('data', (chunk) => (text += chunk));
+  child.stderr!.on('data', (chunk) => (text += chunk));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening on" line in time:\n${text}`)), 20_000);
+    child.stdout!.on('data', () => {
+      const match = /listening on (http:\/\/\S+)/.exec(text);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, output: () => text, url: match[1]! });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening:\n${text}`));
+    });
+  });
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+test('first start seeds the demo and prints a curl line that answers 200', async (t) => {
+  const dataDir = temporaryDir(t);
+  const running = await startMain({ DATA_DIR: dataDir, MARKETPLACE_DEMO: '1' });
+  t.after(() => running.child.kill('SIGKILL'));
+  const curlLine = /try: curl -H "Authorization: Bearer (\S+)" (\S+)/.exec(running.output());
+  assert.ok(curlLine, running.output());
+  const response = await fetch(curlLine[2]!, { headers: { authorization: `Bearer ${curlLine[1]}` } });
+  assert.equal(response.status, 200);
+  const body = (await response.json()) as { pagination: { total: number } };
+  assert.ok(body.pagination.total >= 10);
+  assert.match(running.output(), /operator token created in .*admin-token/);
+
+  // One writer per data dir: a second server refuses with a clear message.
+  const second = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, ACCESS_LOG: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let secondError = '';
+  second.stderr!.on('data', (chunk) => (secondError += chunk));
+  assert.equal(await exitOf(second), 1);
+  assert.match(secondError, /cannot start: .*(in use|locked|another)/i);
+});
+
+test('SIGTERM lets an in-flight request finish, keeps acknowledged writes, and exits 0', async (t) => {
+  const dataDir = temporaryDir(t);
+  const env = { DATA_DIR: dataDir, MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: 'process-test-token-0123456789' };
+  const running = await startMain(env);
+  t.after(() => running.child.kill('SIGKILL'));
+  const headers = { authorization: 'Bearer process-test-token-0123456789', 'content-type': 'application/json' };
+  const created = await fetch(`${running.url}/admin/v1/users`, { method: 'POST', headers, body: JSON.stringify({ name: 'Kept' }) });
+  assert.equal(created.status, 201);
+
+  // A request whose body is still arriving when SIGTERM lands is answered, not cut.
+  const slowBody = new ReadableStream({
+    async start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"name":'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      controller.enqueue(new TextEncoder().encode('"Late"}'));
+      controller.close();
+    },
+  });
+  const inFlight = fetch(`${running.url}/admin/v1/users`, { method: 'POST', headers, body: slowBody, duplex: 'half' } as RequestInit);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const exited = exitOf(running.child);
+  running.child.kill('SIGTERM');
+  assert.equal((await inFlight).status, 201);
+  assert.equal(await exited, 0);
+  assert.match(running.output(), /SIGTERM received/);
+
+  const restarted = await startMain(env);
+  t.after(() => restarted.child.kill('SIGKILL'));
+  const list = await fetch(`${restarted.url}/admin/v1/users`, { headers });
+  const names = ((await list.json()) as { data: Array<{ name: string }> }).data.map((user) => user.name);
+  assert.deepEqual(names.sort(), ['Kept', 'Late']);
+  restarted.child.kill('SIGTERM');
+  assert.equal(await exitOf(restarted.child), 0);
+});
