@@ -5,7 +5,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,6 +16,7 @@ import { mainMarkdown, scaleMarkdown, startupMarkdown, type MainResults, type Ru
 import { median, runScenario, type RoundSettings, type ScenarioResult, type Target } from './rounds.ts';
 import { FILTERED_PATH, LIST_PATH, otherScenarios, readScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
 import { writeSeedLog, type SeedResult } from './seed.ts';
+import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
 
 const USAGE = `npm run bench [-- options]
   (no mode)            scenarios A, B1, B2, C, E, D on 10,000 listings, with the ceiling and naive baselines
@@ -27,7 +28,10 @@ const USAGE = `npm run bench [-- options]
   --warmup S           warm-up seconds before each round (1)  --listings N  listings in the data set
   --connections N      connections for reads (default 10)     --write-connections N  for D (default 64)
   --only A,C,D         run only these scenarios               --sizes 1000,10000     listing counts for --scale
-  --entry FILE         server entry (default src/main.ts)     --keep        keep the temporary data dir`;
+  --entry FILE         server entry (default src/main.ts)     --keep        keep the temporary data dir
+  --server-env N=V     extra environment for the server (repeatable), e.g. --server-env MARKETPLACE_ANALYTICS=0
+  --profile            run the server under node --cpu-prof; hot spots go to bench/results/profile-*.md
+wrk is used when installed (apt-get install wrk); otherwise bench/loadgen.ts drives the load.`;
 
 const { values: options } = parseArgs({
   options: {
@@ -44,6 +48,8 @@ const { values: options } = parseArgs({
     only: { type: 'string' },
     sizes: { type: 'string', default: '1000,10000,100000,1000000' },
     entry: { type: 'string', default: 'src/main.ts' },
+    'server-env': { type: 'string', multiple: true, default: [] },
+    profile: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -52,6 +58,7 @@ const { values: options } = parseArgs({
 const REPO_DIR = join(import.meta.dirname, '..');
 const RESULTS_DIR = join(import.meta.dirname, 'results');
 const LOGS_DIR = join(RESULTS_DIR, 'logs');
+const PROFILES_DIR = join(RESULTS_DIR, 'profiles');
 const ADMIN_TOKEN = randomBytes(24).toString('hex');
 /** Baselines get an Authorization header of the same length as a real key, so requests weigh the same. */
 const DUMMY_AUTH = `Authorization: Bearer mk_${'x'.repeat(36)}`;
@@ -112,12 +119,28 @@ interface StartedServer {
   healthzMs: number;
 }
 
-async function startServer(dataDir: string, label: string): Promise<StartedServer> {
+/** --server-env NAME=VALUE pairs as an environment object. */
+function extraServerEnv(pairs: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const equals = pair.indexOf('=');
+    if (equals < 1) throw new Error(`--server-env wants NAME=VALUE, got "${pair}"`);
+    env[pair.slice(0, equals)] = pair.slice(equals + 1);
+  }
+  return env;
+}
+
+async function startServer(dataDir: string, label: string, extraEnv: Record<string, string> = extraServerEnv(options['server-env'])): Promise<StartedServer> {
   const port = await freePort();
   const started = performance.now();
+  const profileDir = options.profile ? join(PROFILES_DIR, label) : null;
+  if (profileDir !== null) {
+    rmSync(profileDir, { recursive: true, force: true });
+    mkdirSync(profileDir, { recursive: true });
+  }
   const child = await startChild({
     name: `server (${options.entry})`,
-    args: ['--import', 'tsx', options.entry],
+    args: [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), '--import', 'tsx', options.entry],
     env: {
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -126,6 +149,7 @@ async function startServer(dataDir: string, label: string): Promise<StartedServe
       MARKETPLACE_ADMIN_TOKEN: ADMIN_TOKEN,
       ACCESS_LOG: '0',
       NODE_ENV: 'production',
+      ...extraEnv,
     },
     cwd: REPO_DIR,
     logFile: join(LOGS_DIR, `server-${label}.log`),
@@ -138,7 +162,28 @@ async function startServer(dataDir: string, label: string): Promise<StartedServe
     if (attempt > 100) throw new Error(`GET /healthz did not answer 200 (last: ${answer?.status ?? 'no answer'})`);
     await sleep(50);
   }
-  return { child, baseUrl, healthzMs: performance.now() - started };
+  const stop = async (): Promise<void> => {
+    await child.stop();
+    if (profileDir !== null) summariseProfiles(profileDir, label);
+  };
+  return { child: { ...child, stop }, baseUrl, healthzMs: performance.now() - started };
+}
+
+/** After a profiled server stops: its .cpuprofile summarised into bench/results/profile-<label>.md. */
+function summariseProfiles(profileDir: string, label: string): void {
+  const files = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'));
+  if (files.length === 0) {
+    log(`  (no .cpuprofile in ${profileDir}: the server did not exit cleanly)`);
+    return;
+  }
+  const markdown = files.map((name) => profileMarkdown(`Server profile ${label} (${name})`, summariseProfile(readProfile(join(profileDir, name)), 30))).join('\n');
+  const target = join(RESULTS_DIR, `profile-${label}.md`);
+  writeFileSync(target, markdown);
+  log(`  profile: ${relativeToRepo(join(profileDir, files[0]!))} (open in Chrome DevTools), summary in ${relativeToRepo(target)}`);
+}
+
+function relativeToRepo(path: string): string {
+  return path.startsWith(`${REPO_DIR}/`) ? path.slice(REPO_DIR.length + 1) : path;
 }
 
 async function startBaseline(kind: 'ceiling' | 'naive', args: string[], label: string): Promise<{ child: RunningChild; baseUrl: string }> {

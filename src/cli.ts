@@ -169,6 +169,24 @@ const COMMANDS: Record<string, Command> = {
       return (await admin()).keys.revoke(args[0] ?? '');
     },
   },
+  'webhooks list': {
+    usage: 'webhooks list [--user-id <id>] [--page <n>] [--limit <n>]',
+    summary: "list webhooks, every user's or one user's (never their secrets)",
+    options: ['user-id', 'page', 'limit'],
+    args: 0,
+    async run({ options, admin }) {
+      return (await admin()).webhooks.list({ ...pageQuery(options, this.usage), user_id: options['user-id'] });
+    },
+  },
+  stats: {
+    usage: 'stats',
+    summary: 'uptime, user and key counts, and the store\'s counters',
+    options: [],
+    args: 0,
+    async run({ admin }) {
+      return (await admin()).stats();
+    },
+  },
   compact: {
     usage: 'compact',
     summary: "compact the server's log now",

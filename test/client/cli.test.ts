@@ -1,5 +1,6 @@
-// The operator CLI, run in-process through runCli against a fake admin server: what it sends,
-// what it prints, and its exit codes (0 done, 1 failed, 2 wrong command line).
+// The operator CLI, run in-process through runCli: against a fake admin server (what it sends,
+// what it prints, its exit codes: 0 done, 1 failed, 2 wrong command line), and against the
+// real server (a user and key made, used, changed and revoked; stats, compact, a backup).
 
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { runCli } from '../../src/cli.ts';
+import { startServer } from '../helpers/server.ts';
 
 interface SeenRequest {
   method: string;
@@ -91,7 +93,7 @@ test('wrong command lines exit 2 with one error line and the usage', async (t) =
 test('help prints every command to stdout and exits 0', async () => {
   const result = await run(['help']);
   assert.equal(result.code, 0);
-  for (const command of ['users create', 'users list', 'keys create', 'keys list', 'keys update', 'keys revoke', 'compact', 'backup', 'repair']) {
+  for (const command of ['users create', 'users list', 'users update', 'keys create', 'keys list', 'keys update', 'keys revoke', 'webhooks list', 'stats', 'compact', 'backup', 'repair']) {
     assert.ok(result.stdout.includes(command), command);
   }
   const commandHelp = await run(['keys', 'create', '--help']);
@@ -174,4 +176,58 @@ test('a failed backup leaves no file behind', async (t) => {
   assert.equal(result.code, 1);
   assert.match(result.stderr, /Admin token missing or invalid \(HTTP 401\)/);
   assert.deepEqual(await readdir(dir), []);
+});
+
+test('against the real server, token read from <data-dir>/admin-token: users, keys, stats, compact, backup', async (t) => {
+  // No MARKETPLACE_ADMIN_TOKEN: the server makes the token file, and the CLI finds it there.
+  const server = await startServer(t, { env: { MARKETPLACE_ADMIN_TOKEN: '' } });
+  const dataDir = server.dataDir!;
+  const env = { MARKETPLACE_URL: server.url };
+  const cli = async (...argv: string[]) => {
+    const result = await run([...argv, '--data-dir', dataDir], env);
+    assert.equal(result.code, 0, `marketplace ${argv.join(' ')}: ${result.stderr}`);
+    assert.equal(result.stderr, '');
+    return JSON.parse(result.stdout);
+  };
+
+  const user = await cli('users', 'create', '--name', 'Ada', '--email', 'ada@example.com', '--role', 'member');
+  assert.match(user.id, /^usr_/);
+  assert.equal((await cli('users', 'update', user.id, '--role', 'creator')).role, 'creator');
+  assert.equal((await cli('users', 'list')).pagination.total, 1);
+
+  const key = await cli('keys', 'create', '--user-id', user.id, '--permissions', 'read:listings, write:listings', '--rate-limit', '5', '--name', 'cli');
+  assert.match(key.key, /^market_live_/);
+  const asAda = (method: string, path: string, body?: unknown) => server.request(method, path, { key: key.key, body });
+  const created = await asAda('POST', '/v1/listings', { title: 'Made with a CLI key', type: 'TOOL', price: 1 });
+  assert.equal(created.status, 201, created.text);
+
+  const listed = await cli('keys', 'list', '--user-id', user.id);
+  assert.deepEqual(listed.data.map((entry: { id: string }) => entry.id), [key.id]);
+  assert.equal((await cli('keys', 'update', key.id, '--rate-limit', '9')).rate_limit, 9);
+  assert.equal((await asAda('GET', '/v1/listings')).headers.get('x-ratelimit-limit'), '9');
+  assert.ok((await cli('keys', 'revoke', key.id)).revoked_at);
+  assert.equal((await asAda('GET', '/v1/listings')).status, 401, 'refused from the very next request');
+
+  const stats = await cli('stats');
+  assert.equal(stats.users, 1);
+  assert.equal(stats.keys, 1);
+  const compacted = await cli('compact');
+  assert.ok(compacted.bytes_after <= compacted.bytes_before);
+
+  const target = join(await temporaryDir(t), 'backup.log');
+  const saved = await cli('backup', target);
+  assert.equal(saved.file, target);
+  assert.equal((await stat(target)).mode & 0o777, 0o600);
+  const text = await readFile(target, 'utf8');
+  assert.equal(saved.bytes, Buffer.byteLength(text));
+  assert.equal(JSON.parse(text.split('\n')[0] ?? '').format, 'marketplace-api-log');
+  assert.ok(text.includes(created.body.data.id), 'the backup holds the listing');
+  assert.ok(!text.includes(key.key), 'never the plain key');
+
+  const missing = await run(['keys', 'revoke', 'key_missing', '--data-dir', dataDir], env);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /^error: Key not found \(HTTP 404\) — request id [0-9a-f-]{36}\n$/);
+  const wrongToken = await run(['stats', '--token', 'wrong-token-0000000000'], env);
+  assert.equal(wrongToken.code, 1);
+  assert.match(wrongToken.stderr, /operator token is missing or wrong \(HTTP 401\)/);
 });

@@ -98,6 +98,20 @@ test('429 without timing headers: backs off 500 ms, 1 s, 2 s, 4 s, 8 s', async (
   assert.equal(server.requests.length, 6);
 });
 
+test('429 with a Reset already past and no Retry-After: backs off as if no timing were given', async (t) => {
+  const server = await fakeServer(t, (_request, index) => (index < 2 ? tooMany({ 'X-RateLimit-Reset': String(NOW_SECONDS - 5) }) : ok()));
+  const { client, waits } = recordingClient(server.baseUrl);
+  await client.listings.get('lst_1');
+  assert.deepEqual(waits, [500, 1000]);
+});
+
+test('429 with Retry-After as an HTTP date: waits until that date', async (t) => {
+  const server = await fakeServer(t, (_request, index) => (index === 0 ? tooMany({ 'Retry-After': new Date(NOW_MS + 12_000).toUTCString() }) : ok()));
+  const { client, waits } = recordingClient(server.baseUrl);
+  await client.listings.get('lst_1');
+  assert.deepEqual(waits, [12_000]);
+});
+
 test('backoff is capped at 30 s when more retries are allowed', async (t) => {
   const server = await fakeServer(t, (_request, index) => (index < 8 ? tooMany() : ok()));
   const { client, waits } = recordingClient(server.baseUrl, { maxRetries: 8 });
@@ -124,6 +138,22 @@ test('retries disabled: the first 429 is thrown at once', async (t) => {
   await assert.rejects(client.users.me(), { name: 'MarketplaceApiError', status: 429 });
   assert.equal(server.requests.length, 1);
   assert.deepEqual(waits, []);
+});
+
+test('retries disabled: a network failure is thrown at once too', async (t) => {
+  const server = await fakeServer(t, () => 'drop-connection');
+  const { client, waits } = recordingClient(server.baseUrl, { enabled: false });
+  await assert.rejects(client.listings.list(), MarketplaceNetworkError);
+  assert.equal(server.requests.length, 1);
+  assert.deepEqual(waits, []);
+});
+
+test('maxRetries: 2 stops after two retries', async (t) => {
+  const server = await fakeServer(t, () => tooMany({ 'Retry-After': '1' }));
+  const { client, waits } = recordingClient(server.baseUrl, { maxRetries: 2 });
+  await assert.rejects(client.listings.list(), { status: 429 });
+  assert.deepEqual(waits, [1000, 1000]);
+  assert.equal(server.requests.length, 3);
 });
 
 test('maxTotalWaitMs: a wait that would pass the cap is not made; the 429 is thrown instead', async (t) => {
