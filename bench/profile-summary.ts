@@ -43,7 +43,8 @@ function frameName(frame: ProfileNode['callFrame']): string {
   if (frame.url === '') return name;
   let file = frame.url.replace(/^file:\/\//, '');
   if (file.startsWith('/')) file = relative(REPO_DIR, file);
-  return `${name} ${file}:${frame.lineNumber + 1}`;
+  // Code compiled by tsx reports line 0 for everything; the file name is then all there is.
+  return frame.lineNumber > 0 ? `${name} ${file}:${frame.lineNumber + 1}` : `${name} ${file}`;
 }
 
 export function summariseProfile(profile: CpuProfile, top = 25): ProfileSummary {

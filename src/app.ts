@@ -4,16 +4,18 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { UsageRecorder } from './analytics/recorder.ts';
+import { UsageCounters } from './analytics/usage-counters.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { KeyAuthenticator } from './auth/authenticate.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { adminRoutes } from './handlers/admin.ts';
+import { adminUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
 import { serveDashboardAsset } from './handlers/dashboard.ts';
 import { openRoutes } from './handlers/health.ts';
 import { listingRoutes } from './handlers/listings.ts';
 import { userRoutes } from './handlers/users.ts';
+import { adminWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import type { ApiRoute, OpenRoute } from './http/route.ts';
@@ -24,7 +26,8 @@ import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import type { FileSystem } from './store/files.ts';
 import { Store } from './store/store.ts';
-import type { EventOutbox } from './webhooks/events.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import { WebhookOutbox } from './webhooks/outbox.ts';
 
 export interface AppOptions {
   config: Config;
@@ -67,23 +70,30 @@ export async function createApp(options: AppOptions): Promise<App> {
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
   const startedAtMs = clock.now();
 
-  // Analytics and webhooks plug in here (see their issues); until then nothing is counted or sent.
-  const usage: UsageRecorder & { lastUsedAt(keyId: string): string | null } = {
-    recordRequest() {},
-    recordListingView() {},
-    recordListingImpressions() {},
-    lastUsedAt: () => null,
-  };
-  const outbox: EventOutbox = { eventOps: () => [] };
+  // Counting is in memory; snapshots reach the store every few seconds and at close.
+  const usage = new UsageCounters({ store, clock, warn });
+  // Events are queued in the same write as their change; the dispatcher delivers them later.
+  const outbox = new WebhookOutbox({ store, clock });
+  const dispatcher = new WebhookDispatcher({
+    store,
+    clock,
+    retryDelaysMs: config.webhookRetryDelaysMs,
+    allowPrivate: config.webhookAllowPrivate,
+    warn,
+  });
 
   const index = new ListingIndex(store);
   const keyLimiter = new SlidingWindowLimiter({ monotonicNow: () => clock.monotonic() });
   const apiRoutes: ApiRoute[] = [
     ...listingRoutes({ store, clock, index, usage, outbox }),
     ...userRoutes({ store, clock, outbox }),
+    ...analyticsRoutes({ store, clock, usage, keyLimiter }),
+    ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
   ];
   const operatorRoutes: OpenRoute[] = [
     ...adminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usage.lastUsedAt(keyId), startedAtMs }),
+    adminUsageRoute({ store, clock, usage, keyLimiter }),
+    ...adminWebhookRoutes({ store, outbox }),
   ];
   let openApiBytes: Buffer | null = null;
   const publicRoutes = openRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument()))));
@@ -135,6 +145,8 @@ export async function createApp(options: AppOptions): Promise<App> {
         server.once('error', reject);
         server.listen(config.port, config.host, () => {
           server.off('error', reject);
+          usage.start();
+          dispatcher.start();
           const { address, port } = server.address() as AddressInfo;
           resolve(`http://${address.includes(':') ? `[${address}]` : address}:${port}`);
         });
@@ -144,6 +156,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       closing ??= (async () => {
         clearInterval(sweepTimer);
         await stopServer(server, graceMs);
+        await dispatcher.stop();
+        await usage.stop();
         await store.close();
       })();
       return closing;

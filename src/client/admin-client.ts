@@ -19,6 +19,8 @@ import type {
   NewUser,
   PageQuery,
   ServerStats,
+  Usage,
+  UsageQuery,
 } from './types.ts';
 import type { CallOptions, PostOptions } from './marketplace-client.ts';
 
@@ -148,6 +150,17 @@ export class AdminKeysApi {
       method: 'PATCH',
       path: `/admin/v1/keys/${segment(id)}`,
       body: patch,
+      signal: options.signal,
+    });
+    return answer.data;
+  }
+
+  /** Any key's usage: the same answer as `/v1/analytics/usage` gives the key itself. */
+  async usage(id: string, query: UsageQuery = {}, options: CallOptions = {}): Promise<Usage> {
+    const answer = await this.transport.json<Envelope<Usage>>({
+      method: 'GET',
+      path: `/admin/v1/keys/${segment(id)}/usage`,
+      query: { ...query },
       signal: options.signal,
     });
     return answer.data;

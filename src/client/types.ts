@@ -126,39 +126,75 @@ export interface StatusCounts {
   '5xx': number;
 }
 
+/** Requests counted, by status class, and how many of them were refused with 429. */
+export interface UsageCounts {
+  requests: number;
+  by_status: StatusCounts;
+  rate_limited: number;
+}
+
 export interface UsageQuery {
+  /** Bucket size of the series; default `hour`. */
   granularity?: 'hour' | 'day';
-  /** ISO 8601 time. */
+  /** ISO 8601 time with `Z` or an offset, or a date; rounded down to a whole bucket. Default: 24 h (hour) or 30 days (day) before `to`. */
   from?: string;
+  /** Rounded up to a whole bucket; default the end of the current bucket. */
   to?: string;
+}
+
+export interface EndpointUsage extends UsageCounts {
+  /** `METHOD /route/:pattern`, e.g. `GET /v1/listings/:id` (never a raw path with ids). */
+  endpoint: string;
+  method: string;
+  route: string;
+}
+
+export interface UsagePoint extends UsageCounts {
+  /** Start of the bucket, ISO. */
+  start: string;
+  /** 4xx and 5xx answers other than 429. */
+  errors: number;
 }
 
 export interface Usage {
   key_id: string;
+  granularity: 'hour' | 'day';
+  /** The range actually covered, on bucket boundaries. */
+  from: string;
+  to: string;
+  /** Over the range. */
+  totals: UsageCounts;
+  /** Most requests first. */
+  endpoints: EndpointUsage[];
+  /** One point per bucket of the range, empty ones included, oldest first. */
+  series: { granularity: 'hour' | 'day'; from: string; to: string; points: UsagePoint[] };
+  /** The key's rate-limit window now (`reset` in Unix seconds), read without counting a request. */
   window: { limit: number; remaining: number; reset: number };
-  totals: { requests: number; by_status: StatusCounts; rate_limited: number };
-  endpoints: Array<{ method: string; route: string; requests: number; by_status: StatusCounts; rate_limited: number }>;
-  series: {
-    granularity: 'hour' | 'day';
-    from: string;
-    to: string;
-    points: Array<{ start: string; requests: number; rate_limited: number; errors: number }>;
-  };
 }
 
+export type ListingStatsSort = '-views' | 'views' | '-impressions' | 'impressions';
+
 export interface ListingStatsQuery extends PageQuery {
-  sort?: string;
+  /** Default `-views`; ties by listing id. */
+  sort?: ListingStatsSort;
+  /** Whole hours; both open by default (every count kept). */
+  from?: string;
+  to?: string;
 }
 
 export interface ListingStats {
   listing_id: string;
   title: string;
+  /** Archived listings are included: their counts so far stay their owner's. */
   status: ListingStatus;
+  /** Successful `GET /v1/listings/:id`. */
   views: number;
+  /** Appearances on a served `GET /v1/listings` page, cached pages included. */
   impressions: number;
 }
 
 export interface ListingStatsResponse extends ListResponse<ListingStats> {
+  /** Over every one of your listings, not just this page. */
   totals: { views: number; impressions: number };
 }
 

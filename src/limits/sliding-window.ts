@@ -115,11 +115,13 @@ export class SlidingWindowLimiter {
 
   private makeRoom(now: number): void {
     this.sweep(now);
-    // Still full of active ids: drop the oldest-created ones (a flood of ids, not real keys).
-    const excess = this.windows.size - this.maxIds + 1;
+    if (this.windows.size < this.maxIds) return;
+    // Still full of active ids (a flood of ids, not real keys): drop the oldest-created ones, a
+    // batch at a time, so a flood pays for one full sweep per batch rather than per request.
+    const toDrop = Math.max(this.windows.size - this.maxIds + 1, Math.ceil(this.maxIds / 64));
     let dropped = 0;
     for (const id of this.windows.keys()) {
-      if (dropped >= excess) break;
+      if (dropped >= toDrop) break;
       this.windows.delete(id);
       dropped += 1;
     }

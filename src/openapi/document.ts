@@ -3,9 +3,11 @@
 // are exactly the router's.
 
 import { adminPaths } from './admin.ts';
+import { adminUsagePath, analyticsPaths } from './analytics.ts';
 import { listingPaths } from './listings.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { userPaths } from './users.ts';
+import { adminWebhookPaths, webhookEvents, webhookPaths, webhookSchemas } from './webhooks.ts';
 
 export function buildOpenApiDocument(): Record<string, unknown> {
   return {
@@ -31,15 +33,20 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
       ...listingPaths,
       ...userPaths,
+      ...analyticsPaths,
+      ...webhookPaths,
       ...adminPaths,
+      ...adminUsagePath,
+      ...adminWebhookPaths,
     },
+    webhooks: webhookEvents,
     components: {
       securitySchemes: {
         bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key: `market_live_…` or `mk_…`.' },
         headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         operatorToken: { type: 'http', scheme: 'bearer', description: 'MARKETPLACE_ADMIN_TOKEN (or DATA_DIR/admin-token).' },
       },
-      schemas: SHARED_SCHEMAS,
+      schemas: { ...SHARED_SCHEMAS, ...webhookSchemas },
     },
   };
 }

@@ -229,5 +229,5 @@ test('against the real server, token read from <data-dir>/admin-token: users, ke
   assert.match(missing.stderr, /^error: Key not found \(HTTP 404\) — request id [0-9a-f-]{36}\n$/);
   const wrongToken = await run(['stats', '--token', 'wrong-token-0000000000'], env);
   assert.equal(wrongToken.code, 1);
-  assert.match(wrongToken.stderr, /operator token is missing or wrong \(HTTP 401\)/);
+  assert.match(wrongToken.stderr, /operator token is missing or wrong\. \(HTTP 401\)/);
 });

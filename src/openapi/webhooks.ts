@@ -1,0 +1,210 @@
+// OpenAPI for webhooks: the /v1/webhooks endpoints, the operator's list, their schemas, and
+// the top-level `webhooks` object (OpenAPI 3.1) describing each event we POST to a receiver.
+
+import { EVENT_TYPES } from '../webhooks/events.ts';
+import type { EventType } from '../webhooks/events.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, PAGE_PARAMS, pathId, queryParam, ref } from './schema.ts';
+import type { Schema } from './schema.ts';
+
+const KEY = '-H "Authorization: Bearer $KEY"';
+const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
+const timestamp = { type: 'string', format: 'date-time' };
+
+/** Merged into components.schemas by the document. */
+export const webhookSchemas: Record<string, Schema> = {
+  LastDelivery: {
+    type: ['object', 'null'],
+    description: 'The most recent attempt to deliver an event to this webhook; null until the first one.',
+    required: ['event_id', 'type', 'status', 'attempts', 'response_status', 'at'],
+    properties: {
+      event_id: { type: 'string', examples: ['evt_Q7mZ2xLp0sK4vN8rT1bY'] },
+      type: { enum: [...EVENT_TYPES] },
+      status: { enum: ['delivered', 'retrying', 'failed'] },
+      attempts: { type: 'integer', minimum: 1 },
+      response_status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null when none arrived (timeout, refused connection)." },
+      at: timestamp,
+    },
+  },
+  Webhook: {
+    type: 'object',
+    required: ['id', 'url', 'events', 'description', 'active', 'created_at', 'last_delivery'],
+    properties: {
+      id: { type: 'string', examples: ['wh_3kT9pQ2mXz7LbV1nR5sW'] },
+      url: { type: 'string', format: 'uri', maxLength: 2048 },
+      events: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...EVENT_TYPES] } },
+      description: { type: 'string', maxLength: 500 },
+      active: { type: 'boolean', description: 'false once the receiver answered 410 Gone; nothing more is sent to it.' },
+      created_at: timestamp,
+      last_delivery: ref('LastDelivery'),
+    },
+  },
+  NewWebhook: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['url'],
+    properties: {
+      url: {
+        type: 'string',
+        format: 'uri',
+        maxLength: 2048,
+        description: 'http or https; no user name or password; not a loopback, private, link-local or other reserved address (unless the server runs with WEBHOOK_ALLOW_PRIVATE=1).',
+      },
+      events: {
+        type: 'array',
+        minItems: 1,
+        uniqueItems: true,
+        items: { enum: [...EVENT_TYPES] },
+        default: [...EVENT_TYPES],
+        description: 'The event kinds to receive; all of them when left out.',
+      },
+      description: { type: 'string', maxLength: 500, default: '' },
+    },
+  },
+  NewWebhookWithSecret: {
+    allOf: [
+      ref('Webhook'),
+      {
+        type: 'object',
+        required: ['secret'],
+        properties: {
+          secret: {
+            type: 'string',
+            pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+            description: 'Signs every delivery. Shown in this answer only: store it now.',
+          },
+        },
+      },
+    ],
+  },
+};
+
+export const webhookPaths = {
+  '/v1/webhooks': {
+    get: {
+      summary: 'List your webhooks',
+      description: 'Newest first. Secrets are never listed.',
+      parameters: PAGE_PARAMS,
+      responses: {
+        '200': answer('A page of your webhooks', listOf(ref('Webhook'))),
+        '400': errorAnswer('Bad page or limit, or an unknown query parameter'),
+        ...GATE_ERRORS,
+      },
+      ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/webhooks?limit=20'`),
+    },
+    post: {
+      summary: 'Register a webhook; the answer carries its secret, once',
+      description:
+        'At most 20 webhooks per user. A `ping` event is queued for the new webhook at once (if its `events` include `ping`, as the default does).',
+      requestBody: jsonBody(ref('NewWebhook')),
+      responses: {
+        '201': answer('Registered', dataOf(ref('NewWebhookWithSecret'))),
+        '400': errorAnswer('Invalid body; `details` names each bad field (a refused URL, an unknown event kind, an unknown field)'),
+        '409': errorAnswer('You already have 20 webhooks'),
+        '413': errorAnswer('Body over 64 KiB'),
+        '415': errorAnswer('Body is not application/json'),
+        ...GATE_ERRORS,
+      },
+      ...curl(
+        `curl -s ${KEY} -H 'Content-Type: application/json' -d '{"url":"https://example.com/hooks/market","events":["listing.created","listing.updated"],"description":"catalog sync"}' http://127.0.0.1:3000/v1/webhooks`,
+      ),
+    },
+  },
+  '/v1/webhooks/{id}': {
+    delete: {
+      summary: 'Remove one of your webhooks',
+      description: 'Events not yet delivered to it are dropped. Another user\'s webhook answers 404, as an unknown id does.',
+      parameters: [pathId('Webhook id')],
+      responses: { '200': answer('Removed; the webhook as it was', dataOf(ref('Webhook'))), '404': errorAnswer('Webhook not found'), ...GATE_ERRORS },
+      ...curl(`curl -s -X DELETE ${KEY} http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW`),
+    },
+  },
+};
+
+export const adminWebhookPaths = {
+  '/admin/v1/webhooks': {
+    get: {
+      summary: "List webhooks (everyone's, or one user's)",
+      security: [{ operatorToken: [] }],
+      parameters: [queryParam('user_id', { type: 'string', minLength: 1 }, "Only this user's webhooks."), ...PAGE_PARAMS],
+      responses: {
+        '200': answer('Webhooks, newest first, never their secrets', listOf({ allOf: [ref('Webhook'), { type: 'object', required: ['user_id'], properties: { user_id: { type: 'string' } } }] })),
+        '400': errorAnswer('Bad page, limit or user_id'),
+        '401': errorAnswer('Operator token missing or wrong'),
+      },
+      ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/webhooks?user_id=usr_8hJ3kQ0pLr5sT2vW9xYz'`),
+    },
+  },
+};
+
+const SIGNATURE_HEADERS = [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    schema: { type: 'string' },
+    description: 'The event id (`evt_…`). The same on every retry of the event: use it to drop duplicates.',
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+    description: 'Unix seconds when this attempt was signed; new on each retry. Refuse values far from your clock (we suggest 5 minutes).',
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    schema: { type: 'string', examples: ['v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE='] },
+    description:
+      '`v1,` + base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by the bytes the base64 after `whsec_` stands for (Standard Webhooks). Space-separated when there are several; accept if any matches.',
+  },
+];
+
+const DELIVERY_RESPONSES = {
+  '2XX': { description: 'Delivered (only when it arrives within 10 s). The body is ignored.' },
+  '410': { description: 'Gone: the webhook is set to `active: false` and gets nothing more.' },
+  '429': { description: 'Retried later; a `Retry-After` (seconds or HTTP date) lengthens the wait.' },
+  '503': { description: 'Retried later; a `Retry-After` (seconds or HTTP date) lengthens the wait.' },
+  default: {
+    description:
+      'Any other answer, a redirect (never followed), a timeout or a connection error: retried after each delay of WEBHOOK_RETRY_DELAYS_MS (by default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h), then given up.',
+  },
+};
+
+const EVENT_DATA: Record<EventType, { summary: string; data: Schema }> = {
+  'listing.created': { summary: 'One of your listings was created', data: ref('Listing') },
+  'listing.updated': { summary: 'One of your listings was changed', data: ref('Listing') },
+  'listing.archived': { summary: 'One of your listings was archived (DELETE)', data: { allOf: [ref('Listing'), { properties: { status: { const: 'archived' } } }] } },
+  'user.updated': { summary: 'Your profile was changed (by you or by the operator)', data: ref('User') },
+  ping: { summary: 'Sent once, right after the webhook is registered', data: ref('Webhook') },
+};
+
+function eventPayload(type: EventType, data: Schema): Schema {
+  return {
+    type: 'object',
+    required: ['id', 'type', 'created_at', 'data'],
+    properties: {
+      id: { type: 'string', description: 'The event id, equal to the webhook-id header.', examples: ['evt_Q7mZ2xLp0sK4vN8rT1bY'] },
+      type: { const: type },
+      created_at: timestamp,
+      data,
+    },
+  };
+}
+
+/** The document's top-level `webhooks`: one POST per event kind, as a receiver gets it. */
+export const webhookEvents = Object.fromEntries(
+  EVENT_TYPES.map((type) => [
+    type,
+    {
+      post: {
+        summary: EVENT_DATA[type].summary,
+        description: `POSTed as JSON to each active webhook of the resource's owner that subscribes to \`${type}\`.`,
+        parameters: SIGNATURE_HEADERS,
+        requestBody: jsonBody(eventPayload(type, EVENT_DATA[type].data), `The \`${type}\` event`),
+        responses: DELIVERY_RESPONSES,
+      },
+    },
+  ]),
+);
