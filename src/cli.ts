@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
-import type { KeyPatch, NewKeyInput, NewUser, AdminUserPatch, Role } from './client/types.ts';
+import type { AdminUserPatch, KeyPatch, NewKeyInput, NewUser, Role, UsageQuery } from './client/types.ts';
 
 export interface CliIo {
   stdout: { write(text: string): unknown };
@@ -37,6 +37,9 @@ const OPTION_SPECS = {
   permissions: { type: 'string' },
   'rate-limit': { type: 'string' },
   prefix: { type: 'string' },
+  granularity: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -158,6 +161,22 @@ const COMMANDS: Record<string, Command> = {
       if (options.name !== undefined) patch.name = options.name;
       if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --permissions, --rate-limit or --name', this.usage);
       return (await admin()).keys.update(args[0] ?? '', patch);
+    },
+  },
+  'keys usage': {
+    usage: 'keys usage <key-id> [--granularity hour|day] [--from <ISO time>] [--to <ISO time>]',
+    summary: "a key's usage: totals, per endpoint, a time series, its window now",
+    options: ['granularity', 'from', 'to'],
+    args: 1,
+    async run({ options, args, admin }) {
+      const query: UsageQuery = {};
+      if (options.granularity !== undefined) {
+        if (options.granularity !== 'hour' && options.granularity !== 'day') throw new UsageError('--granularity must be hour or day', this.usage);
+        query.granularity = options.granularity;
+      }
+      if (options.from !== undefined) query.from = options.from;
+      if (options.to !== undefined) query.to = options.to;
+      return (await admin()).keys.usage(args[0] ?? '', query);
     },
   },
   'keys revoke': {

@@ -42,7 +42,7 @@ export function checkPermissionEntry(entry: unknown, routes: readonly Permission
   if (!METHODS.includes(method)) return `unknown method ${method} (known: ${METHODS.join(', ')})`;
   if (path.endsWith('/*')) {
     const prefix = path.slice(0, -1);
-    return routes.some((route) => route.method === method && concretePatternPrefix(route.pattern).startsWith(prefix))
+    return routes.some((route) => route.method === method && routeLiesUnder(route.pattern, prefix))
       ? null
       : `no ${method} route lies under ${path}`;
   }
@@ -52,10 +52,16 @@ export function checkPermissionEntry(entry: unknown, routes: readonly Permission
   return `no route ${method} ${path}`;
 }
 
-/** The literal start of a pattern, e.g. "/v1/listings/" for "/v1/listings/:id". */
-function concretePatternPrefix(pattern: string): string {
-  const colon = pattern.indexOf(':');
-  return colon === -1 ? pattern + (pattern.endsWith('/') ? '' : '/') : pattern.slice(0, colon);
+/**
+ * True when some path of `pattern` starts with `prefix` (which ends in "/"), i.e. when the
+ * prefix entry would grant something: "/v1/listings/:id" lies under "/v1/listings/", but
+ * "/v1/listings" itself does not, as the request-time check (a string prefix) agrees.
+ */
+function routeLiesUnder(pattern: string, prefix: string): boolean {
+  const prefixSegments = prefix.split('/').slice(1, -1);
+  const patternSegments = pattern.split('/').slice(1);
+  if (patternSegments.length <= prefixSegments.length) return false;
+  return prefixSegments.every((segment, index) => patternSegments[index] === segment || patternSegments[index]!.startsWith(':'));
 }
 
 const routerCache = new WeakMap<readonly PermissionRoute[], Router<PermissionRoute>>();

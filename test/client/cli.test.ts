@@ -66,7 +66,7 @@ test('wrong command lines exit 2 with one error line and the usage', async (t) =
   const cases: Array<[string, string[], RegExp]> = [
     ['no command', [], /no command given/],
     ['unknown command', ['frobnicate'], /unknown command "frobnicate"/],
-    ['unknown sub-command', ['keys', 'rotate'], /unknown keys command "rotate"; one of: create, list, update, revoke/],
+    ['unknown sub-command', ['keys', 'rotate'], /unknown keys command "rotate"; one of: create, list, update, usage, revoke/],
     ['unknown option', ['users', 'list', '--colour'], /Unknown option '--colour'/],
     ['option of another command', ['users', 'list', '--rate-limit', '5'], /--rate-limit does not apply/],
     ['missing --name', ['users', 'create'], /--name is required/],
@@ -74,6 +74,7 @@ test('wrong command lines exit 2 with one error line and the usage', async (t) =
     ['--rate-limit not an integer', ['keys', 'create', '--user-id', 'usr_1', '--rate-limit', '1.5'], /--rate-limit must be an integer >= 1/],
     ['--page zero', ['users', 'list', '--page', '0'], /--page must be an integer >= 1/],
     ['bad --prefix', ['keys', 'create', '--user-id', 'usr_1', '--prefix', 'test'], /--prefix must be mk or live/],
+    ['bad --granularity', ['keys', 'usage', 'key_1', '--granularity', 'week'], /--granularity must be hour or day/],
     ['revoke without id', ['keys', 'revoke'], /expected 1 argument/],
     ['extra argument', ['compact', 'now'], /expected 0 argument/],
     ['update with nothing to change', ['keys', 'update', 'key_1'], /nothing to change/],
@@ -93,7 +94,7 @@ test('wrong command lines exit 2 with one error line and the usage', async (t) =
 test('help prints every command to stdout and exits 0', async () => {
   const result = await run(['help']);
   assert.equal(result.code, 0);
-  for (const command of ['users create', 'users list', 'users update', 'keys create', 'keys list', 'keys update', 'keys revoke', 'webhooks list', 'stats', 'compact', 'backup', 'repair']) {
+  for (const command of ['users create', 'users list', 'users update', 'keys create', 'keys list', 'keys update', 'keys usage', 'keys revoke', 'webhooks list', 'stats', 'compact', 'backup', 'repair']) {
     assert.ok(result.stdout.includes(command), command);
   }
   const commandHelp = await run(['keys', 'create', '--help']);
@@ -205,6 +206,10 @@ test('against the real server, token read from <data-dir>/admin-token: users, ke
   assert.deepEqual(listed.data.map((entry: { id: string }) => entry.id), [key.id]);
   assert.equal((await cli('keys', 'update', key.id, '--rate-limit', '9')).rate_limit, 9);
   assert.equal((await asAda('GET', '/v1/listings')).headers.get('x-ratelimit-limit'), '9');
+  const usage = await cli('keys', 'usage', key.id, '--granularity', 'day');
+  assert.equal(usage.totals.requests, 2, 'the POST and the GET');
+  assert.deepEqual(usage.window, { ...usage.window, limit: 9, remaining: 7 });
+  assert.equal((await cli('webhooks', 'list', '--user-id', user.id)).pagination.total, 0);
   assert.ok((await cli('keys', 'revoke', key.id)).revoked_at);
   assert.equal((await asAda('GET', '/v1/listings')).status, 401, 'refused from the very next request');
 

@@ -1,9 +1,13 @@
-// The typed client against the real server (createApp on port 0): every listing, user and
-// operator method, the typed errors the server's answers become, Idempotency-Keys that make a
-// retried POST safe, listAll's paging, and the 429 wait (server and client share a ManualClock,
-// and the client's sleep advances it, so a 60 s wait takes no time).
+// The typed client against the real server (createApp on port 0): every listing, user,
+// analytics, webhook and operator method, the typed errors the server's answers become,
+// Idempotency-Keys that make a retried POST safe, listAll's paging, and the 429 wait (server
+// and client share a ManualClock, and the client's sleep advances it, so 60 s take no time).
 
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { AdminClient, MarketplaceApiError, MarketplaceClient, MarketplaceNetworkError } from '../../src/client/index.ts';
@@ -487,4 +491,143 @@ test('a server that is not there is a MarketplaceNetworkError after the backoff 
     return true;
   });
   assert.deepEqual(waits, [500, 1000, 2000, 4000, 8000]);
+});
+
+/** A local webhook receiver that answers 200 and keeps what it got. */
+async function receiver(t: TestContext) {
+  const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString() });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
+}
+
+/** Polls until `check` returns a value (deliveries run in the background), at most 5 s. */
+async function eventually<T>(check: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  for (let tries = 0; tries < 250; tries += 1) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await delay(20);
+  }
+  throw new Error('timed out waiting');
+}
+
+/** Standard Webhooks verification, written here from the spec rather than imported from the server. */
+function signatureOk(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const expected = createHmac('sha256', key).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
+  return String(headers['webhook-signature']).split(' ').includes(`v1,${expected}`);
+}
+
+test('webhooks: create (secret once), ping and listing.created signed, list with last_delivery, delete; another user gets 404', async (t) => {
+  const { server, admin } = await setup(t, { dataDir: null, env: { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '10,10' } });
+  const hooks = await receiver(t);
+  const owner = await userClient(server, admin, 'creator', ['read:listings', 'write:listings', 'read:webhooks', 'write:webhooks']);
+  const other = await userClient(server, admin, 'creator', ['read:webhooks', 'write:webhooks']);
+
+  const created = await owner.client.webhooks.create({ url: hooks.url, events: ['ping', 'listing.created'], description: 'CI' });
+  assert.match(created.id, /^wh_/);
+  assert.match(created.secret, /^whsec_/);
+  assert.deepEqual(created.events, ['ping', 'listing.created']);
+  assert.equal(created.active, true);
+  assert.equal(created.last_delivery, null);
+
+  const listing = await owner.client.listings.create(pdfSkill);
+  await owner.client.listings.update(listing.id, { price: 1 }); // listing.updated: not subscribed
+  const deliveries = await eventually(() => (hooks.received.length >= 2 ? hooks.received : undefined));
+  const events = deliveries.map((delivery) => JSON.parse(delivery.body) as { id: string; type: string; data: { id: string } });
+  assert.deepEqual(
+    events.map((event) => event.type).sort(),
+    ['listing.created', 'ping'],
+  );
+  assert.equal(events.find((event) => event.type === 'listing.created')?.data.id, listing.id);
+  for (const delivery of deliveries) assert.ok(signatureOk(created.secret, delivery.headers, delivery.body), 'signed with the secret');
+
+  const listed = await eventually(async () => {
+    const page = await owner.client.webhooks.list();
+    return page.data[0]?.last_delivery?.status === 'delivered' ? page : undefined;
+  });
+  assert.deepEqual(listed.pagination, { page: 1, limit: 20, total: 1, total_pages: 1 });
+  assert.ok(!('secret' in listed.data[0]!), 'never the secret again');
+  assert.equal(listed.data[0]?.last_delivery?.response_status, 200);
+  assert.equal((await admin.webhooks.list({ user_id: owner.user.id })).data[0]?.user_id, owner.user.id);
+
+  assert.equal((await other.client.webhooks.list()).pagination.total, 0, "another user's webhooks are not listed");
+  assert.equal((await apiError(other.client.webhooks.delete(created.id))).status, 404, "another user's webhook is not found");
+  const removed = await owner.client.webhooks.delete(created.id);
+  assert.equal(removed.id, created.id);
+  assert.equal((await owner.client.webhooks.list()).pagination.total, 0);
+  assert.equal((await apiError(owner.client.webhooks.delete(created.id))).status, 404);
+});
+
+test('webhooks: a private address is refused with details unless WEBHOOK_ALLOW_PRIVATE; bad events name the field', async (t) => {
+  const { server, admin } = await setup(t);
+  const { client } = await userClient(server, admin, 'member', ['read:webhooks', 'write:webhooks']);
+  const refused = await apiError(client.webhooks.create({ url: 'http://127.0.0.1:9/hooks' }));
+  assert.equal(refused.status, 400);
+  assert.match(refused.details?.url ?? '', /refused/);
+  const badEvents = await apiError(client.webhooks.create({ url: 'https://example.com/hooks', events: ['listing.sold' as 'ping'] }));
+  assert.equal(badEvents.status, 400);
+  assert.match(badEvents.details?.events ?? '', /listing\.sold/);
+});
+
+test('analytics: usage counts only the calling key, per endpoint, with the current window; listing views and impressions', async (t) => {
+  const { server, admin } = await setup(t);
+  const creator = await userClient(server, admin, 'creator', ['read:listings', 'write:listings', 'read:analytics'], { rateLimit: 50 });
+  const reader = await userClient(server, admin, 'member', ['read:listings', 'read:analytics'], { rateLimit: 50 });
+
+  const popular = await creator.client.listings.create({ title: 'Popular', type: 'AGENT', price: 3 });
+  const quiet = await creator.client.listings.create({ title: 'Quiet', type: 'AGENT', price: 2 });
+  for (let view = 0; view < 3; view += 1) await reader.client.listings.get(popular.id);
+  await reader.client.listings.list(); // one page showing both: an impression each
+  await reader.client.listings.list(); // the cached page counts too
+  await apiError(reader.client.listings.get('lst_missing'));
+
+  const usage = await reader.client.analytics.usage({ granularity: 'day' });
+  assert.equal(usage.key_id, reader.key.id);
+  assert.equal(usage.granularity, 'day');
+  assert.deepEqual(usage.totals, { requests: 6, by_status: { '2xx': 5, '3xx': 0, '4xx': 1, '5xx': 0 }, rate_limited: 0 });
+  assert.deepEqual(
+    usage.endpoints.map((endpoint) => [endpoint.endpoint, endpoint.requests]),
+    [
+      ['GET /v1/listings/:id', 4],
+      ['GET /v1/listings', 2],
+    ],
+  );
+  assert.equal(usage.series.points.length, 30, 'a day series covers 30 days by default');
+  assert.equal(usage.series.points.at(-1)?.requests, 6);
+  assert.equal(usage.series.points.at(-1)?.errors, 1);
+  assert.equal(usage.window.limit, 50);
+  assert.equal(usage.window.remaining, 43, 'six requests plus this one');
+  const adminView = await admin.keys.usage(reader.key.id, { granularity: 'day' });
+  assert.equal(adminView.totals.requests, 7, 'the usage call itself is counted once answered');
+
+  const creatorUsage = await creator.client.analytics.usage();
+  assert.equal(creatorUsage.totals.requests, 2, "the other key's traffic is not in it");
+  assert.equal(creatorUsage.series.points.length, 24, 'an hour series covers 24 hours by default');
+
+  const stats = await creator.client.analytics.listings();
+  assert.deepEqual(stats.totals, { views: 3, impressions: 4 });
+  assert.deepEqual(
+    stats.data.map((row) => [row.listing_id, row.views, row.impressions]),
+    [
+      [popular.id, 3, 2],
+      [quiet.id, 0, 2],
+    ],
+  );
+  assert.deepEqual(
+    (await creator.client.analytics.listings({ sort: 'views', limit: 1 })).data.map((row) => row.listing_id),
+    [quiet.id],
+  );
+  assert.equal((await reader.client.analytics.listings()).pagination.total, 0, "a reader sees only their own listings' stats");
+  const badRange = await apiError(reader.client.analytics.usage({ from: 'yesterday' }));
+  assert.equal(badRange.status, 400);
+  assert.ok(badRange.details && 'from' in badRange.details);
 });

@@ -10,7 +10,7 @@ import { DELIVERIES } from '../../src/domain/records.ts';
 import type { DeliveryRecord } from '../../src/webhooks/records.ts';
 import { verifySignature } from '../../src/webhooks/signing.ts';
 import { startServer } from '../helpers/server.ts';
-import type { TestServer } from '../helpers/server.ts';
+import type { TestResponse, TestServer } from '../helpers/server.ts';
 import { answer, pause, startReceiver, waitFor } from './fixtures.ts';
 import type { ReceivedRequest, Receiver } from './fixtures.ts';
 
@@ -26,6 +26,17 @@ async function register(server: TestServer, key: string, body: Record<string, un
   const response = await server.request('POST', '/v1/webhooks', { key, body });
   assert.equal(response.status, 201, response.text);
   return response.body.data as { id: string; secret: string; [field: string]: unknown };
+}
+
+/** GET /v1/webhooks until `condition` holds for its data (what an owner polling the API sees). */
+async function listUntil(server: TestServer, key: string, condition: (webhooks: any[]) => boolean): Promise<TestResponse> {
+  const deadline = performance.now() + 3000;
+  for (;;) {
+    const response = await server.request('GET', '/v1/webhooks', { key });
+    if (condition(response.body.data)) return response;
+    if (performance.now() > deadline) assert.fail(`GET /v1/webhooks never showed the expected state: ${response.text}`);
+    await pause(10);
+  }
 }
 
 interface Event {
@@ -66,13 +77,7 @@ test('POST /v1/webhooks → 201 with the secret once; the ping arrives signed; t
   assert.equal(ping!.data.url, receiver.url);
   assert.ok(!receiver.received[0]!.body.includes(created.secret), 'the ping does not carry the secret');
 
-  let list = await server.request('GET', '/v1/webhooks', { key });
-  await waitFor('the ping to be recorded', () => false === (list.body.data[0].last_delivery === null), 1).catch(() => {});
-  await waitFor('last_delivery to show the ping', () => true);
-  for (let tries = 0; tries < 100 && list.body.data[0]?.last_delivery?.status !== 'delivered'; tries += 1) {
-    await pause(10);
-    list = await server.request('GET', '/v1/webhooks', { key });
-  }
+  const list = await listUntil(server, key, (webhooks) => webhooks[0]?.last_delivery?.status === 'delivered');
   assert.equal(list.status, 200);
   assert.deepEqual(list.body.pagination, { page: 1, limit: 20, total: 1, total_pages: 1 });
   const [listed] = list.body.data;
@@ -275,12 +280,8 @@ test('410 from the receiver makes the webhook inactive, as the list shows', asyn
   const server = await start(t);
   const { key } = await server.userWithKey('member', PERMISSIONS);
   await register(server, key, { url: receiver.url });
-  let listed: any;
-  await waitFor('the webhook to turn inactive', () => listed?.active === false, 3000).catch(() => {});
-  for (let tries = 0; tries < 200 && listed?.active !== false; tries += 1) {
-    listed = (await server.request('GET', '/v1/webhooks', { key })).body.data[0];
-    if (listed.active !== false) await pause(10);
-  }
+  const [listed] = (await listUntil(server, key, (webhooks) => webhooks[0]?.active === false)).body.data;
+  assert.equal(receiver.received.length, 1);
   assert.equal(listed.active, false);
   assert.equal(listed.last_delivery.status, 'failed');
   assert.equal(listed.last_delivery.response_status, 410);
