@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The operator CLI: turns a command line into one AdminClient call against a running server
-// (or, for `repair`, one offline call into the store) and prints the result as JSON.
+// (or, for `repair`, one offline call into the store's repair) and prints the result as JSON.
 // Exit codes: 0 done, 1 the call failed, 2 the command line is wrong.
 
 import { randomBytes } from 'node:crypto';
@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
 import type { AdminUserPatch, KeyPatch, NewKeyInput, NewUser, Role, UsageQuery } from './client/types.ts';
+import { repairLog } from './store/repair.ts';
 
 export interface CliIo {
   stdout: { write(text: string): unknown };
@@ -236,9 +237,7 @@ const COMMANDS: Record<string, Command> = {
       const dataDir = options['data-dir'] ?? io.env.DATA_DIR;
       if (dataDir === undefined || dataDir === '') throw new UsageError('repair needs --data-dir <dir> (or DATA_DIR)', this.usage);
       if (dataDir === ':memory:') throw new UsageError('an in-memory store has nothing on disk to repair', this.usage);
-      const repairLog = await loadRepair();
-      const result = await repairLog(resolve(cwd, dataDir));
-      return result ?? { repaired: resolve(cwd, dataDir) };
+      return repairLog(resolve(cwd, dataDir));
     },
   },
 };
@@ -402,29 +401,6 @@ async function syncDirectory(directory: string): Promise<void> {
   } catch {
     // Some platforms (Windows) cannot fsync a directory; the rename itself has happened.
   }
-}
-
-type RepairFunction = (dataDir: string) => unknown;
-
-/**
- * Loads the store's repair at run time, so the rest of the CLI works in a build without it;
- * a variable specifier keeps the type-checker from requiring the file.
- */
-async function loadRepair(): Promise<RepairFunction> {
-  const specifier = './store/repair.ts';
-  let module: Record<string, unknown>;
-  try {
-    module = (await import(specifier)) as Record<string, unknown>;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes('repair')) {
-      throw new CliError('repair is not available in this build (src/store/repair.ts is missing)');
-    }
-    throw error;
-  }
-  const repairLog = module.repairLog;
-  if (typeof repairLog !== 'function') throw new CliError('repair is not available in this build (store/repair has no repairLog export)');
-  return repairLog as RepairFunction;
 }
 
 function describeFailure(error: unknown): string {

@@ -111,6 +111,9 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     const decision = deps.keyLimiter.hit(caller.key.id, caller.key.rate_limit);
     setRateLimitHeaders(headers, decision, deps.clock);
     if (!decision.allowed) {
+      // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
+      const refused = deps.apiRoutes.match(method, path);
+      if (refused.kind === 'found') trace.route = `${refused.route.method} ${refused.route.pattern}`;
       const waitSeconds = secondsUntil(decision.resetAt, deps.clock);
       headers['Retry-After'] = waitSeconds;
       throw new HttpError(429, `Rate limit of ${decision.limit} requests per minute exceeded. Retry after ${waitSeconds} s.`);

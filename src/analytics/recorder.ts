@@ -6,6 +6,10 @@ export interface UsageRecorder {
   recordRequest(keyId: string, endpoint: string, status: number, wallMs: number): void;
   /** A successful GET /v1/listings/:id. */
   recordListingView(listingId: string, wallMs: number): void;
-  /** Listings that appeared on a served GET /v1/listings page. */
+  /**
+   * Listings that appeared on a served GET /v1/listings page. Pass the same array for every
+   * serving of a cached page, and never change it afterwards: it may be held until the next
+   * flush, so that counting a cached page costs one Map update.
+   */
   recordListingImpressions(listingIds: readonly string[], wallMs: number): void;
 }

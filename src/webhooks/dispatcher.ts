@@ -61,12 +61,18 @@ export class WebhookDispatcher {
   private started = false;
   private stopped = false;
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  /** Due deliveries waiting for a free slot, oldest first. */
-  private ready: string[] = [];
+  /**
+   * Due deliveries waiting for a free slot, per webhook, oldest first. A webhook whose turn came
+   * goes to the back, so one webhook's backlog cannot starve the others.
+   */
+  private readonly ready = new Map<string, string[]>();
+  private readonly readyWebhookOf = new Map<string, string>();
   /** Deliveries being sent or having their outcome written; not scheduled meanwhile. */
   private readonly inFlight = new Set<string>();
   private readonly busyWebhooks = new Set<string>();
   private sendsUnderWay = 0;
+  private pumping = false;
+  private pumpAgain = false;
   private readonly attempts = new Set<Promise<void>>();
   private readonly sleepers = new Set<() => void>();
 
@@ -100,7 +106,8 @@ export class WebhookDispatcher {
     this.stopped = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    this.ready = [];
+    this.ready.clear();
+    this.readyWebhookOf.clear();
     for (const wake of this.sleepers) wake();
     let bound: NodeJS.Timeout | undefined;
     const timeUp = new Promise<void>((resolve) => {
@@ -113,7 +120,7 @@ export class WebhookDispatcher {
 
   /** Deliveries waiting for their time or a free slot, and those being sent now. */
   stats(): { scheduled: number; ready: number; inFlight: number } {
-    return { scheduled: this.timers.size, ready: this.ready.length, inFlight: this.inFlight.size };
+    return { scheduled: this.timers.size, ready: this.readyWebhookOf.size, inFlight: this.inFlight.size };
   }
 
   private onStoreChange(change: ChangeEvent): void {
@@ -136,7 +143,7 @@ export class WebhookDispatcher {
         if (current !== undefined && isPendingDelivery(current)) this.schedule(current);
         return;
       }
-      this.ready.push(delivery.id);
+      this.markReady(delivery);
       this.pump();
     }, Math.min(wait, MAX_TIMER_MS));
     timer.unref();
@@ -149,25 +156,58 @@ export class WebhookDispatcher {
       clearTimeout(timer);
       this.timers.delete(deliveryId);
     }
-    if (this.ready.includes(deliveryId)) this.ready = this.ready.filter((id) => id !== deliveryId);
+    const webhookId = this.readyWebhookOf.get(deliveryId);
+    if (webhookId === undefined) return;
+    this.readyWebhookOf.delete(deliveryId);
+    const queue = this.ready.get(webhookId) ?? [];
+    const position = queue.indexOf(deliveryId);
+    if (position !== -1) queue.splice(position, 1);
+    if (queue.length === 0) this.ready.delete(webhookId);
   }
 
-  /** Starts due deliveries while slots are free, skipping webhooks that already have one under way. */
-  private pump(): void {
-    let index = 0;
-    while (!this.stopped && this.sendsUnderWay < this.maxInFlight && index < this.ready.length) {
-      const deliveryId = this.ready[index]!;
+  private markReady(delivery: DeliveryRecord): void {
+    const queue = this.ready.get(delivery.webhook_id);
+    if (queue === undefined) this.ready.set(delivery.webhook_id, [delivery.id]);
+    else queue.push(delivery.id);
+    this.readyWebhookOf.set(delivery.id, delivery.webhook_id);
+  }
+
+  /** The oldest due delivery of a webhook that still needs sending, taken off its queue. */
+  private takeReady(webhookId: string, queue: string[]): DeliveryRecord | undefined {
+    for (let deliveryId = queue.shift(); deliveryId !== undefined; deliveryId = queue.shift()) {
+      this.readyWebhookOf.delete(deliveryId);
       const delivery = this.store.get<DeliveryRecord>(DELIVERIES, deliveryId);
-      if (delivery === undefined || !isPendingDelivery(delivery) || this.inFlight.has(deliveryId)) {
-        this.ready.splice(index, 1);
-        continue;
-      }
-      if (this.busyWebhooks.has(delivery.webhook_id)) {
-        index += 1;
-        continue;
-      }
-      this.ready.splice(index, 1);
-      this.startAttempt(delivery);
+      if (delivery !== undefined && isPendingDelivery(delivery) && !this.inFlight.has(deliveryId)) return delivery;
+    }
+    this.ready.delete(webhookId);
+    return undefined;
+  }
+
+  /** Starts due deliveries while slots are free, one per webhook that has none under way. */
+  private pump(): void {
+    // An attempt can free its slot at once (a dropped delivery) and ask for another pump; that
+    // becomes one more pass here rather than a nested call.
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        // A snapshot: webhooks moved to the back below are not visited twice in one pass.
+        for (const [webhookId, queue] of [...this.ready]) {
+          if (this.stopped || this.sendsUnderWay >= this.maxInFlight) return;
+          if (this.busyWebhooks.has(webhookId)) continue;
+          const delivery = this.takeReady(webhookId, queue);
+          if (delivery === undefined) continue;
+          this.ready.delete(webhookId);
+          if (queue.length > 0) this.ready.set(webhookId, queue);
+          this.startAttempt(delivery);
+        }
+      } while (this.pumpAgain);
+    } finally {
+      this.pumping = false;
     }
   }
 

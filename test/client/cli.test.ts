@@ -236,3 +236,28 @@ test('against the real server, token read from <data-dir>/admin-token: users, ke
   assert.equal(wrongToken.code, 1);
   assert.match(wrongToken.stderr, /operator token is missing or wrong\. \(HTTP 401\)/);
 });
+
+test('repair, offline: refused while a server holds the data dir; then moves a damaged line aside and the server starts again', async (t) => {
+  const dataDir = await temporaryDir(t);
+  const server = await startServer(t, { dataDir }); // closed below; closing twice is harmless
+  for (const name of ['Ada', 'Grace', 'Max']) assert.equal((await server.admin('POST', '/admin/v1/users', { name })).status, 201);
+  const locked = await run(['repair', '--data-dir', dataDir]);
+  assert.equal(locked.code, 1);
+  assert.match(locked.stderr, /already/);
+  await server.close();
+
+  const logPath = join(dataDir, 'marketplace.log');
+  const lines = (await readFile(logPath, 'utf8')).split('\n');
+  lines[2] = '{"op":"put","c":"users"'; // the second user's line, cut short in the middle of the log
+  await writeFile(logPath, lines.join('\n'));
+  const repaired = await run(['repair', '--data-dir', dataDir]);
+  assert.equal(repaired.code, 0, repaired.stderr);
+  const report = JSON.parse(repaired.stdout);
+  assert.equal(report.repaired, true);
+  assert.equal(report.lines_kept, 2);
+  assert.deepEqual(report.damaged_lines.map((line: { line: number }) => line.line), [3]);
+
+  const restarted = await startServer(t, { dataDir });
+  const users = await restarted.admin('GET', '/admin/v1/users');
+  assert.deepEqual(users.body.data.map((user: { name: string }) => user.name), ['Ada', 'Max']);
+});

@@ -33,12 +33,14 @@ export function keysSection(user) {
       showError(error, 'Could not load the keys');
     }
     draw();
-    if (usage && state.keys.some((key) => key.id === state.usageKeyId)) usage.reload(state.keys.find((key) => key.id === state.usageKeyId));
+    const shown = state.keys.find((key) => key.id === state.usageKeyId);
+    if (usage && shown) usage.reload(shown);
   }
 
   function showUsage(key) {
     state.usageKeyId = key.id;
-    usage = usagePanel(key);
+    // Refreshing the usage refreshes the table too, so "Used …" and the tier stay in step.
+    usage = usagePanel(key, { onRefresh: load });
     replaceChildren(usageArea, usage.element);
     draw();
     usage.element.scrollIntoView({ block: 'nearest' });

@@ -23,8 +23,11 @@ function statusCells(byStatus) {
   return ['2xx', '3xx', '4xx', '5xx'].map((status) => el('td', { class: 'number' }, formatCount(byStatus?.[status])));
 }
 
-/** { element, reload(key) } */
-export function usagePanel(initialKey) {
+/**
+ * { element, reload(key) }. `onRefresh`, when given, is what the Refresh button does instead of
+ * reloading the usage alone (the keys section reloads its table too, then calls reload(key)).
+ */
+export function usagePanel(initialKey, { onRefresh } = {}) {
   let key = initialKey;
   let range = RANGES[0];
   // Only the latest request may draw, so a slow answer for an old range never wins.
@@ -33,7 +36,7 @@ export function usagePanel(initialKey) {
   const rangeButtons = RANGES.map((option) =>
     el('button', { type: 'button', class: 'secondary small', dataset: { range: option.id }, onclick: () => { range = option; load(); } }, option.label),
   );
-  const refreshButton = el('button', { type: 'button', class: 'secondary small', onclick: () => load() }, 'Refresh');
+  const refreshButton = el('button', { type: 'button', class: 'secondary small', onclick: refresh }, 'Refresh');
   const summary = el('div', { class: 'usage-summary' });
   const chartArea = el('div', { class: 'chart-area' });
   const endpoints = el('div', { class: 'usage-endpoints' });
@@ -113,11 +116,17 @@ export function usagePanel(initialKey) {
     );
   }
 
+  // aria-busy is set before any request leaves, so "busy, then not" always means fresh numbers.
+  function markLoading() {
+    element.setAttribute('aria-busy', 'true');
+    status.textContent = 'Loading usage…';
+  }
+
   async function load() {
     drawTitle();
     latest += 1;
     const request = latest;
-    status.textContent = 'Loading usage…';
+    markLoading();
     try {
       const answer = await api.keyUsage(key.id, usageQuery(range.hours));
       if (request !== latest) return;
@@ -128,6 +137,13 @@ export function usagePanel(initialKey) {
       status.textContent = '';
       showError(error, 'Could not load the usage');
     }
+    element.setAttribute('aria-busy', 'false');
+  }
+
+  function refresh() {
+    markLoading();
+    if (onRefresh) onRefresh();
+    else load();
   }
 
   const element = el(
