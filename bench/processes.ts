@@ -129,6 +129,33 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+/**
+ * CPU seconds, summed over every core, that the whole machine spent busy so far (user, nice,
+ * system, irq, softirq, steal from /proc/stat), or null where /proc is missing. Compared with
+ * the CPU of the processes under test, it shows how much other work shared the machine.
+ */
+export function machineBusySeconds(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+    return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds used by this process and by its children that have exited (e.g. a finished wrk). */
+export function selfAndChildrenCpuSeconds(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, cutime, cstime: fields 14-17.
+    return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 /** Samples a process's RSS every 200 ms and keeps the peak. */
 export class RssPeak {
   private peak = 0;

@@ -4,7 +4,7 @@
 
 import { readStats, statsDelta } from './api.ts';
 import { drive, type GeneratorName, type Measurement } from './drive.ts';
-import { cpuSeconds, RssPeak, waitIdle } from './processes.ts';
+import { cpuSeconds, machineBusySeconds, RssPeak, selfAndChildrenCpuSeconds, waitIdle } from './processes.ts';
 import type { Goal, Scenario, TargetName } from './scenarios.ts';
 
 export interface Target {
@@ -42,6 +42,11 @@ export interface RoundResult {
   rss_peak_bytes: number | null;
   cpu_us_per_request: number | null;
   cpu_percent: number | null;
+  /**
+   * CPU (in % of one core) that processes other than the target, the load generator and the
+   * bench itself used during the round: other work on the machine that may have skewed it.
+   */
+  other_cpu_percent: number | null;
   stats_delta: Record<string, number> | null;
 }
 
@@ -54,6 +59,7 @@ export interface TargetSummary {
   rss_peak_mib: number | null;
   cpu_us_per_request: number | null;
   cpu_percent: number | null;
+  other_cpu_percent: number | null;
   unexpected_status: number;
   socket_errors: number;
 }
@@ -78,6 +84,9 @@ export interface ScenarioResult {
   store_ops_per_write: number | null;
   goals: GoalVerdict[];
 }
+
+/** Other processes using this much of a core during a round make its figures doubtful. */
+export const BUSY_MACHINE_PERCENT = 15;
 
 export function median(values: number[]): number {
   if (values.length === 0) return Number.NaN;
@@ -107,15 +116,23 @@ async function runRound(target: Target, scenario: Scenario, round: number, setti
   await waitIdle(target.pid);
   const statsBefore = target.stats ? await target.stats() : null;
   const cpuBefore = cpuSeconds(target.pid);
+  const machineBefore = machineBusySeconds();
+  const benchBefore = selfAndChildrenCpuSeconds();
   const rss = new RssPeak(target.pid);
   const measurement = await drive({ ...common, durationS: settings.durationS });
   const cpuAfter = cpuSeconds(target.pid);
+  const machineAfter = machineBusySeconds();
+  const benchAfter = selfAndChildrenCpuSeconds();
   const rssPeak = rss.stop();
   await waitIdle(target.pid);
   const statsAfter = target.stats ? await target.stats() : null;
 
   const expected = expectedCount(measurement, scenario.expectStatus);
   const cpuUsed = cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null;
+  const otherUsed =
+    cpuUsed === null || machineBefore === null || machineAfter === null || benchBefore === null || benchAfter === null
+      ? null
+      : Math.max(0, machineAfter - machineBefore - cpuUsed - (benchAfter - benchBefore));
   return {
     round,
     rps: measurement.rps,
@@ -132,6 +149,7 @@ async function runRound(target: Target, scenario: Scenario, round: number, setti
     rss_peak_bytes: rssPeak,
     cpu_us_per_request: cpuUsed === null || measurement.requests === 0 ? null : round2((cpuUsed * 1e6) / measurement.requests),
     cpu_percent: cpuUsed === null ? null : Math.round((cpuUsed / measurement.seconds) * 100),
+    other_cpu_percent: otherUsed === null ? null : Math.round((otherUsed / measurement.seconds) * 100),
     stats_delta: statsBefore === null || statsAfter === null ? null : statsDelta(statsBefore, statsAfter),
   };
 }
@@ -144,6 +162,7 @@ function summarise(rounds: RoundResult[]): TargetSummary {
   const peaks = rounds.map((round) => round.rss_peak_bytes).filter((value): value is number => value !== null);
   const cpu = rounds.map((round) => round.cpu_us_per_request).filter((value): value is number => value !== null);
   const cpuPercent = rounds.map((round) => round.cpu_percent).filter((value): value is number => value !== null);
+  const otherPercent = rounds.map((round) => round.other_cpu_percent).filter((value): value is number => value !== null);
   return {
     rounds,
     median_rps: Math.round(median(rounds.map((round) => round.rps))),
@@ -153,6 +172,7 @@ function summarise(rounds: RoundResult[]): TargetSummary {
     rss_peak_mib: peaks.length === 0 ? null : Math.round(Math.max(...peaks) / 1048576),
     cpu_us_per_request: cpu.length === 0 ? null : round2(median(cpu)),
     cpu_percent: cpuPercent.length === 0 ? null : Math.round(median(cpuPercent)),
+    other_cpu_percent: otherPercent.length === 0 ? null : Math.round(median(otherPercent)),
     unexpected_status: rounds.reduce((sum, round) => sum + round.unexpected_status, 0),
     socket_errors: rounds.reduce((sum, round) => sum + round.socket_errors, 0),
   };
@@ -182,6 +202,8 @@ export async function runScenario(scenario: Scenario, targets: Target[], setting
       settings.log(
         `  ${scenario.id} round ${round}/${settings.rounds} ${target.name.padEnd(7)} ${String(result.rps).padStart(7)} req/s` +
           `  p50 ${result.p50_ms.toFixed(2)} ms  p99 ${result.p99_ms.toFixed(2)} ms` +
+          (result.cpu_us_per_request === null ? '' : `  ${result.cpu_us_per_request.toFixed(1)} µs CPU/req`) +
+          (result.other_cpu_percent !== null && result.other_cpu_percent >= BUSY_MACHINE_PERCENT ? `  (other processes: ${result.other_cpu_percent}% CPU)` : '') +
           (result.unexpected_status > 0 ? `  (${result.unexpected_status} not ${scenario.expectStatus})` : ''),
       );
     }

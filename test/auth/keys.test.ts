@@ -53,7 +53,6 @@ test('the store keeps the SHA-256 of the key, never the key', () => {
   const generated = generateApiKey('live', 'market');
   assert.equal(generated.hash, createHash('sha256').update(generated.key).digest('hex'));
   assert.equal(hashApiKey(generated.key), generated.hash);
-  assert.ok(!generated.hash.includes(generated.key.slice(12)));
 });
 
 test('every single mistyped character is refused as malformed', () => {

@@ -558,6 +558,7 @@ test('webhooks: create (secret once), ping and listing.created signed, list with
   assert.ok(!('secret' in listed.data[0]!), 'never the secret again');
   assert.equal(listed.data[0]?.last_delivery?.response_status, 200);
   assert.equal((await admin.webhooks.list({ user_id: owner.user.id })).data[0]?.user_id, owner.user.id);
+  assert.equal(hooks.received.length, 2, 'listing.updated was not subscribed, so never sent');
 
   assert.equal((await other.client.webhooks.list()).pagination.total, 0, "another user's webhooks are not listed");
   assert.equal((await apiError(other.client.webhooks.delete(created.id))).status, 404, "another user's webhook is not found");

@@ -172,7 +172,8 @@ export class CrashClient {
     const patch: Json = {};
     if (this.random.next() < 0.6) patch.title = `${this.name} renamed ${this.random.integer(0, 1e9)}`;
     if (this.random.next() < 0.5) patch.price = this.random.integer(0, 100_000) / 100;
-    if (this.random.next() < 0.4) patch.description = 'é✓ '.repeat(this.random.integer(0, 300));
+    // Multi-byte text makes records of varied byte lengths; no outer spaces (the server trims).
+    if (this.random.next() < 0.4) patch.description = Array.from({ length: this.random.integer(0, 300) }, () => 'é✓').join(' ');
     if (this.random.next() < 0.3) patch.tags = Array.from({ length: this.random.integer(0, 5) }, (_, index) => `tag${index}`);
     if (Object.keys(patch).length === 0) patch.type = this.random.pick(LISTING_TYPES);
     const id = String(before.id);
@@ -231,7 +232,7 @@ export class CrashClient {
   }
 
   private fail(message: string): void {
-    this.tally.failures.push(`${this.name}: ${message}`);
+    this.tally.failures.push(`${this.name}: ${message.length > 1500 ? `${message.slice(0, 1500)}…` : message}`);
   }
 
   /**

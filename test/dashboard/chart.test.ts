@@ -170,6 +170,20 @@ test('renderUsageChart builds an accessible SVG with one group per bar and a mar
   assert.equal(svg.withClass('chart-empty').length, 0);
 });
 
+test('a dense series (every hour, as the server sends it) renders only the hours with traffic', () => {
+  const dense: Series = {
+    ...oneDay,
+    points: Array.from({ length: 24 }, (_, index) => oneDay.points.find((point) => point.start === hour(index)) ?? { start: hour(index), requests: 0, rate_limited: 0, errors: 0 }),
+  };
+  const svg = chart.renderUsageChart(new FakeDocument(), dense, { utc: true });
+  assert.equal(svg.attributes.get('data-bars'), '3');
+  assert.equal(svg.withClass('bar').length, 3);
+  assert.match(svg.attributes.get('aria-label') ?? '', /in 3 hours with traffic/);
+  const empty = chart.renderUsageChart(new FakeDocument(), { ...dense, points: dense.points.map((point) => ({ ...point, requests: 0, rate_limited: 0 })) }, { utc: true });
+  assert.equal(empty.withClass('bar').length, 0);
+  assert.equal(empty.withClass('chart-empty')[0]?.textContent, 'No requests in this period');
+});
+
 test('an empty series says so inside the chart', () => {
   const svg = chart.renderUsageChart(new FakeDocument(), { ...oneDay, points: [] }, { utc: true });
   assert.equal(svg.withClass('bar').length, 0);

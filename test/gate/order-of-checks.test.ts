@@ -8,7 +8,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { startServer } from '../helpers/server.ts';
 
 test('401 comes before everything: a bad key on an unknown path, a wrong method or a bad body', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const cases: Array<[string, string, unknown]> = [
     ['GET', '/v1/no/such/path', undefined],
     ['PATCH', '/v1/listings', undefined],
@@ -24,7 +24,7 @@ test('401 comes before everything: a bad key on an unknown path, a wrong method 
 
 test('429 comes before 404, 405, 403 and 400', async (t) => {
   const clock = new ManualClock();
-  const server = await startServer(t, { clock });
+  const server = await startServer(t, { clock, dataDir: null });
   const { key } = await server.userWithKey('member', ['read:users'], 1);
   assert.equal((await server.request('GET', '/v1/users/me', { key })).status, 200);
   const cases: Array<[string, string, unknown]> = [
@@ -43,7 +43,7 @@ test('429 comes before 404, 405, 403 and 400', async (t) => {
 });
 
 test('404 and 405 come before 403: a key without permission learns the route is unknown or has other methods', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const { key } = await server.userWithKey('member', ['read:users']);
   const unknown = await server.request('GET', '/v1/no/such/path', { key });
   assert.equal(unknown.status, 404);
@@ -61,7 +61,7 @@ test('404 and 405 come before 403: a key without permission learns the route is 
 });
 
 test('403 (permission) comes before 400, 413 and 415: a key without permission posting a bad body', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const { key } = await server.userWithKey('creator', ['read:listings']);
   const cases: Array<[string, string, { body?: unknown; rawBody?: string; headers?: Record<string, string> }]> = [
     ['POST', '/v1/listings', { body: { title: '', price: -1 } }],
@@ -79,7 +79,7 @@ test('403 (permission) comes before 400, 413 and 415: a key without permission p
 });
 
 test('400 comes before ownership and role 403, which come before 404 and 409', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const owner = await server.userWithKey('creator', ['read:listings', 'write:listings']);
   const member = await server.userWithKey('member', ['read:listings', 'write:listings']);
   const stranger = await server.userWithKey('creator', ['write:listings']);

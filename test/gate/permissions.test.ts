@@ -18,7 +18,7 @@ function assertForbidden(response: { status: number; body: any; text: string }, 
 }
 
 test('every permission form, over HTTP', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const owner = await server.userWithKey('creator', ['read:listings', 'write:listings']);
   const first = await listingOf(server, owner.key, 'First');
   const second = await listingOf(server, owner.key, 'Second');
@@ -82,7 +82,7 @@ test('every permission form, over HTTP', async (t) => {
 });
 
 test('403 bodies name the route entry and the scope that would have allowed the request', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const { key } = await server.userWithKey('member', ['read:users']);
   const cases: Array<[string, string, string[]]> = [
     ['GET', '/v1/listings', ['GET /v1/listings', 'read:listings']],
@@ -100,7 +100,9 @@ test('403 bodies name the route entry and the scope that would have allowed the 
   }
   // The routes that exist now for other resources answer the same way.
   const { key: listingsOnly } = await server.userWithKey('member', ['read:listings']);
-  for (const route of server.app.apiRoutes.filter((candidate) => candidate.resource === 'webhooks' || candidate.resource === 'analytics')) {
+  const otherRoutes = server.app.apiRoutes.filter((candidate) => candidate.resource === 'webhooks' || candidate.resource === 'analytics');
+  assert.ok(otherRoutes.some((route) => route.method === 'GET' && route.pattern === '/v1/webhooks'), 'GET /v1/webhooks is registered');
+  for (const route of otherRoutes) {
     const path = route.pattern.replace(/:[A-Za-z_]+/g, 'made_up_1');
     const scope = `${route.method === 'GET' ? 'read' : 'write'}:${route.resource}`;
     assertForbidden(await server.request(route.method, path, { key: listingsOnly }), [`${route.method} ${route.pattern}`, scope], `${route.method} ${path}`);
@@ -108,7 +110,7 @@ test('403 bodies name the route entry and the scope that would have allowed the 
 });
 
 test('a permission downgrade through PATCH /admin/v1/keys/:id counts on the very next request', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const { key, keyId } = await server.userWithKey('member', ['read:listings', 'read:users']);
   assert.equal((await server.request('GET', '/v1/listings', { key })).status, 200);
   assert.equal((await server.request('GET', '/v1/users/me', { key })).status, 200);
@@ -126,7 +128,7 @@ test('a permission downgrade through PATCH /admin/v1/keys/:id counts on the very
 });
 
 test('a key without permissions given gets the default read:listings', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const user = await server.createUser();
   const made = await server.createKey(user.id);
   assert.deepEqual(made.permissions, ['read:listings']);
@@ -135,7 +137,7 @@ test('a key without permissions given gets the default read:listings', async (t)
 });
 
 test('POST and PATCH of keys refuse malformed permission entries with 400 and make nothing', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const user = await server.createUser();
   const made = await server.createKey(user.id, { permissions: ['read:users'] });
   const bad: unknown[] = [

@@ -21,7 +21,7 @@ function otherVerb(scope: string): string {
 }
 
 test('every /v1 route refuses keys without its permission, and admits keys with it', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { dataDir: null });
   const routes = server.app.apiRoutes;
   assert.ok(routes.length >= 8, 'the walk has routes to walk');
   const user = await server.createUser({ role: 'creator' });

@@ -23,7 +23,7 @@ import type { DeliveryRecord, WebhookRecord } from '../../src/webhooks/records.t
 import { verifySignature } from '../../src/webhooks/signing.ts';
 import { withWebhookLock } from '../../src/webhooks/webhook-lock.ts';
 import { addWebhook, answer, pause, startReceiver, waitFor } from './fixtures.ts';
-import type { ReceivedRequest } from './fixtures.ts';
+import type { ReceivedRequest, Receiver } from './fixtures.ts';
 
 interface Setup {
   store: Store;
@@ -191,25 +191,29 @@ test('410 Gone turns the webhook inactive; its other pending deliveries are drop
   assert.equal(receiver.received.length, 1);
 });
 
-for (const status of [429, 503]) {
-  test(`Retry-After on a ${status} lengthens the next delay`, async (t) => {
+test('Retry-After on a 429 or a 503 lengthens the next delay', async (t) => {
+  const { store, emit, webhook, deliveries } = await setup(t, { retryDelaysMs: [10] });
+  const cases: Array<{ status: number; receiver: Receiver; hook: WebhookRecord }> = [];
+  for (const status of [429, 503]) {
     const receiver = await startReceiver(t, (_request, response, index) => {
       if (index === 0) response.writeHead(status, { 'retry-after': '1' }).end();
       else response.writeHead(200).end();
     });
-    const { store, emit, webhook, deliveries } = await setup(t, { retryDelaysMs: [10] });
-    const hook = await addWebhook(store, { userId: 'usr_a', url: receiver.url });
+    const hook = await addWebhook(store, { userId: `usr_${status}`, url: receiver.url });
+    cases.push({ status, receiver, hook });
+  }
 
-    await emit('user.updated', 'usr_a');
-    await waitFor('the retry to be scheduled', () => deliveries()[0]?.status === 'retrying');
-    const retrying = deliveries()[0]!;
-    assert.equal(retrying.next_attempt_at - Date.parse(retrying.updated_at), 1000, 'one second, not 10 ms');
-    await waitFor('the retry to succeed', () => webhook(hook.id)?.last_delivery?.status === 'delivered', 4000);
-
+  for (const { status } of cases) await emit('user.updated', `usr_${status}`);
+  await waitFor('both retries to be scheduled', () => deliveries().length === 2 && deliveries().every((delivery) => delivery.status === 'retrying'));
+  for (const retrying of deliveries()) {
+    assert.equal(retrying.next_attempt_at - Date.parse(retrying.updated_at), 1000, `HTTP ${retrying.response_status}: one second, not 10 ms`);
+  }
+  await waitFor('both retries to succeed', () => cases.every(({ hook }) => webhook(hook.id)?.last_delivery?.status === 'delivered'), 4000);
+  for (const { status, receiver } of cases) {
     const [first, second] = receiver.received;
-    assert.ok(second!.at - first!.at >= 900, `waited ${Math.round(second!.at - first!.at)} ms`);
-  });
-}
+    assert.ok(second!.at - first!.at >= 900, `${status}: waited ${Math.round(second!.at - first!.at)} ms`);
+  }
+});
 
 test('a receiver that does not answer in time is a failure ("timeout")', async (t) => {
   const receiver = await startReceiver(t, () => {});

@@ -144,8 +144,10 @@ function describeBar(bar, utc, bucketMs) {
 export function renderUsageChart(doc, series, options = {}) {
   const geometry = chartGeometry(series, options);
   const utc = options.utc === true;
-  const { size, plot, bars, marks, yTicks, xTicks, totals } = geometry;
+  const { size, plot, marks, yTicks, xTicks, totals } = geometry;
   const unit = series.granularity === 'day' ? 'day' : 'hour';
+  // The server sends every bucket, empty ones included; only those with traffic get a bar.
+  const bars = geometry.bars.filter((bar) => bar.requests > 0 || bar.rateLimited > 0);
 
   const root = svg(doc, 'svg', {
     class: 'usage-chart',

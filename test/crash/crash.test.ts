@@ -1,0 +1,22 @@
+// A short run of the crash harness in every `npm test`: the real server, SIGKILLed under
+// concurrent writes a few times, restarts each time with every acknowledged write intact.
+// The long run is `npm run test:crash -- --loops 200`.
+
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { formatReport, runCrashHarness } from './harness.ts';
+import { REPO_ROOT } from './server-process.ts';
+
+test('crash harness: SIGKILL under concurrent writes, restart, every acknowledged write present exactly', { timeout: 120_000, skip: !existsSync(join(REPO_ROOT, 'src/main.ts')) }, async (t) => {
+  const report = await runCrashHarness({ loops: 4, clients: 3, maxRunMs: 500, startupKillChance: 0.25 });
+  for (const line of formatReport(report).split('\n')) t.diagnostic(line);
+  assert.deepEqual(report.failures, [], formatReport(report));
+  assert.equal(report.loops, 4);
+  assert.equal(report.restarts, 4, 'the server restarted after every kill');
+  assert.ok(report.kills >= 4);
+  assert.ok(report.acknowledged.total > 0, 'the clients got writes acknowledged');
+  assert.ok(report.statesChecked >= report.finalListings, 'the last restart checked every listing');
+  assert.equal(report.gracefulStop, true);
+});
