@@ -82,6 +82,8 @@ export interface ScenarioResult {
   cpu_ratio_naive: number | null;
   fsyncs_per_write: number | null;
   store_ops_per_write: number | null;
+  /** The --variant server against the main one: req/s ratio and extra CPU µs per request. */
+  variant: { ratio_rps: number | null; cpu_us_difference: number | null } | null;
   goals: GoalVerdict[];
 }
 
@@ -240,6 +242,16 @@ export async function runScenario(scenario: Scenario, targets: Target[], setting
     cpu_ratio_naive: cpuRatio(summaries.naive),
     fsyncs_per_write: values.fsyncs_per_write,
     store_ops_per_write: isWrite && storeWrites !== null && acknowledged > 0 ? round2(storeWrites / acknowledged) : null,
+    variant: variantComparison(server, summaries.variant),
     goals: scenario.goals.map((goal) => judge(goal, values)),
+  };
+}
+
+function variantComparison(server: TargetSummary, variant: TargetSummary | undefined): ScenarioResult['variant'] {
+  if (variant === undefined) return null;
+  return {
+    ratio_rps: server.median_rps === 0 ? null : round2(variant.median_rps / server.median_rps),
+    cpu_us_difference:
+      variant.cpu_us_per_request === null || server.cpu_us_per_request === null ? null : round2(variant.cpu_us_per_request - server.cpu_us_per_request),
   };
 }

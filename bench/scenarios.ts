@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILTER_TYPE, FILTER_WORD, LISTING_TYPES, seededRandom } from './seed.ts';
 
-export type TargetName = 'server' | 'ceiling' | 'naive';
+/** `variant` is a second copy of the server with other settings (--variant), e.g. analytics off. */
+export type TargetName = 'server' | 'variant' | 'ceiling' | 'naive';
 
 export interface Scenario {
   id: string;
