@@ -15,6 +15,10 @@ export interface MainResults extends RunContext {
   kind: 'main';
   dataset: { listings: number; log_bytes: number; seed_s: number };
   server: { ready_ms: number; rss_after_ready_mib: number | null; stats_endpoint: boolean };
+  /** Extra environment of the server (--server-env) and of the second server (--variant). */
+  server_env: Record<string, string>;
+  variant_env: Record<string, string> | null;
+  variant_entry: string | null;
   body_bytes: { list: number; item: number };
   warnings: string[];
   scenarios: ScenarioResult[];
@@ -122,7 +126,8 @@ export function mainMarkdown(results: MainResults): string {
     '',
     ...contextLines(results),
     `Server ready in ${formatInteger(results.server.ready_ms)} ms, RSS ${formatInteger(results.server.rss_after_ready_mib)} MiB after load; ` +
-      `list answer ${results.body_bytes.list} B, one listing ${results.body_bytes.item} B (the ceiling answers bodies of those sizes).`,
+      `list answer ${results.body_bytes.list} B, one listing ${results.body_bytes.item} B (the ceiling answers bodies of those sizes).` +
+      (Object.keys(results.server_env).length > 0 ? ` Server run with \`${envText(results.server_env)}\`.` : ''),
     '',
     table(
       ['scenario', 'conns', 'server req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MiB', 'ceiling req/s', '× ceiling', 'naive req/s', '× naive', 'targets', 'notes'],
@@ -132,9 +137,43 @@ export function mainMarkdown(results: MainResults): string {
     'Baselines, latency p50 / p99 in ms:',
     '',
     table(['scenario', 'ceiling', 'naive', 'naive CPU µs/req', 'naive RSS MiB'], baselines),
+    ...variantLines(results),
     ...(results.warnings.length > 0 ? ['', 'Warnings:', '', ...results.warnings.map((warning) => `- ${warning}`)] : []),
     '',
   ].join('\n');
+}
+
+function envText(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' ');
+}
+
+/** The --variant comparison: same rounds, alternating, so the difference is the setting's own cost. */
+function variantLines(results: MainResults): string[] {
+  if (results.variant_env === null) return [];
+  const rows = results.scenarios.map((scenario) => {
+    const server = scenario.targets.server;
+    const variant = scenario.targets.variant;
+    const difference = scenario.variant?.cpu_us_difference ?? null;
+    return [
+      scenario.id,
+      formatInteger(server?.median_rps),
+      formatInteger(variant?.median_rps),
+      formatDecimal(scenario.variant?.ratio_rps),
+      formatDecimal(server?.cpu_us_per_request, 1),
+      formatDecimal(variant?.cpu_us_per_request, 1),
+      difference === null ? '–' : `${difference > 0 ? '+' : ''}${difference.toFixed(1)}`,
+    ];
+  });
+  return [
+    '',
+    `Variant: a second server (\`${results.variant_entry}\`${Object.keys(results.variant_env).length > 0 ? ` with \`${envText(results.variant_env)}\`` : ''}) against the main one${
+      Object.keys(results.server_env).length > 0 ? ` (both with \`${envText(results.server_env)}\`)` : ''
+    }, in the same alternating rounds:`,
+    '',
+    table(['scenario', 'server req/s', 'variant req/s', 'variant ÷ server', 'server CPU µs/req', 'variant CPU µs/req', 'variant − server µs/req'], rows),
+  ];
 }
 
 export function scaleMarkdown(results: ScaleResults): string {

@@ -5,7 +5,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,7 +13,7 @@ import { createKey, readStats, request } from './api.ts';
 import { chooseGenerator, drive, WRK_INSTALL_HINT, type GeneratorName } from './drive.ts';
 import { freePort, peakRssBytes, rssBytes, startChild, type RunningChild } from './processes.ts';
 import { mainMarkdown, scaleMarkdown, startupMarkdown, type MainResults, type RunContext, type ScaleResults, type StartupResults } from './report.ts';
-import { median, runScenario, type RoundSettings, type ScenarioResult, type Target } from './rounds.ts';
+import { BUSY_MACHINE_PERCENT, median, runScenario, type RoundSettings, type ScenarioResult, type Target } from './rounds.ts';
 import { FILTERED_PATH, LIST_PATH, otherScenarios, readScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
 import { writeSeedLog, type SeedResult } from './seed.ts';
 import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
@@ -30,6 +30,10 @@ const USAGE = `npm run bench [-- options]
   --only A,C,D         run only these scenarios               --sizes 1000,10000     listing counts for --scale
   --entry FILE         server entry (default src/main.ts)     --keep        keep the temporary data dir
   --server-env N=V     extra environment for the server (repeatable), e.g. --server-env MARKETPLACE_ANALYTICS=0
+  --variant N=V[,N=V]  also run a second server with this extra environment, in the same alternating
+                       rounds, and compare it with the first (e.g. --only A --variant MARKETPLACE_ANALYTICS=0)
+  --variant-entry FILE the second server's entry instead (e.g. another checkout's src/main.ts), to
+                       compare two versions of the code; combine with --variant or use alone
   --profile            run the server under node --cpu-prof; hot spots go to bench/results/profile-*.md
 wrk is used when installed (apt-get install wrk); otherwise bench/loadgen.ts drives the load.`;
 
@@ -49,6 +53,8 @@ const { values: options } = parseArgs({
     sizes: { type: 'string', default: '1000,10000,100000,1000000' },
     entry: { type: 'string', default: 'src/main.ts' },
     'server-env': { type: 'string', multiple: true, default: [] },
+    variant: { type: 'string' },
+    'variant-entry': { type: 'string' },
     profile: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -130,7 +136,12 @@ function extraServerEnv(pairs: string[]): Record<string, string> {
   return env;
 }
 
-async function startServer(dataDir: string, label: string, extraEnv: Record<string, string> = extraServerEnv(options['server-env'])): Promise<StartedServer> {
+async function startServer(
+  dataDir: string,
+  label: string,
+  extraEnv: Record<string, string> = extraServerEnv(options['server-env']),
+  entry: string = options.entry,
+): Promise<StartedServer> {
   const port = await freePort();
   const started = performance.now();
   const profileDir = options.profile ? join(PROFILES_DIR, label) : null;
@@ -139,8 +150,8 @@ async function startServer(dataDir: string, label: string, extraEnv: Record<stri
     mkdirSync(profileDir, { recursive: true });
   }
   const child = await startChild({
-    name: `server (${options.entry})`,
-    args: [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), '--import', 'tsx', options.entry],
+    name: `server (${entry})`,
+    args: [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), '--import', 'tsx', entry],
     env: {
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -203,10 +214,10 @@ async function startBaseline(kind: 'ceiling' | 'naive', args: string[], label: s
 }
 
 /** The server as a benchmark target: a fresh key per round keeps each key far below its limit. */
-function serverTarget(server: StartedServer, warnings: string[]): Target {
+function serverTarget(server: StartedServer, warnings: string[], name: 'server' | 'variant' = 'server'): Target {
   let keyNumber = 0;
   return {
-    name: 'server',
+    name,
     baseUrl: server.baseUrl,
     pid: server.child.pid,
     async prepare(scenario: Scenario): Promise<string[]> {
@@ -255,6 +266,12 @@ async function crossCheck(serverUrl: string, naiveUrl: string, key: string, samp
 function unexpectedStatusWarnings(results: ScenarioResult[], warnings: string[]): void {
   for (const result of results) {
     for (const [name, summary] of Object.entries(result.targets)) {
+      if (summary.other_cpu_percent !== null && summary.other_cpu_percent >= BUSY_MACHINE_PERCENT) {
+        warnings.push(
+          `${result.id} ${name}: other processes used ${summary.other_cpu_percent}% of a core during the median round; ` +
+            'the machine was not quiet, so its figures are doubtful (the CPU µs/req column is the steadier one)',
+        );
+      }
       if (summary.unexpected_status > 0) {
         const statuses = summary.rounds.map((round) => round.statuses).filter((value) => value !== null);
         warnings.push(
@@ -283,6 +300,16 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
   const seed = await writeSeedLog({ dataDir, listingCount: listings });
   log(`  ${(seed.logBytes / 1048576).toFixed(1)} MiB in ${seed.seconds.toFixed(1)} s`);
 
+  const variantEnv =
+    options.variant === undefined ? (options['variant-entry'] === undefined ? null : {}) : extraServerEnv(options.variant.split(','));
+  let variant: StartedServer | null = null;
+  if (variantEnv !== null) {
+    // Its own copy of the data: each server locks its data dir, and D grows it.
+    const variantDir = join(workDir, 'data-variant');
+    cpSync(dataDir, variantDir, { recursive: true });
+    variant = await startServer(variantDir, 'variant', { ...extraServerEnv(options['server-env']), ...variantEnv }, options['variant-entry']);
+    log(`Variant server (${options['variant-entry'] ?? options.entry} ${options.variant ?? ''}) ready in ${Math.round(variant.child.readyMs)} ms`);
+  }
   const naive = await startBaseline('naive', ['--data-dir', dataDir], 'main');
   const server = await startServer(dataDir, 'main');
   const rssAfterReady = rssBytes(server.child.pid);
@@ -306,7 +333,9 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
     writeConnections: runContext.settings.write_connections,
   };
   const targets = [serverTarget(server, warnings), baselineTarget('ceiling', ceiling), baselineTarget('naive', naive)];
+  if (variant !== null) targets.push(serverTarget(variant, warnings, 'variant'));
   const scenarios = [...readScenarios(inputs), ...otherScenarios(inputs)].filter((scenario) => only === null || only.has(scenario.id));
+  if (variant !== null) for (const scenario of scenarios) scenario.targets.splice(1, 0, 'variant');
   const results: ScenarioResult[] = [];
   try {
     for (const scenario of scenarios) {
@@ -314,7 +343,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
       results.push(await runScenario(scenario, targets, settings));
     }
   } finally {
-    await Promise.all([server.child.stop(), naive.child.stop(), ceiling.child.stop()]);
+    await Promise.all([server.child.stop(), naive.child.stop(), ceiling.child.stop(), variant?.child.stop()]);
   }
   unexpectedStatusWarnings(results, warnings);
 
@@ -323,6 +352,9 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
     kind: 'main',
     dataset: { listings, log_bytes: seed.logBytes, seed_s: seed.seconds },
     server: { ready_ms: Math.round(server.child.readyMs), rss_after_ready_mib: mib(rssAfterReady), stats_endpoint: statsEndpoint },
+    server_env: extraServerEnv(options['server-env']),
+    variant_env: variantEnv,
+    variant_entry: variant === null ? null : (options['variant-entry'] ?? options.entry),
     body_bytes: bodyBytes,
     warnings,
     scenarios: results,

@@ -33,8 +33,35 @@ export class LogDamagedError extends Error {
   }
 }
 
+/**
+ * The common line, one well-formed put, parsed once and used as is; null for anything else
+ * (batches, deletions, damage), which decodeLine then reads with its full checks and messages.
+ * Accepts exactly the puts decodeLine accepts. It spares a million-record load an op object
+ * and an array per line (profiled: allocation there is paid again in garbage collection).
+ */
+function singlePut(text: string): { c: string; id: string; d: StoredRecord } | null {
+  let envelope: { op?: unknown; c?: unknown; id?: unknown; d?: unknown } | null;
+  try {
+    envelope = JSON.parse(text) as typeof envelope;
+  } catch {
+    return null;
+  }
+  if (typeof envelope !== 'object' || envelope === null || envelope.op !== 'put') return null;
+  const { c, id, d } = envelope;
+  if (typeof c !== 'string' || typeof id !== 'string' || typeof d !== 'object' || d === null || (d as StoredRecord).id !== id) return null;
+  return { c, id, d: d as StoredRecord };
+}
+
 export function replayLog(path: string, dataDir: string, warn: (message: string) => void): ReplayResult {
   const collections: Collections = new Map();
+  const recordsOf = (collection: string): Map<string, StoredRecord> => {
+    let records = collections.get(collection);
+    if (!records) {
+      records = new Map();
+      collections.set(collection, records);
+    }
+    return records;
+  };
   let opsInLog = 0;
   let sawHeader = false;
   const summary = readLines(path, ({ text, lineNumber, offset }) => {
@@ -44,15 +71,16 @@ export function replayLog(path: string, dataDir: string, warn: (message: string)
         sawHeader = true;
         return;
       }
+      const put = singlePut(text);
+      if (put !== null) {
+        opsInLog += 1;
+        recordsOf(put.c).set(put.id, put.d);
+        return;
+      }
       for (const op of decodeLine(text)) {
         opsInLog += 1;
-        let records = collections.get(op.collection);
-        if (!records) {
-          records = new Map();
-          collections.set(op.collection, records);
-        }
-        if (op.op === 'put') records.set(op.id, op.data);
-        else records.delete(op.id);
+        if (op.op === 'put') recordsOf(op.collection).set(op.id, op.data);
+        else recordsOf(op.collection).delete(op.id);
       }
     } catch (error) {
       if (error instanceof LineFormatError) throw new LogDamagedError(path, dataDir, lineNumber, offset, error.message);

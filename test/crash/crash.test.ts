@@ -17,6 +17,6 @@ test('crash harness: SIGKILL under concurrent writes, restart, every acknowledge
   assert.equal(report.restarts, 4, 'the server restarted after every kill');
   assert.ok(report.kills >= 4);
   assert.ok(report.acknowledged.total > 0, 'the clients got writes acknowledged');
-  assert.ok(report.statesChecked >= report.finalListings, 'the last restart checked every listing');
+  assert.ok(report.listingsChecked >= report.finalListings, 'the last restart checked every listing');
   assert.equal(report.gracefulStop, true);
 });

@@ -33,6 +33,8 @@ export interface CrashRunOptions {
 
 export interface CrashReport {
   seed: number;
+  /** Older listings re-checked per client after each restart. */
+  sample: number;
   loops: number;
   kills: number;
   killsDuringStartup: number;
@@ -42,15 +44,18 @@ export interface CrashReport {
   inFlightAtKill: number;
   inFlightApplied: number;
   inFlightNotApplied: number;
-  /** Resource states compared with their latest acknowledged write, over all restarts. */
-  statesChecked: number;
+  /** Listings read back after restarts and compared with their latest acknowledged state. */
+  listingsChecked: number;
+  /** Webhooks found as acknowledged (or absent after an acknowledged removal) after restarts. */
+  webhooksChecked: number;
   finalListings: number;
   finalWebhooks: number;
   tornTailsDropped: number;
   tempFilesDiscarded: number;
   compactionsRequested: number;
   compactionsCutByKill: number;
-  serverCompactions: number;
+  /** Compactions the servers reported done (requested or automatic), read just before each kill. */
+  compactionsDone: number;
   backupsVerified: number;
   logBytes: number;
   gracefulStop: boolean;
@@ -85,6 +90,7 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
   const tally = newTally();
   const report: CrashReport = {
     seed,
+    sample,
     loops: 0,
     kills: 0,
     killsDuringStartup: 0,
@@ -94,14 +100,15 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
     inFlightAtKill: 0,
     inFlightApplied: 0,
     inFlightNotApplied: 0,
-    statesChecked: 0,
+    listingsChecked: 0,
+    webhooksChecked: 0,
     finalListings: 0,
     finalWebhooks: 0,
     tornTailsDropped: 0,
     tempFilesDiscarded: 0,
     compactionsRequested: 0,
     compactionsCutByKill: 0,
-    serverCompactions: 0,
+    compactionsDone: 0,
     backupsVerified: 0,
     logBytes: 0,
     gracefulStop: false,
@@ -146,6 +153,7 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
       const runs = clients.map((client) => client.run(url, () => stopped));
       const operator = operatorDuring(url, adminToken, random, runMs, clients, report);
       await sleep(runMs);
+      report.compactionsDone += await compactionsSoFar(url, adminToken);
       stopped = true;
       await server.kill();
       report.kills += 1;
@@ -178,15 +186,13 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
       const acknowledgedSoFar = Object.values(tally.acknowledged).reduce((sum, count) => sum + count, 0);
       log(
         `loop ${loop}/${options.loops}: ran ${runMs} ms, ${acknowledgedSoFar} writes acknowledged so far, ` +
-          `${tally.statesChecked} states checked, ${tally.failures.length} failures`,
+          `${tally.listingsChecked} listings and ${tally.webhooksChecked} webhooks checked, ${tally.failures.length} failures`,
       );
       if (tally.failures.length > 0) break;
     }
     report.finalListings = clients.reduce((sum, client) => sum + client.listings.size, 0);
     report.finalWebhooks = clients.reduce((sum, client) => sum + client.webhooks.size, 0);
-    const stats = await request(url, adminToken, 'GET', '/admin/v1/stats');
-    const storeStats = ((stats.body.data as Json | undefined)?.store ?? {}) as Json;
-    report.serverCompactions = Number(storeStats.compactions ?? 0);
+    report.compactionsDone += await compactionsSoFar(url, adminToken);
   } finally {
     // A clean stop at the end, after all the kills.
     if (server.running) {
@@ -207,9 +213,20 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
   report.inFlightAtKill = tally.inFlight;
   report.inFlightApplied = tally.inFlightApplied;
   report.inFlightNotApplied = tally.inFlightNotApplied;
-  report.statesChecked = tally.statesChecked;
+  report.listingsChecked = tally.listingsChecked;
+  report.webhooksChecked = tally.webhooksChecked;
   report.durationMs = Date.now() - startedAt;
   return report;
+}
+
+/** Compactions the running server has done since it started (0 if it cannot say). */
+async function compactionsSoFar(url: string, token: string): Promise<number> {
+  try {
+    const stats = await request(url, token, 'GET', '/admin/v1/stats');
+    return Number((((stats.body.data as Json | undefined)?.store ?? {}) as Json).compactions ?? 0);
+  } catch {
+    return 0;
+  }
 }
 
 /** The operator, during the load: sometimes a compaction, sometimes a backup to verify. */
@@ -290,11 +307,12 @@ export function formatReport(report: CrashReport): string {
       `${report.restarts} restarts, every one successful${report.restarts < report.loops ? ' — NO' : ''}; slowest start ${report.slowestStartMs} ms`,
     `acknowledged writes: ${acknowledged.total} (listing creates ${acknowledged.createListing}, updates ${acknowledged.updateListing}, ` +
       `archives ${acknowledged.archiveListing}; webhook registrations ${acknowledged.createWebhook}, removals ${acknowledged.deleteWebhook})`,
-    `checked after restarts: ${report.statesChecked} resource states against their latest acknowledged write ` +
-      `(the last restart checks all ${report.finalListings} listings and ${report.finalWebhooks} webhooks)`,
+    `checked after restarts (everything written since the previous restart, plus ${report.sample} older listings per client): ` +
+      `${report.listingsChecked} listing reads equal to the latest acknowledged state, ${report.webhooksChecked} webhooks present as acknowledged or absent after an acknowledged removal; ` +
+      `the last restart checked all ${report.finalListings} listings and ${report.finalWebhooks} webhooks`,
     `writes cut off by a kill: ${report.inFlightAtKill} (found whole: ${report.inFlightApplied}, absent: ${report.inFlightNotApplied}, half-present: 0 allowed)`,
     `torn tails dropped at start: ${report.tornTailsDropped}; temp files discarded: ${report.tempFilesDiscarded}; ` +
-      `compactions requested ${report.compactionsRequested} (${report.compactionsCutByKill} cut by a kill), run by the last server ${report.serverCompactions}; ` +
+      `compactions done ${report.compactionsDone} (${report.compactionsRequested} requested, ${report.compactionsCutByKill} of them cut by a kill; the rest automatic); ` +
       `backups verified ${report.backupsVerified}`,
     `final log ${(report.logBytes / 1024).toFixed(0)} KiB; clean SIGTERM stop at the end: ${report.gracefulStop ? 'yes' : 'no'}; ${(report.durationMs / 1000).toFixed(1)} s`,
     ...(report.serverStderr.length > 0 ? [`other server stderr lines: ${report.serverStderr.join(' | ')}`] : []),

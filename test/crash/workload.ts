@@ -84,8 +84,10 @@ export interface Tally {
   inFlight: number;
   inFlightApplied: number;
   inFlightNotApplied: number;
-  /** Resource states compared with their latest acknowledgement after a restart. */
-  statesChecked: number;
+  /** Listings read back and compared with their latest acknowledged state after a restart. */
+  listingsChecked: number;
+  /** Webhooks checked present as acknowledged, or absent after an acknowledged removal. */
+  webhooksChecked: number;
   failures: string[];
 }
 
@@ -95,7 +97,8 @@ export function newTally(): Tally {
     inFlight: 0,
     inFlightApplied: 0,
     inFlightNotApplied: 0,
-    statesChecked: 0,
+    listingsChecked: 0,
+    webhooksChecked: 0,
     failures: [],
   };
 }
@@ -247,7 +250,7 @@ export class CrashClient {
     const sampled = sample >= others.length ? others : Array.from({ length: sample }, () => random.pick(others));
     for (const id of new Set([...this.touched, ...sampled])) {
       const answer = await request(baseUrl, this.key, 'GET', `/v1/listings/${id}`);
-      this.tally.statesChecked += 1;
+      this.tally.listingsChecked += 1;
       if (!isDeepStrictEqual(answer.body.data, this.listings.get(id))) {
         this.fail(`listing ${id} is ${answer.status} ${JSON.stringify(answer.body)}, but the last acknowledged state was ${JSON.stringify(this.listings.get(id))}`);
       }
@@ -259,13 +262,13 @@ export class CrashClient {
   private async checkWebhooks(baseUrl: string): Promise<void> {
     const listed = await this.listWebhooks(baseUrl);
     for (const [id, acknowledged] of this.webhooks) {
-      this.tally.statesChecked += 1;
+      this.tally.webhooksChecked += 1;
       const found = listed.get(id);
       if (found === undefined) this.fail(`acknowledged webhook ${id} is missing`);
       else if (!sameWebhook(found, acknowledged)) this.fail(`webhook ${id} is ${JSON.stringify(found)}, acknowledged as ${JSON.stringify(acknowledged)}`);
     }
     for (const id of this.deletedWebhooks) {
-      this.tally.statesChecked += 1;
+      this.tally.webhooksChecked += 1;
       if (listed.has(id)) this.fail(`webhook ${id} was removed (acknowledged) but is back`);
     }
     for (const id of listed.keys()) {

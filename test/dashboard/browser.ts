@@ -9,7 +9,7 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 /** Program names tried on PATH, in order: Debian's package first, then other common builds. */
 const PROGRAM_NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
 /** Places tried when PATH has none of them (a trimmed PATH under some CI runners). */
-const FALLBACK_PATHS = ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium'];
+export const FALLBACK_PATHS = ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser', '/snap/bin/chromium'];
 
 function isExecutableFile(path: string): boolean {
   try {
@@ -26,7 +26,7 @@ export type ChromiumSearch = { found: true; path: string } | { found: false; rea
  * Where Chromium is: CHROMIUM_PATH when set (it must then exist: a wrong value is an error, not a
  * quiet skip), else the first of PROGRAM_NAMES on PATH, else a usual install location.
  */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): ChromiumSearch {
+export function findChromium(env: NodeJS.ProcessEnv = process.env, fallbacks: readonly string[] = FALLBACK_PATHS): ChromiumSearch {
   const chosen = env.CHROMIUM_PATH;
   if (chosen !== undefined && chosen !== '') {
     if (isExecutableFile(chosen)) return { found: true, path: chosen };
@@ -39,11 +39,11 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): ChromiumSear
       if (isExecutableFile(candidate)) return { found: true, path: candidate };
     }
   }
-  for (const candidate of FALLBACK_PATHS) if (isExecutableFile(candidate)) return { found: true, path: candidate };
+  for (const candidate of fallbacks) if (isExecutableFile(candidate)) return { found: true, path: candidate };
   return {
     found: false,
     reason:
-      `no Chromium found (looked for ${PROGRAM_NAMES.join(', ')} on PATH and in ${FALLBACK_PATHS.join(', ')}); ` +
+      `no Chromium found (looked for ${PROGRAM_NAMES.join(', ')} on PATH${fallbacks.length > 0 ? ` and at ${fallbacks.join(', ')}` : ''}); ` +
       'install it (apt-get install chromium, as .ci/run does) or set CHROMIUM_PATH',
   };
 }

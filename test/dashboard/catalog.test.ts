@@ -94,10 +94,15 @@ test('malformed entries are refused with a reason a person can act on', () => {
 
 test('whatever the page accepts has the shape the server accepts', () => {
   // The page knows no routes, so it cannot refuse a route that does not exist; the server does.
-  const sample = ['read:users', 'write:users', 'GET /v1/users/me', 'POST /v1/webhooks', 'GET /v1/webhooks/*', 'DELETE /v1/listings/:id'];
+  const sample = ['read:users', 'write:users', 'GET /v1/users/me', 'POST /v1/webhooks', 'GET /v1/listings/*', 'DELETE /v1/listings/:id'];
   for (const entry of sample) {
     assert.equal(catalog.checkPermissionEntry(entry), null, entry);
     assert.equal(serverCheck(entry, SPEC_ROUTES), null, entry);
+  }
+  // Well-formed but granting nothing: the page lets it through, the server names the problem.
+  for (const [entry, reason] of [['GET /v1/webhooks/*', /no GET route lies under/], ['GET /v1/nothing', /no route GET \/v1\/nothing/]] as const) {
+    assert.equal(catalog.checkPermissionEntry(entry), null, entry);
+    assert.match(serverCheck(entry, SPEC_ROUTES) ?? '', reason, entry);
   }
   for (const entry of ['read:cats', 'GET /listings', 'GET /v1/listings?x=1']) {
     assert.notEqual(catalog.checkPermissionEntry(entry), null, entry);

@@ -229,6 +229,14 @@ test(
     const createKey = page.locator('details.create-key');
     if ((await createKey.getAttribute('open')) === null) await page.locator('details.create-key summary').click();
     await page.getByLabel('Key name (optional)').fill('e2e key');
+    // Least privilege by default; custom entries are checked as they are typed.
+    assert.ok(await page.getByLabel(/^Read-only browse/).isChecked());
+    assert.ok(await page.getByLabel(/^Free/).isChecked());
+    const customEntries = page.getByLabel('Custom entries');
+    await customEntries.fill('read:cats');
+    await page.locator('.entry-check li.bad:has-text("unknown resource")').waitFor();
+    await customEntries.fill('');
+    await page.locator('.entry-check li').waitFor({ state: 'detached' });
     await page.getByLabel('Custom', { exact: true }).check();
     await page.getByLabel('Custom limit, requests per minute').fill('5');
     await page.getByRole('button', { name: 'Create key' }).click();
