@@ -13,7 +13,7 @@ import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import { TtlCache } from '../limits/ttl-cache.ts';
 import type { ListingIndex } from '../listings/index.ts';
-import { findListings, parseListingQuery, queryCacheKey } from '../listings/search.ts';
+import { findListings, parseListingQuery, queryCacheKey, type ListingQuery } from '../listings/search.ts';
 import { etagOf } from '../server.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
@@ -30,6 +30,8 @@ const EDITABLE_FIELDS = ['title', 'description', 'type', 'price', 'tags'] as con
 const READ_ONLY_FIELDS = ['id', 'owner_id', 'status', 'created_at', 'updated_at'];
 const MAX_PRICE = 1_000_000;
 const PAGE_CACHE_TTL_MS = 30_000;
+/** Distinct query strings whose parsing is remembered; past it the memory starts afresh. */
+const MAX_PARSED_QUERIES = 1_000;
 
 /** A list page ready to send, and which listings it shows (impressions count them on every hit). */
 interface CachedPage {
@@ -47,9 +49,22 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     if (collection === LISTINGS) pageCache.clear();
   });
 
+  // Raw query string → its checked query and cache key. Parsing depends on the text alone, so
+  // a repeated query (the usual case for a cache hit) skips it; invalid ones throw and are not kept.
+  const parsedQueries = new Map<string, { query: ListingQuery; cacheKey: string }>();
+  function parsedQuery(context: KeyContext): { query: ListingQuery; cacheKey: string } {
+    let parsed = parsedQueries.get(context.search);
+    if (parsed === undefined) {
+      const query = parseListingQuery(context.query);
+      parsed = { query, cacheKey: queryCacheKey(query) };
+      if (parsedQueries.size >= MAX_PARSED_QUERIES) parsedQueries.clear();
+      parsedQueries.set(context.search, parsed);
+    }
+    return parsed;
+  }
+
   function browse(context: KeyContext): Reply {
-    const query = parseListingQuery(context.query);
-    const cacheKey = queryCacheKey(query);
+    const { query, cacheKey } = parsedQuery(context);
     let page = pageCache.get(cacheKey);
     if (page === undefined) {
       const { items, total } = findListings(index, query);

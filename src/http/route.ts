@@ -25,6 +25,8 @@ export interface RequestContext {
   readonly path: string;
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+  /** The raw query string, without the "?" ("" when there is none); `query` is its parsed form. */
+  readonly search: string;
   readonly requestId: string;
   /** The parsed JSON object body (POST/PUT/PATCH); 400/413/415 on bad input. */
   readJsonBody(): Promise<Record<string, unknown>>;

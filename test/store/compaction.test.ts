@@ -237,3 +237,16 @@ test('the compacted log replaces the old one only whole: the log never holds a p
   await store.close();
   assert.deepEqual((await loadFrom(t, dataDir)).items, expected);
 });
+
+test('a compaction of more records than one write chunk keeps them all, in one line each', async (t) => {
+  const dataDir = freshDataDir(t);
+  const { store } = await openStore(t, dataDir, { compactAtOps: 1_000_000 });
+  await Promise.all(Array.from({ length: 9_000 }, (_, index) => store.write([put('items', `id-${index}`, `item ${index}`)])));
+  await Promise.all(Array.from({ length: 9_000 }, (_, index) => store.write([put('items', `id-${index}`, `item ${index}`, 2)])));
+  await store.compact();
+  assert.equal(logLines(dataDir).length, 1 + 9_000);
+  await store.close();
+  const loaded = await loadFrom(t, dataDir);
+  assert.equal(loaded.items.length, 9_000);
+  assert.ok(loaded.items.every((item) => item.version === 2));
+});
