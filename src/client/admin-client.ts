@@ -2,7 +2,6 @@
 // users, API keys, webhooks (read-only), server stats, log compaction and backup.
 // The CLI is a thin shell around it.
 
-import type { RetryOptions, SleepFunction } from './retry.ts';
 import { segment, Transport } from './transport.ts';
 import type {
   AdminUser,
@@ -22,22 +21,12 @@ import type {
   Usage,
   UsageQuery,
 } from './types.ts';
-import type { CallOptions, PostOptions } from './marketplace-client.ts';
+import type { CallOptions, ClientOptions, Envelope, PostOptions } from './marketplace-client.ts';
 
-export interface AdminClientOptions {
-  /** The server's root, e.g. `http://127.0.0.1:3000`. */
-  baseUrl: string;
+/** The same options as MarketplaceClient's, with the operator token instead of an API key. */
+export interface AdminClientOptions extends Omit<ClientOptions, 'apiKey'> {
   /** MARKETPLACE_ADMIN_TOKEN, or the contents of DATA_DIR/admin-token. */
   token: string;
-  retry?: RetryOptions;
-  fetch?: typeof fetch;
-  sleep?: SleepFunction;
-  now?: () => number;
-  idempotencyKeys?: () => string;
-}
-
-interface Envelope<T> {
-  data: T;
 }
 
 export class AdminClient {

@@ -48,7 +48,8 @@ export interface ClientOptions {
   idempotencyKeys?: () => string;
 }
 
-interface Envelope<T> {
+/** Every single-resource answer: the resource under `data`. */
+export interface Envelope<T> {
   data: T;
 }
 

@@ -7,6 +7,15 @@ const timestamp = { type: 'string', format: 'date-time' };
 const price = { type: 'number', minimum: 0, maximum: 1_000_000, multipleOf: 0.01 };
 const tags = { type: 'array', maxItems: 10, items: { type: 'string', minLength: 1, maxLength: 32 } };
 
+/** The fields a client may send for a listing, on create and update alike. */
+const LISTING_INPUT = {
+  title: { type: 'string', minLength: 1, maxLength: 200 },
+  description: { type: 'string', maxLength: 5000 },
+  type: { enum: LISTING_TYPES },
+  price,
+  tags,
+};
+
 export const SHARED_SCHEMAS: Record<string, Schema> = {
   Error: {
     type: 'object',
@@ -44,25 +53,13 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     required: ['title', 'type', 'price'],
-    properties: {
-      title: { type: 'string', minLength: 1, maxLength: 200 },
-      description: { type: 'string', maxLength: 5000 },
-      type: { enum: LISTING_TYPES },
-      price,
-      tags,
-    },
+    properties: LISTING_INPUT,
   },
   ListingChanges: {
     type: 'object',
     additionalProperties: false,
     minProperties: 1,
-    properties: {
-      title: { type: 'string', minLength: 1, maxLength: 200 },
-      description: { type: 'string', maxLength: 5000 },
-      type: { enum: LISTING_TYPES },
-      price,
-      tags,
-    },
+    properties: LISTING_INPUT,
   },
   PublicUser: {
     type: 'object',
