@@ -32,6 +32,8 @@ export interface DriveOptions {
   headers: string[];
   connections: number;
   durationS: number;
+  /** taskset CPU list for the generator (null: anywhere). */
+  cpus: string | null;
 }
 
 const BENCH_DIR = import.meta.dirname;
@@ -51,7 +53,8 @@ export async function drive(options: DriveOptions): Promise<Measurement> {
   return options.generator === 'wrk' ? driveWrk(options) : driveNode(options);
 }
 
-function run(file: string, args: string[], timeoutMs: number): Promise<string> {
+function run(file: string, args: string[], timeoutMs: number, cpus: string | null): Promise<string> {
+  if (cpus !== null) [file, args] = ['taskset', ['-c', cpus, file, ...args]];
   return new Promise((resolve, reject) => {
     execFile(file, args, { cwd: REPO_DIR, timeout: timeoutMs, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${file} failed: ${error.message}\n${stderr}`));
@@ -65,7 +68,7 @@ async function driveWrk(options: DriveOptions): Promise<Measurement> {
   const args = ['-t1', `-c${options.connections}`, `-d${Math.max(1, Math.round(options.durationS))}s`, '--timeout', '10s'];
   for (const header of options.headers) args.push('-H', header);
   args.push('-s', join(BENCH_DIR, 'wrk.lua'), options.baseUrl, '--', options.requestsFile);
-  const stdout = await run('wrk', args, (options.durationS + 30) * 1000);
+  const stdout = await run('wrk', args, (options.durationS + 30) * 1000, options.cpus);
   const line = stdout.split('\n').find((text) => text.startsWith('WRK_JSON '));
   if (line === undefined) throw new Error(`wrk printed no summary:\n${stdout}`);
   const summary = JSON.parse(line.slice('WRK_JSON '.length)) as {
@@ -95,7 +98,7 @@ async function driveNode(options: DriveOptions): Promise<Measurement> {
   const args = ['--import', 'tsx', join(BENCH_DIR, 'loadgen.ts'), '--url', options.baseUrl, '--requests', options.requestsFile];
   for (const header of options.headers) args.push('--header', header);
   args.push('--connections', String(options.connections), '--duration', String(options.durationS), '--warmup', '0');
-  const stdout = await run(process.execPath, args, (options.durationS + 30) * 1000);
+  const stdout = await run(process.execPath, args, (options.durationS + 30) * 1000, options.cpus);
   const result = JSON.parse(stdout.trim().split('\n').pop()!) as LoadResult;
   return {
     requests: result.requests,

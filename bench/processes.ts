@@ -2,9 +2,10 @@
 // "listening on http://…" line, read its RSS and CPU time from /proc, and stop it by its pid.
 // Every child is also killed if the benchmark itself exits early.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { cpus } from 'node:os';
 
 export interface ChildOptions {
   name: string;
@@ -22,11 +23,43 @@ export interface RunningChild {
   pid: number;
   /** Milliseconds from spawn to the "listening on" line. */
   readyMs: number;
+  /** CPU seconds (all threads, user + system) the child had used when it printed that line. */
+  readyCpuS: number | null;
   stop(): Promise<void>;
 }
 
 const READY_LINE = /listening on http:\/\/\S+/;
 const everyChild = new Set<ChildProcess>();
+
+/**
+ * CPU pinning: targets on one core, the load generator on another, so the two never share a
+ * core and the scheduler does not move them mid-round (measured: round-to-round spread drops a
+ * lot). `taskset` replaces itself with the program, so the pid is the program's. Off (null)
+ * with one core, without `taskset`, or with --pin off.
+ */
+export interface Pinning {
+  targetCpus: string;
+  generatorCpus: string;
+}
+
+export function choosePinning(wanted: string): Pinning | null {
+  if (wanted === 'off') return null;
+  const cores = cpus().length;
+  const taskset = spawnSync('taskset', ['-c', '0', 'true']);
+  if (cores < 2 || taskset.error !== undefined || taskset.status !== 0) {
+    if (wanted === 'on') throw new Error('--pin on needs at least 2 CPUs and taskset (util-linux)');
+    return null;
+  }
+  // With more cores the generator gets all but the first, which is the target's.
+  return { targetCpus: '0', generatorCpus: cores === 2 ? '1' : `1-${cores - 1}` };
+}
+
+let targetCpus: string | null = null;
+
+/** Children started from now on run on these CPUs (null: anywhere). */
+export function pinTargetsTo(cpuList: string | null): void {
+  targetCpus = cpuList;
+}
 
 process.on('exit', () => {
   for (const child of everyChild) child.kill('SIGKILL');
@@ -47,7 +80,8 @@ export function freePort(): Promise<number> {
 
 export function startChild(options: ChildOptions): Promise<RunningChild> {
   const started = performance.now();
-  const child = spawn(process.execPath, options.args, {
+  const [command, args] = targetCpus === null ? [process.execPath, options.args] : ['taskset', ['-c', targetCpus, process.execPath, ...options.args]];
+  const child = spawn(command, args, {
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -78,6 +112,7 @@ export function startChild(options: ChildOptions): Promise<RunningChild> {
         name: options.name,
         pid: child.pid!,
         readyMs: performance.now() - started,
+        readyCpuS: cpuSeconds(child.pid!),
         stop: () => stopChild(child, exited),
       });
     };

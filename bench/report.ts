@@ -7,7 +7,14 @@ export interface RunContext {
   started_at: string;
   machine: { cpus: number; cpu_model: string; memory_gib: number; node: string; platform: string; load_average_at_start: number[] };
   generator: { name: string; version: string };
-  settings: { rounds: number; duration_s: number; warmup_s: number; read_connections: number; write_connections: number };
+  settings: {
+    rounds: number;
+    duration_s: number;
+    warmup_s: number;
+    read_connections: number;
+    write_connections: number;
+    pinning: { target_cpus: string; generator_cpus: string } | null;
+  };
   git_commit: string | null;
 }
 
@@ -44,7 +51,14 @@ export interface StartupResults extends RunContext {
   log_bytes: number;
   seed_s: number;
   empty_ready_ms: number;
-  attempts: Array<{ ready_ms: number; healthz_ms: number; rss_after_ready_mib: number | null; rss_peak_mib: number | null }>;
+  attempts: Array<{
+    ready_ms: number;
+    healthz_ms: number;
+    rss_after_ready_mib: number | null;
+    rss_peak_mib: number | null;
+    /** CPU seconds the server had used when ready: with other load on the machine, steadier than the wall time. */
+    cpu_s_at_ready: number | null;
+  }>;
   median_ready_ms: number;
   median_rss_after_ready_mib: number | null;
   goals: GoalVerdict[];
@@ -75,7 +89,10 @@ function contextLines(context: RunContext): string[] {
       `${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gib} GiB, Node ${machine.node} on ${machine.platform}; ` +
       `load average at start ${machine.load_average_at_start.map((value) => value.toFixed(2)).join(' ')}.`,
     `Load generator: ${generator.version}. ${settings.rounds} rounds of ${settings.duration_s} s (after ${settings.warmup_s} s warm-up) per target, ` +
-      `targets alternating; figures are medians over rounds.`,
+      `targets alternating; figures are medians over rounds. ` +
+      (settings.pinning === null
+        ? 'Not pinned to CPUs.'
+        : `Servers pinned to CPU ${settings.pinning.target_cpus}, the load generator to CPU ${settings.pinning.generator_cpus}.`),
   ];
 }
 
@@ -230,10 +247,11 @@ export function startupMarkdown(results: StartupResults): string {
       `An empty data dir starts in ${formatInteger(results.empty_ready_ms)} ms (Node + tsx + the code itself).`,
     '',
     table(
-      ['attempt', 'ready (listening line) ms', '/healthz 200 ms', 'RSS after ready MiB', 'peak RSS MiB'],
+      ['attempt', 'ready (listening line) ms', 'CPU s at ready', '/healthz 200 ms', 'RSS after ready MiB', 'peak RSS MiB'],
       results.attempts.map((attempt, index) => [
         String(index + 1),
         formatInteger(attempt.ready_ms),
+        formatDecimal(attempt.cpu_s_at_ready),
         formatInteger(attempt.healthz_ms),
         formatInteger(attempt.rss_after_ready_mib),
         formatInteger(attempt.rss_peak_mib),

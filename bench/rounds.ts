@@ -22,6 +22,8 @@ export interface RoundSettings {
   rounds: number;
   durationS: number;
   warmupS: number;
+  /** taskset CPU list for the load generator (null: not pinned). */
+  generatorCpus: string | null;
   log: (line: string) => void;
 }
 
@@ -111,6 +113,7 @@ async function runRound(target: Target, scenario: Scenario, round: number, setti
     requestsFile: scenario.requestsFile,
     headers,
     connections: scenario.connections,
+    cpus: settings.generatorCpus,
   };
   await waitIdle(target.pid);
   if (settings.warmupS > 0) await drive({ ...common, durationS: settings.warmupS });
@@ -194,7 +197,8 @@ function judge(goal: Goal, values: Record<Goal['metric'], number | null>): GoalV
 }
 
 export async function runScenario(scenario: Scenario, targets: Target[], settings: RoundSettings): Promise<ScenarioResult> {
-  const taking = targets.filter((target) => scenario.targets.includes(target.name));
+  // In the scenario's order (server, then a variant next to it, then the baselines), rotated each round.
+  const taking = scenario.targets.flatMap((name) => targets.filter((target) => target.name === name));
   const rounds = new Map<TargetName, RoundResult[]>(taking.map((target) => [target.name, []]));
   for (let round = 1; round <= settings.rounds; round++) {
     const shift = (round - 1) % taking.length;

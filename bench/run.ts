@@ -11,20 +11,20 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKey, readStats, request } from './api.ts';
 import { chooseGenerator, drive, WRK_INSTALL_HINT, type GeneratorName } from './drive.ts';
-import { freePort, peakRssBytes, rssBytes, startChild, type RunningChild } from './processes.ts';
+import { choosePinning, freePort, peakRssBytes, pinTargetsTo, rssBytes, startChild, type Pinning, type RunningChild } from './processes.ts';
 import { mainMarkdown, scaleMarkdown, startupMarkdown, type MainResults, type RunContext, type ScaleResults, type StartupResults } from './report.ts';
 import { BUSY_MACHINE_PERCENT, median, runScenario, type RoundSettings, type ScenarioResult, type Target } from './rounds.ts';
-import { FILTERED_PATH, LIST_PATH, otherScenarios, readScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
+import { FILTERED_PATH, LIST_PATH, MISS_SAMPLE_PATHS, otherScenarios, readScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
 import { writeSeedLog, type SeedResult } from './seed.ts';
 import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
 
 const USAGE = `npm run bench [-- options]
-  (no mode)            scenarios A, B1, B2, C, E, D on 10,000 listings, with the ceiling and naive baselines
-  --scale              A, B1, B2, C on 1,000 / 10,000 / 100,000 / 1,000,000 listings (--sizes to change)
+  (no mode)            scenarios A, B1-B4, C, E, D on 10,000 listings, with the ceiling and naive baselines
+  --scale              A, B1-B4, C on 1,000 / 10,000 / 100,000 / 1,000,000 listings (--sizes to change)
   --startup            time to ready and RSS for a server loading 1,000,000 listings (--listings to change)
   --calibrate          how fast the load generators themselves go against the ceiling server
   --generator wrk|node load generator (default: wrk when installed, else bench/loadgen.ts)
-  --rounds N           rounds per target (default 3)          --duration S  seconds per round (default 5; 3 for --scale)
+  --rounds N           rounds per target (default 3)          --duration S  seconds per round (default 4; 2 for --scale)
   --warmup S           warm-up seconds before each round (1)  --listings N  listings in the data set
   --connections N      connections for reads (default 10)     --write-connections N  for D (default 64)
   --only A,C,D         run only these scenarios               --sizes 1000,10000     listing counts for --scale
@@ -35,6 +35,8 @@ const USAGE = `npm run bench [-- options]
   --variant-entry FILE the second server's entry instead (e.g. another checkout's src/main.ts), to
                        compare two versions of the code; combine with --variant or use alone
   --profile            run the server under node --cpu-prof; hot spots go to bench/results/profile-*.md
+  --pin auto|on|off    servers on CPU 0, load generator on the others (default auto: when there are
+                       2+ CPUs and taskset); steadier figures
 wrk is used when installed (apt-get install wrk); otherwise bench/loadgen.ts drives the load.`;
 
 const { values: options } = parseArgs({
@@ -56,6 +58,7 @@ const { values: options } = parseArgs({
     variant: { type: 'string' },
     'variant-entry': { type: 'string' },
     profile: { type: 'boolean', default: false },
+    pin: { type: 'string', default: 'auto' },
     keep: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -67,6 +70,7 @@ const LOGS_DIR = join(RESULTS_DIR, 'logs');
 const PROFILES_DIR = join(RESULTS_DIR, 'profiles');
 const ADMIN_TOKEN = randomBytes(24).toString('hex');
 /** Baselines get an Authorization header of the same length as a real key, so requests weigh the same. */
+const WARM_UP_S = 2;
 const DUMMY_AUTH = `Authorization: Bearer mk_${'x'.repeat(36)}`;
 
 function positiveNumber(name: string, raw: string | undefined, fallback: number): number {
@@ -88,7 +92,7 @@ function gitCommit(): string | null {
   }
 }
 
-function context(settings: RoundSettings, generatorVersion: string, readConnections: number, writeConnections: number): RunContext {
+function context(settings: RoundSettings, generatorVersion: string, readConnections: number, writeConnections: number, pinning: Pinning | null): RunContext {
   return {
     started_at: new Date().toISOString(),
     machine: {
@@ -106,6 +110,7 @@ function context(settings: RoundSettings, generatorVersion: string, readConnecti
       warmup_s: settings.warmupS,
       read_connections: readConnections,
       write_connections: writeConnections,
+      pinning: pinning === null ? null : { target_cpus: pinning.targetCpus, generator_cpus: pinning.generatorCpus },
     },
     git_commit: gitCommit(),
   };
@@ -246,7 +251,7 @@ function baselineTarget(name: 'ceiling' | 'naive', started: { child: RunningChil
 /** Compares the server's answers with the naive baseline's (same data, same query) and notes any difference. */
 async function crossCheck(serverUrl: string, naiveUrl: string, key: string, sampleId: string, warnings: string[]): Promise<void> {
   const auth = { Authorization: `Bearer ${key}` };
-  for (const path of [LIST_PATH, '/v1/listings?page=3&limit=20', FILTERED_PATH, `/v1/listings/${sampleId}`]) {
+  for (const path of [LIST_PATH, '/v1/listings?page=3&limit=20', FILTERED_PATH, ...MISS_SAMPLE_PATHS, `/v1/listings/${sampleId}`]) {
     const [fromServer, fromNaive] = await Promise.all([request(`${serverUrl}${path}`, { headers: auth }), request(`${naiveUrl}${path}`)]);
     if (fromServer.status !== 200) {
       warnings.push(`GET ${path}: the server answered ${fromServer.status}: ${fromServer.body.slice(0, 200)}`);
@@ -338,6 +343,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
   if (variant !== null) for (const scenario of scenarios) scenario.targets.splice(1, 0, 'variant');
   const results: ScenarioResult[] = [];
   try {
+    await warmUp(scenarios[0], targets, settings);
     for (const scenario of scenarios) {
       log(`Scenario ${scenario.id}: ${scenario.title}, ${scenario.connections} connections`);
       results.push(await runScenario(scenario, targets, settings));
@@ -360,6 +366,26 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
     scenarios: results,
   };
   saveResults('latest', output, mainMarkdown(output));
+}
+
+/**
+ * The first round of a run came out 10-20% slower for every target, baselines included (the
+ * machine and the JIT settling), so each target first takes the first scenario's load unmeasured.
+ */
+async function warmUp(scenario: Scenario | undefined, targets: Target[], settings: RoundSettings): Promise<void> {
+  if (scenario === undefined) return;
+  log(`Warming up every target for ${WARM_UP_S} s on scenario ${scenario.id}'s requests (not measured)`);
+  for (const target of targets.filter((candidate) => scenario.targets.includes(candidate.name))) {
+    await drive({
+      generator: settings.generator,
+      baseUrl: target.baseUrl,
+      requestsFile: scenario.requestsFile,
+      headers: await target.prepare(scenario),
+      connections: scenario.connections,
+      durationS: WARM_UP_S,
+      cpus: settings.generatorCpus,
+    });
+  }
 }
 
 async function runScale(workDir: string, settings: RoundSettings, runContext: RunContext, only: Set<string> | null): Promise<void> {
@@ -385,7 +411,9 @@ async function runScale(workDir: string, settings: RoundSettings, runContext: Ru
     const targets = [serverTarget(server, rowWarnings), baselineTarget('naive', naive)];
     const results: ScenarioResult[] = [];
     try {
-      for (const scenario of readScenarios(inputs).filter((candidate) => only === null || only.has(candidate.id))) {
+      const chosen = readScenarios(inputs).filter((candidate) => only === null || only.has(candidate.id));
+      await warmUp(chosen[0], targets, settings);
+      for (const scenario of chosen) {
         // The ceiling does not depend on the data; A is the cache-hit case, so naive adds nothing there.
         scenario.targets = scenario.id === 'A' ? ['server'] : ['server', 'naive'];
         log(`Scenario ${scenario.id} at ${listings.toLocaleString('en')} listings`);
@@ -427,8 +455,12 @@ async function runStartup(workDir: string, settings: RoundSettings, runContext: 
       healthz_ms: Math.round(server.healthzMs),
       rss_after_ready_mib: mib(rssAfterReady),
       rss_peak_mib: mib(peak),
+      cpu_s_at_ready: server.child.readyCpuS,
     });
-    log(`  attempt ${attempt}: ready in ${Math.round(server.child.readyMs)} ms, RSS ${mib(rssAfterReady)} MiB (peak ${mib(peak)} MiB)`);
+    log(
+      `  attempt ${attempt}: ready in ${Math.round(server.child.readyMs)} ms (${server.child.readyCpuS ?? '?'} s CPU), ` +
+        `RSS ${mib(rssAfterReady)} MiB (peak ${mib(peak)} MiB)`,
+    );
   }
   const medianReady = median(attempts.map((attempt) => attempt.ready_ms));
   const rssValues = attempts.map((attempt) => attempt.rss_after_ready_mib).filter((value): value is number => value !== null);
@@ -481,6 +513,7 @@ async function runCalibrate(workDir: string, settings: RoundSettings, runContext
               headers: [DUMMY_AUTH],
               connections,
               durationS: settings.durationS,
+              cpus: settings.generatorCpus,
             });
             entry.rps.push(measured.rps);
             entry.p99_ms.push(measured.p99Ms);
@@ -521,16 +554,19 @@ async function main(): Promise<void> {
   }
   const generator = chooseGenerator(options.generator);
   if (generator.name === 'node') log(`Using bench/loadgen.ts as the load generator; ${WRK_INSTALL_HINT}`);
+  const pinning = choosePinning(options.pin);
+  pinTargetsTo(pinning?.targetCpus ?? null);
   const settings: RoundSettings = {
+    generatorCpus: pinning?.generatorCpus ?? null,
     generator: generator.name,
     rounds: Math.round(positiveNumber('rounds', options.rounds, 3)),
-    durationS: positiveNumber('duration', options.duration, options.scale ? 3 : 5),
+    durationS: positiveNumber('duration', options.duration, options.scale ? 2 : 4),
     warmupS: Number(options.warmup),
     log,
   };
   const readConnections = Math.round(positiveNumber('connections', options.connections, 10));
   const writeConnections = Math.round(positiveNumber('write-connections', options['write-connections'], 64));
-  const runContext = context(settings, generator.version, readConnections, writeConnections);
+  const runContext = context(settings, generator.version, readConnections, writeConnections, pinning);
   const only = options.only === undefined ? null : new Set(options.only.toUpperCase().split(',').map((id) => id.trim()));
 
   mkdirSync(LOGS_DIR, { recursive: true });
@@ -540,7 +576,11 @@ async function main(): Promise<void> {
   };
   process.on('exit', cleanUp);
   log(`Working in ${workDir}${options.keep ? ' (kept)' : ''}; child logs in bench/results/logs/`);
-  if (options.startup) await runStartup(workDir, settings, runContext);
+  if (options.startup) {
+    // Start-up is not a load test: the server gets the whole machine (GC helper threads included).
+    pinTargetsTo(null);
+    await runStartup(workDir, settings, { ...runContext, settings: { ...runContext.settings, pinning: null } });
+  }
   else if (options.scale) await runScale(workDir, settings, runContext, only);
   else if (options.calibrate) await runCalibrate(workDir, settings, runContext);
   else await runMain(workDir, settings, runContext, only);

@@ -3,7 +3,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FILTER_TYPE, FILTER_WORD, LISTING_TYPES, seededRandom } from './seed.ts';
+import { FILTER_TYPE, FILTER_WORD, LISTING_TYPES, seededRandom, WORDS } from './seed.ts';
 
 /** `variant` is a second copy of the server with other settings (--variant), e.g. analytics off. */
 export type TargetName = 'server' | 'variant' | 'ceiling' | 'naive';
@@ -52,7 +52,42 @@ export function pageCount(listingCount: number): number {
 export const FILTERED_PATH = `/v1/listings?type=${FILTER_TYPE}&q=${FILTER_WORD}&limit=20`;
 export const LIST_PATH = '/v1/listings?limit=20';
 
-/** The read scenarios A, B1, B2, C (also used by --scale). */
+/**
+ * Page sizes for the cache-miss scenarios B3 and B4: with 20 sizes the distinct queries far
+ * outnumber the 2,000 pages the server caches, so most requests are misses (with limit=20
+ * alone, B1's 500 pages all sit in the cache after the first pass).
+ */
+const MISS_LIMITS = Array.from({ length: 20 }, (_, index) => 11 + index);
+/** 24 of the seed's words, spread over its list, for B4's text searches. */
+const MISS_WORDS = WORDS.filter((_, index) => index % 5 === 0).slice(0, 24);
+
+/** B3: every page of the default sort, at 20 page sizes. */
+function missPages(listingCount: number): string[] {
+  const lines: string[] = [];
+  for (const limit of MISS_LIMITS) {
+    const pages = Math.max(1, Math.min(500, Math.ceil(listingCount / limit)));
+    for (let page = 1; page <= pages; page++) lines.push(`GET\t/v1/listings?page=${page}&limit=${limit}`);
+  }
+  return lines;
+}
+
+/** B4: type + text filters (6 types × 24 words), first two pages, 20 page sizes. */
+function missFilters(): string[] {
+  const lines: string[] = [];
+  for (const type of LISTING_TYPES) {
+    for (const word of MISS_WORDS) {
+      for (const limit of MISS_LIMITS) {
+        for (const page of [1, 2]) lines.push(`GET\t/v1/listings?type=${type}&q=${word}&page=${page}&limit=${limit}`);
+      }
+    }
+  }
+  return lines;
+}
+
+/** One request of B3 and one of B4, for the like-for-like check against the naive baseline. */
+export const MISS_SAMPLE_PATHS = ['/v1/listings?page=7&limit=13', `/v1/listings?type=TOOL&q=${MISS_WORDS[3]}&page=2&limit=17`];
+
+/** The read scenarios A, B1-B4, C (also used by --scale). */
 export function readScenarios(inputs: ScenarioInputs): Scenario[] {
   const { dir, readConnections } = inputs;
   const pages = Array.from({ length: pageCount(inputs.listingCount) }, (_, index) => `GET\t/v1/listings?page=${index + 1}&limit=20`);
@@ -86,6 +121,26 @@ export function readScenarios(inputs: ScenarioInputs): Scenario[] {
       targets: ['server', 'ceiling', 'naive'],
       connections: readConnections,
       requestsFile: writeRequests(dir, 'B2', [`GET\t${FILTERED_PATH}`]),
+      key: 'main',
+      expectStatus: 200,
+      goals: [{ label: '≥ 1.0 × naive', metric: 'ratio_naive', atLeast: 1 }],
+    },
+    {
+      id: 'B3',
+      title: 'GET /v1/listings?page=<1..500>&limit=<11..30> (mostly cache misses)',
+      targets: ['server', 'ceiling', 'naive'],
+      connections: readConnections,
+      requestsFile: writeRequests(dir, 'B3', missPages(inputs.listingCount)),
+      key: 'main',
+      expectStatus: 200,
+      goals: [{ label: '≥ 1.0 × naive', metric: 'ratio_naive', atLeast: 1 }],
+    },
+    {
+      id: 'B4',
+      title: `GET /v1/listings?type=<6 types>&q=<${MISS_WORDS.length} words>&page=<1,2>&limit=<11..30> (filtered, mostly misses)`,
+      targets: ['server', 'ceiling', 'naive'],
+      connections: readConnections,
+      requestsFile: writeRequests(dir, 'B4', missFilters()),
       key: 'main',
       expectStatus: 200,
       goals: [{ label: '≥ 1.0 × naive', metric: 'ratio_naive', atLeast: 1 }],

@@ -17,7 +17,7 @@ export const FILTER_TYPE = 'AGENT';
 
 // 120 words, 18 drawn per listing: any one word lands in about 14% of listings, so the
 // filtered query (`type` + `q`) matches about 2.4% of them.
-const WORDS = (
+export const WORDS = (
   'agent prompt template dataset tool skill vector search index cache stream batch queue ' +
   'parser router model embed chat voice image audio video text table graph chart report ' +
   'invoice ledger budget forecast sales lead email calendar meeting summary translate ' +

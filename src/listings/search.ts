@@ -109,6 +109,8 @@ function matcherFor(query: ListingQuery, baseName: string): ((listing: ListingRe
   if (maxPrice !== null) checks.push((listing) => listing.price <= maxPrice);
   if (q !== null) checks.push((listing) => matchesText(listing, q));
   if (checks.length === 0) return null;
+  // The usual filtered query has one check left: call it directly, not through every().
+  if (checks.length === 1) return checks[0]!;
   return (listing) => checks.every((check) => check(listing));
 }
 
