@@ -4,6 +4,7 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { UsageRecorder } from './analytics/recorder.ts';
 import { UsageCounters } from './analytics/usage-counters.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { KeyAuthenticator } from './auth/authenticate.ts';
@@ -57,6 +58,7 @@ export interface App {
 }
 
 const FAILED_AUTH_LIMIT = 100;
+const NOT_COUNTING: UsageRecorder = { recordRequest() {}, recordListingView() {}, recordListingImpressions() {} };
 const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000;
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -72,6 +74,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Counting is in memory; snapshots reach the store every few seconds and at close.
   const usage = new UsageCounters({ store, clock, warn });
+  // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
+  const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.
   const outbox = new WebhookOutbox({ store, clock });
   const dispatcher = new WebhookDispatcher({
@@ -85,7 +89,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const index = new ListingIndex(store);
   const keyLimiter = new SlidingWindowLimiter({ monotonicNow: () => clock.monotonic() });
   const apiRoutes: ApiRoute[] = [
-    ...listingRoutes({ store, clock, index, usage, outbox }),
+    ...listingRoutes({ store, clock, index, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
     ...analyticsRoutes({ store, clock, usage, keyLimiter }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
@@ -110,7 +114,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     adminRoutes: routerOf(operatorRoutes),
     openRoutes: routerOf(publicRoutes),
     adminToken: adminToken.token,
-    usage,
+    usage: recorder,
     idempotency,
     accessLog: config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null,
     staticAsset: serveDashboardAsset,

@@ -14,6 +14,8 @@ export interface Config {
   webhookRetryDelaysMs: number[];
   /** One JSON line per request on stdout (ACCESS_LOG=0 turns it off, e.g. for benchmarks). */
   accessLog: boolean;
+  /** Usage counting (MARKETPLACE_ANALYTICS=0 turns it off, to measure what it costs). */
+  analytics: boolean;
 }
 
 export class ConfigError extends Error {
@@ -38,6 +40,7 @@ export function loadConfig(env: Env): Config {
     webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelaysMs: retryDelaysSetting(env.WEBHOOK_RETRY_DELAYS_MS),
     accessLog: flag(env, 'ACCESS_LOG', true),
+    analytics: flag(env, 'MARKETPLACE_ANALYTICS', true),
   };
 }
 

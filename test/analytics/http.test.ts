@@ -269,3 +269,17 @@ test('counters survive a graceful restart on the same data dir', async (t) => {
   assert.equal(keys.body.data[0].last_used_at, new Date(clock.now()).toISOString());
   await after.close();
 });
+
+test('MARKETPLACE_ANALYTICS=0 turns counting off: requests and views are not counted, the endpoints still answer', async (t) => {
+  const server = await startServer(t, { env: { MARKETPLACE_ANALYTICS: '0' } });
+  const { key } = await server.userWithKey('creator', ['read:listings', 'write:listings', 'read:analytics']);
+  const created = await server.request('POST', '/v1/listings', { key, body: { title: 'x', type: 'TOOL', price: 1 } });
+  await server.request('GET', `/v1/listings/${created.body.data.id}`, { key });
+  await server.request('GET', '/v1/listings', { key });
+  const usage = await server.request('GET', '/v1/analytics/usage', { key });
+  assert.equal(usage.status, 200);
+  assert.equal(usage.body.data.totals.requests, 0);
+  const listings = await server.request('GET', '/v1/analytics/listings', { key });
+  assert.equal(listings.status, 200);
+  assert.deepEqual(listings.body.totals, { views: 0, impressions: 0 });
+});
