@@ -132,14 +132,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     }
 
     // 3. Route: 404 for an unknown path, 405 with Allow for a known path with another method.
-    const match = deps.apiRoutes.match(method, path);
-    if (match.kind === 'not-found') throw new HttpError(404, `No route ${method} ${path}.`);
-    if (match.kind === 'method-not-allowed') {
-      throw new HttpError(405, `${method} is not allowed on ${path}. Allowed: ${match.allowed.join(', ')}.`, {
-        headers: { Allow: match.allowed.join(', ') },
-      });
-    }
-    const { route, params } = match;
+    const { route, params } = routeOrThrow(deps.apiRoutes, method, path);
     trace.route = routeLabel(route);
 
     // 4. Permission, derived from the route's declaration.
@@ -185,15 +178,9 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   }
 
   async function dispatchOpen(router: Router<OpenRoute>, req: IncomingMessage, method: string, path: string, search: string, requestId: string, trace: Trace): Promise<Reply> {
-    const match = router.match(method, path);
-    if (match.kind === 'not-found') throw new HttpError(404, `No route ${method} ${path}.`);
-    if (match.kind === 'method-not-allowed') {
-      throw new HttpError(405, `${method} is not allowed on ${path}. Allowed: ${match.allowed.join(', ')}.`, {
-        headers: { Allow: match.allowed.join(', ') },
-      });
-    }
-    trace.route = routeLabel(match.route);
-    return match.route.handle(new Context(req, method, path, search, match.params, requestId, null, deps));
+    const { route, params } = routeOrThrow(router, method, path);
+    trace.route = routeLabel(route);
+    return route.handle(new Context(req, method, path, search, params, requestId, null, deps));
   }
 
   function sendError(res: ServerResponse, error: unknown, requestId: string, headers: Headers): number {
@@ -214,6 +201,17 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
 }
 
 const routeLabels = new WeakMap<object, string>();
+
+/** The matched route, or the 404 (unknown path) / 405 with Allow (known path, other method) to answer. */
+function routeOrThrow<R extends { method: string; pattern: string }>(router: Router<R>, method: string, path: string): { route: R; params: Record<string, string> } {
+  const match = router.match(method, path);
+  if (match.kind === 'not-found') throw new HttpError(404, `No route ${method} ${path}.`);
+  if (match.kind === 'method-not-allowed') {
+    const allowed = match.allowed.join(', ');
+    throw new HttpError(405, `${method} is not allowed on ${path}. Allowed: ${allowed}.`, { headers: { Allow: allowed } });
+  }
+  return match;
+}
 
 /**
  * "METHOD /pattern", made once per route: analytics keys its counters by it on every request,

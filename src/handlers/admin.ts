@@ -6,6 +6,7 @@ import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
+import { byCreation } from '../domain/order.ts';
 import { KEYS, ROLES, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { keyView, privateUser } from '../domain/views.ts';
 import { conflict, notFound } from '../http/errors.ts';
@@ -37,9 +38,6 @@ const KEY_PATCH_FIELDS = ['permissions', 'rate_limit', 'name'] as const;
 
 export function adminRoutes(deps: AdminRoutesDeps): OpenRoute[] {
   const { store, clock } = deps;
-  const byCreation = <T extends { created_at: string; id: string }>(items: Iterable<T>): T[] =>
-    [...items].sort((left, right) => (left.created_at === right.created_at ? (left.id < right.id ? -1 : 1) : left.created_at < right.created_at ? -1 : 1));
-
   async function createUser(context: RequestContext): Promise<Reply> {
     const checker = new BodyChecker(await context.readJsonBody(), USER_FIELDS, ['id', 'created_at', 'updated_at']);
     checker.requireFields(['name']);
@@ -64,7 +62,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OpenRoute[] {
 
   function listUsers(context: RequestContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
-    const page = pageOf(byCreation(store.values<UserRecord>(USERS)), readPageRequest(context.query));
+    const page = pageOf([...store.values<UserRecord>(USERS)].sort(byCreation), readPageRequest(context.query));
     return { status: 200, body: { data: page.data.map(privateUser), pagination: page.pagination } };
   }
 
@@ -123,7 +121,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OpenRoute[] {
     const request = readPageRequest(context.query);
     let keys = [...store.values<KeyRecord>(KEYS)];
     if (userId !== null) keys = keys.filter((key) => key.user_id === userId);
-    const page = pageOf(byCreation(keys), request);
+    const page = pageOf(keys.sort(byCreation), request);
     return { status: 200, body: { data: page.data.map((key) => keyView(key, deps.lastUsedAt(key.id))), pagination: page.pagination } };
   }
 

@@ -10,7 +10,7 @@ import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../domain/records.t
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { pagination } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
-import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
+import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
 import { TtlCache } from '../limits/ttl-cache.ts';
 import type { ListingIndex } from '../listings/index.ts';
 import { findListings, parseListingQuery, queryCacheKey, type ListingQuery } from '../listings/search.ts';
@@ -213,8 +213,4 @@ function readPrice(checker: BodyChecker): number | undefined {
   // Cents, not fractions of them: 9.99 is fine, 9.999 is not.
   if (Math.abs(price * 100 - Math.round(price * 100)) > 1e-6) return checker.fail('price', 'must have at most 2 decimals');
   return price;
-}
-
-function definedOnly<T extends object>(fields: T): Partial<T> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }

@@ -3,7 +3,7 @@
 
 import { USERS, type UserRecord } from '../domain/records.ts';
 import { conflict } from '../http/errors.ts';
-import type { BodyChecker } from '../http/validation.ts';
+import { definedOnly, type BodyChecker } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
 
 export interface ProfileFields {
@@ -16,15 +16,13 @@ export interface ProfileFields {
 
 /** Reads whichever profile fields are present (problems are recorded on the checker). */
 export function readProfileFields(checker: BodyChecker): ProfileFields {
-  const fields: ProfileFields = {
+  return definedOnly({
     name: checker.string('name', 1, 100),
     bio: checker.string('bio', 0, 500),
     website: checker.url('website', 2_048),
     avatar_url: checker.url('avatar_url', 2_048),
     email: checker.email('email')?.toLowerCase(),
-  };
-  for (const name of Object.keys(fields) as Array<keyof ProfileFields>) if (fields[name] === undefined) delete fields[name];
-  return fields;
+  });
 }
 
 /** 409 when another user already has this email (emails identify people to the operator). */

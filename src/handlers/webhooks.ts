@@ -2,6 +2,7 @@
 // /admin/v1/webhooks, the operator's read-only list for the dashboard. Registration queues the
 // `ping` in the same write; deleting a webhook drops its undelivered events with it.
 
+import { compareText } from '../domain/order.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
@@ -37,8 +38,7 @@ export interface WebhookRouteDeps {
 
 /** Newest first; ties by id, so pages never shuffle. */
 function byNewest(left: WebhookRecord, right: WebhookRecord): number {
-  if (left.created_at !== right.created_at) return left.created_at < right.created_at ? 1 : -1;
-  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
+  return compareText(right.created_at, left.created_at) || compareText(left.id, right.id);
 }
 
 function readUrl(checker: BodyChecker, allowPrivate: boolean): string | undefined {

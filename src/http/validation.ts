@@ -105,6 +105,11 @@ export class BodyChecker {
   }
 }
 
+/** The fields that were given: a checker returns undefined for absent ones, which must not overwrite. */
+export function definedOnly<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
 export function requireNonEmpty(body: Record<string, unknown>, fields: readonly string[]): void {
   if (!fields.some((field) => Object.hasOwn(body, field))) {
     throw badRequest(`Send at least one of: ${fields.join(', ')}.`);

@@ -2,30 +2,23 @@
 // array of every active listing ordered by (created_at, id), and one per type and per owner.
 // Other sorts are built on first use and kept until the next listing write.
 
+import { byCreation, compareText } from '../domain/order.ts';
 import { LISTINGS, type ListingRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
 
 export type SortKey = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
 export const SORT_KEYS: readonly SortKey[] = ['created_at', '-created_at', 'price', '-price', 'title'];
 
-function byCreated(left: ListingRecord, right: ListingRecord): number {
-  if (left.created_at !== right.created_at) return left.created_at < right.created_at ? -1 : 1;
-  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
-}
-
 function byPrice(left: ListingRecord, right: ListingRecord): number {
-  return left.price - right.price || (left.id < right.id ? -1 : left.id > right.id ? 1 : 0);
+  return left.price - right.price || compareText(left.id, right.id);
 }
 
 function byTitle(left: ListingRecord, right: ListingRecord): number {
-  const leftTitle = left.title.toLowerCase();
-  const rightTitle = right.title.toLowerCase();
-  if (leftTitle !== rightTitle) return leftTitle < rightTitle ? -1 : 1;
-  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
+  return compareText(left.title.toLowerCase(), right.title.toLowerCase()) || compareText(left.id, right.id);
 }
 
 /** Sorted views: ascending order, read backwards for the descending sorts. */
-const COMPARATORS = { created_at: byCreated, price: byPrice, title: byTitle } as const;
+const COMPARATORS = { created_at: byCreation, price: byPrice, title: byTitle } as const;
 
 export class ListingIndex {
   /** Every active listing, ordered by (created_at, id). */
@@ -38,7 +31,7 @@ export class ListingIndex {
 
   constructor(store: Store) {
     const listings = [...store.values<ListingRecord>(LISTINGS)].filter((listing) => listing.status === 'active');
-    listings.sort(byCreated);
+    listings.sort(byCreation);
     for (const listing of listings) {
       this.active.push(listing);
       groupOf(this.byType, listing.type).push(listing);
@@ -94,7 +87,7 @@ function lowerBound(items: ListingRecord[], listing: ListingRecord): number {
   let high = items.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if (byCreated(items[middle]!, listing) < 0) low = middle + 1;
+    if (byCreation(items[middle]!, listing) < 0) low = middle + 1;
     else high = middle;
   }
   return low;
@@ -103,7 +96,7 @@ function lowerBound(items: ListingRecord[], listing: ListingRecord): number {
 function insertSorted(items: ListingRecord[], listing: ListingRecord): void {
   // New listings are the newest: appending is the common case and costs nothing.
   const last = items[items.length - 1];
-  if (last === undefined || byCreated(last, listing) < 0) items.push(listing);
+  if (last === undefined || byCreation(last, listing) < 0) items.push(listing);
   else items.splice(lowerBound(items, listing), 0, listing);
 }
 
