@@ -80,6 +80,8 @@ export class PermissionSet {
   private readonly scopes = new Set<string>();
   private readonly exact = new Set<string>();
   private readonly prefixes: Array<{ method: string; prefix: string }> = [];
+  /** Whether a scope or a route entry allows a route: it depends on the route alone, so it is worked out once per route. */
+  private readonly byRoute = new Map<PermissionRoute, boolean>();
 
   constructor(entries: readonly string[]) {
     for (const entry of entries) {
@@ -92,8 +94,12 @@ export class PermissionSet {
   }
 
   allows(route: PermissionRoute, concretePath: string): boolean {
-    if (this.scopes.has(scopeFor(route.method, route.resource))) return true;
-    if (this.exact.has(`${route.method} ${route.pattern}`)) return true;
+    let allowedByRoute = this.byRoute.get(route);
+    if (allowedByRoute === undefined) {
+      allowedByRoute = this.scopes.has(scopeFor(route.method, route.resource)) || this.exact.has(`${route.method} ${route.pattern}`);
+      this.byRoute.set(route, allowedByRoute);
+    }
+    if (allowedByRoute) return true;
     if (this.exact.size > 0 && this.exact.has(`${route.method} ${concretePath}`)) return true;
     for (const { method, prefix } of this.prefixes) {
       if (method === route.method && concretePath.startsWith(prefix)) return true;

@@ -106,7 +106,7 @@ function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, key: KeyRecord
     totals: report.totals,
     endpoints: report.endpoints,
     series: { granularity: range.granularity, from, to, points: report.points },
-    window: { limit: window.limit, remaining: window.remaining, reset: resetUnixSeconds(window.resetAt, deps.clock) },
+    window: { limit: window.limit, remaining: window.remaining, reset: resetUnixSeconds(window, deps.clock) },
   };
 }
 

@@ -9,6 +9,8 @@ export interface RateDecision {
   remaining: number;
   /** Monotonic ms at which one more request will be admitted. */
   resetAt: number;
+  /** Monotonic ms when this was decided, so callers can turn resetAt into wall time without reading the clock again. */
+  decidedAt: number;
 }
 
 interface Window {
@@ -50,20 +52,20 @@ export class SlidingWindowLimiter {
       this.windows.set(id, window);
     }
     this.evictExpired(window, now);
-    if (window.count >= limit) return this.blocked(window, limit);
+    if (window.count >= limit) return this.blocked(window, limit, now);
     this.push(window, now, limit);
-    return { allowed: true, limit, remaining: limit - window.count, resetAt: this.timeAt(window, 0) + this.windowMs };
+    return { allowed: true, limit, remaining: limit - window.count, resetAt: this.timeAt(window, 0) + this.windowMs, decidedAt: now };
   }
 
   /** The current state for `id` without recording a request. */
   peek(id: string, limit: number): RateDecision {
     const now = this.monotonicNow();
     const window = this.windows.get(id);
-    if (!window) return { allowed: true, limit, remaining: limit, resetAt: now + this.windowMs };
+    if (!window) return { allowed: true, limit, remaining: limit, resetAt: now + this.windowMs, decidedAt: now };
     this.evictExpired(window, now);
-    if (window.count >= limit) return this.blocked(window, limit);
+    if (window.count >= limit) return this.blocked(window, limit, now);
     const resetAt = window.count > 0 ? this.timeAt(window, 0) + this.windowMs : now + this.windowMs;
-    return { allowed: true, limit, remaining: limit - window.count, resetAt };
+    return { allowed: true, limit, remaining: limit - window.count, resetAt, decidedAt: now };
   }
 
   /** Ids currently tracked (for tests of memory bounds). */
@@ -71,10 +73,10 @@ export class SlidingWindowLimiter {
     return this.windows.size;
   }
 
-  private blocked(window: Window, limit: number): RateDecision {
+  private blocked(window: Window, limit: number, now: number): RateDecision {
     // Room for one more appears when the request at position (count - limit) leaves the window.
     const freeingIndex = window.count - limit;
-    return { allowed: false, limit, remaining: 0, resetAt: this.timeAt(window, freeingIndex) + this.windowMs };
+    return { allowed: false, limit, remaining: 0, resetAt: this.timeAt(window, freeingIndex) + this.windowMs, decidedAt: now };
   }
 
   private timeAt(window: Window, offset: number): number {

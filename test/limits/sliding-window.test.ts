@@ -23,7 +23,7 @@ test('a burst is admitted up to the limit, with remaining counting down, then re
     assert.equal(decision.resetAt, WINDOW_MS, 'room returns when the first request leaves the window');
   }
   const refused = limiter.hit('key', 5);
-  assert.deepEqual(refused, { allowed: false, limit: 5, remaining: 0, resetAt: WINDOW_MS });
+  assert.deepEqual(refused, { allowed: false, limit: 5, remaining: 0, resetAt: WINDOW_MS, decidedAt: 0 });
 });
 
 test('admission comes exactly when the oldest request leaves the window, not a millisecond before', () => {
