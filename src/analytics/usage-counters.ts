@@ -3,6 +3,7 @@
 // loses at most the counts since the last flush. Buckets older than the retention are dropped
 // from memory and from the store, so memory stays bounded by keys, listings and retained hours.
 
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isoTime, type Clock } from '../clock.ts';
 import { USAGE } from '../domain/records.ts';
 import type { StoredRecord, WriteOp } from '../store/format.ts';
@@ -212,7 +213,13 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       const tombstones = this.tombstones;
       this.tombstones = [];
       const writes: Array<Promise<void>> = [];
-      for (let offset = 0; offset < live.length; offset += OPS_PER_WRITE) writes.push(this.saveBuckets(live.slice(offset, offset + OPS_PER_WRITE)));
+      for (let offset = 0; offset < live.length; offset += OPS_PER_WRITE) {
+        // Tens of thousands of changed buckets (a look-up of every listing) take tens of
+        // milliseconds to encode: requests are let in between slices, and their counts are
+        // either in the records still to be made or marked changed for the next flush.
+        if (offset > 0) await nextTurn();
+        writes.push(this.saveBuckets(live.slice(offset, offset + OPS_PER_WRITE)));
+      }
       for (let offset = 0; offset < tombstones.length; offset += OPS_PER_WRITE) writes.push(this.deleteRecords(tombstones.slice(offset, offset + OPS_PER_WRITE)));
       await Promise.all(writes);
     } catch (error) {

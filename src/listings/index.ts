@@ -1,10 +1,15 @@
 // Active listings kept in order, so a page of the default sort is a slice, not a sort: one
 // array of every active listing ordered by (created_at, id), and one per type and per owner.
-// Other sorts are built on first use and kept until the next listing write.
+// Other sorts, and the matches of recent filtered queries, are built on first use and kept
+// until the next listing write.
 
 import { byCreation, compareText } from '../domain/order.ts';
 import { LISTINGS, type ListingRecord } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
+
+/** Filtered results kept at once, and listings referenced by them all (memory stays bounded). */
+const MAX_KEPT_FILTERS = 1_000;
+const MAX_KEPT_MATCHES = 1_000_000;
 
 export type SortKey = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
 export const SORT_KEYS: readonly SortKey[] = ['created_at', '-created_at', 'price', '-price', 'title'];
@@ -26,6 +31,9 @@ export class ListingIndex {
   readonly byType = new Map<string, ListingRecord[]>();
   readonly byOwner = new Map<string, ListingRecord[]>();
   private readonly derived = new Map<string, ListingRecord[]>();
+  /** Filter → its matches in display order; paging through a search reuses them. */
+  private readonly filtered = new Map<string, ListingRecord[]>();
+  private keptMatches = 0;
   /** Bumped on every listing change; cached pages and views belong to one version. */
   version = 0;
 
@@ -41,6 +49,8 @@ export class ListingIndex {
       if (collection !== LISTINGS) return;
       this.version += 1;
       this.derived.clear();
+      this.filtered.clear();
+      this.keptMatches = 0;
       if (before && (before as ListingRecord).status === 'active') this.remove(before as ListingRecord);
       if (after && (after as ListingRecord).status === 'active') this.insert(after as ListingRecord);
     });
@@ -57,6 +67,26 @@ export class ListingIndex {
       this.derived.set(cacheKey, view);
     }
     return view;
+  }
+
+  /**
+   * The matches of one filter (everything but page and limit), found once by `find` and kept
+   * until the next listing write: every page of a search, and its total, then costs a slice
+   * instead of a scan. The oldest are dropped first when too many are kept.
+   */
+  matchesOf(filterKey: string, find: () => ListingRecord[]): ListingRecord[] {
+    let matches = this.filtered.get(filterKey);
+    if (matches !== undefined) return matches;
+    matches = find();
+    if (matches.length > MAX_KEPT_MATCHES) return matches;
+    for (const [oldestKey, oldest] of this.filtered) {
+      if (this.filtered.size < MAX_KEPT_FILTERS && this.keptMatches + matches.length <= MAX_KEPT_MATCHES) break;
+      this.filtered.delete(oldestKey);
+      this.keptMatches -= oldest.length;
+    }
+    this.filtered.set(filterKey, matches);
+    this.keptMatches += matches.length;
+    return matches;
   }
 
   private insert(listing: ListingRecord): void {

@@ -5,6 +5,7 @@
 
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX, type StoredRecord, type WriteOp } from './format.ts';
 import { nodeFileSystem, type FileSystem, type LogHandle } from './files.ts';
 import { acquireDataDirLock } from './lock.ts';
@@ -66,6 +67,8 @@ type QueueItem =
   | { kind: 'task'; run: () => Promise<void> };
 
 const COMPACT_TEMP_NAME = `${LOG_FILE_NAME}.compact${TEMP_SUFFIX}`;
+/** Records encoded per slice of a compaction or backup (about a millisecond of work). */
+const RECORDS_PER_SLICE = 1024;
 const CREATE_TEMP_NAME = `${LOG_FILE_NAME}.create${TEMP_SUFFIX}`;
 
 export class Store {
@@ -392,15 +395,22 @@ export class Store {
       });
   }
 
-  private serializeLiveRecords(): Buffer[] {
+  /**
+   * Every live record in log format, header first, encoded in slices with a turn of the event
+   * loop between them: a million records take seconds to encode, and requests must not wait
+   * for all of them. Nothing changes meanwhile: writes are applied only by the queue, which
+   * is held by the task (compaction or backup) calling this.
+   */
+  private async serializeLiveRecords(): Promise<Buffer[]> {
     const chunks: Buffer[] = [Buffer.from(headerLine(new Date(this.now()).toISOString()))];
     let pending: string[] = [];
     for (const [collection, records] of this.collections) {
       for (const record of records.values()) {
         pending.push(encodeWrite([{ op: 'put', collection, id: record.id, data: record }]));
-        if (pending.length === 4096) {
+        if (pending.length === RECORDS_PER_SLICE) {
           chunks.push(Buffer.from(pending.join('')));
           pending = [];
+          await nextTurn();
         }
       }
     }
@@ -420,7 +430,7 @@ export class Store {
     // A failed earlier switch must be finished first: the live records must be durable
     // in the current log before it can be replaced.
     await this.finishLogSwitch();
-    const chunks = this.serializeLiveRecords();
+    const chunks = await this.serializeLiveRecords();
     await this.fileSystem.remove(tempPath);
     const temp = await this.fileSystem.create(tempPath);
     let size = 0;

@@ -125,6 +125,55 @@ test('filters: type, q (title, description, tags; any case), price range, owner_
   }
 });
 
+test('q matches inside one field, never across two, and follows an update of the text', async (t) => {
+  const server = await startServer(t);
+  const { key } = await server.userWithKey('creator', WRITE);
+  const [listing] = await seed(server, key, 1, () => ({ title: 'Alpha', description: 'Beta', tags: ['Gamma'], type: 'TOOL', price: 1 }));
+  const found = async (q: string) => {
+    const response = await server.request('GET', `/v1/listings?q=${encodeURIComponent(q)}`, { key });
+    assert.equal(response.status, 200, `q=${JSON.stringify(q)}: ${response.text}`);
+    return response.body.data.length === 1;
+  };
+  for (const q of ['alpha', 'BETA', 'gamm', 'ph']) assert.equal(await found(q), true, `q=${q} matches`);
+  for (const q of ['alphabeta', 'a b', 'a\u0000b', 'beta\u0000gamma', 'a\nb']) assert.equal(await found(q), false, `q=${JSON.stringify(q)} spans two fields`);
+
+  const put = await server.request('PUT', `/v1/listings/${listing!.id}`, { key, body: { title: 'Delta', tags: ['Epsilon'] } });
+  assert.equal(put.status, 200, put.text);
+  assert.equal(await found('alpha'), false, 'the old title no longer matches');
+  assert.equal(await found('gamma'), false, 'the old tag no longer matches');
+  assert.equal(await found('delta'), true, 'the new title matches');
+  assert.equal(await found('epsilon'), true, 'the new tag matches');
+});
+
+test('a filtered search pages consistently, sees the next write, and is never confused with another filter', async (t) => {
+  const server = await startServer(t);
+  const { key } = await server.userWithKey('creator', WRITE);
+  await seed(server, key, 7, (index) => ({ title: index < 5 ? `vector ${index}` : `other ${index}`, type: 'TOOL', price: 1 }));
+  const list = async (query: string) => {
+    const response = await server.request('GET', `/v1/listings${query}`, { key });
+    assert.equal(response.status, 200, `${query}: ${response.text}`);
+    return response.body;
+  };
+  const pages = [await list('?q=vector&limit=2&page=1'), await list('?q=vector&limit=2&page=2'), await list('?q=vector&limit=2&page=3')];
+  const walked = pages.flatMap((page) => page.data.map((listing: Listing) => listing.id));
+  const whole = (await list('?q=vector&limit=100')).data.map((listing: Listing) => listing.id);
+  assert.equal(whole.length, 5);
+  assert.deepEqual(walked, whole, 'pages of 2 walk the same matches in the same order as one page');
+  for (const page of pages) assert.equal(page.pagination.total, 5);
+
+  const [added] = await seed(server, key, 1, () => ({ title: 'vector newest', type: 'TOOL', price: 1 }));
+  const after = await list('?q=vector&limit=2&page=1');
+  assert.equal(after.pagination.total, 6, 'the new match counts at once');
+  assert.equal(after.data[0].id, added!.id, 'and leads the default order');
+
+  // q="a||" and q="a" with owner_id="||" are different searches, whatever their cache keys.
+  await seed(server, key, 1, () => ({ title: 'a|| pipes', type: 'TOOL', price: 1 }));
+  const byOddOwner = await list(`?q=a&owner_id=${encodeURIComponent('||')}`);
+  const byPipes = await list(`?q=${encodeURIComponent('a||')}`);
+  assert.deepEqual(byOddOwner.data, [], 'no owner has that id');
+  assert.deepEqual(byPipes.data.map((listing: Listing) => listing.title), ['a|| pipes']);
+});
+
 test('sorts: default -created_at, created_at, price, -price, title; ties broken by id; stable across pages', async (t) => {
   const server = await startServer(t);
   const { key } = await server.userWithKey('creator', WRITE);
