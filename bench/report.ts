@@ -111,6 +111,15 @@ export function mainMarkdown(results: MainResults): string {
       if (scenario.store_ops_per_write !== null) notes.push(`${formatDecimal(scenario.store_ops_per_write)} store ops/write`);
     }
     if (scenario.id === 'E') notes.push(`${formatInteger(server.median_expected_rps)} × 429/s`);
+    const headers = scenario.targets.headers;
+    const ceiling = scenario.targets.ceiling;
+    if (headers !== undefined && ceiling !== undefined && ceiling.median_rps > 0 && headers.median_rps > 0) {
+      // What the contract's own headers cost Node, apart from everything the API does.
+      notes.push(
+        `ceiling + the contract's 5 headers: ${formatInteger(headers.median_rps)} req/s = ${formatDecimal(headers.median_rps / ceiling.median_rps)} × ceiling; ` +
+          `server = ${formatDecimal(server.median_rps / headers.median_rps)} × that`,
+      );
+    }
     if (server.unexpected_status > 0 && scenario.id !== 'E') notes.push(`${formatInteger(server.unexpected_status)} answers with another status`);
     if (server.socket_errors > 0) notes.push(`${server.socket_errors} socket errors`);
     return [

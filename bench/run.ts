@@ -244,7 +244,7 @@ function serverTarget(server: StartedServer, warnings: string[], name: 'server' 
   };
 }
 
-function baselineTarget(name: 'ceiling' | 'naive', started: { child: RunningChild; baseUrl: string }): Target {
+function baselineTarget(name: 'ceiling' | 'headers' | 'naive', started: { child: RunningChild; baseUrl: string }): Target {
   return { name, baseUrl: started.baseUrl, pid: started.child.pid, prepare: async () => [DUMMY_AUTH] };
 }
 
@@ -329,6 +329,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
   const bodyBytes = { list: Buffer.byteLength(listAnswer.body), item: Buffer.byteLength(itemAnswer.body) };
   await crossCheck(server.baseUrl, naive.baseUrl, probeKey, seed.sampleIds[0]!, warnings);
   const ceiling = await startBaseline('ceiling', ['--bytes', String(bodyBytes.list), '--item-bytes', String(bodyBytes.item)], 'main');
+  const ceilingHeaders = await startBaseline('ceiling', ['--bytes', String(bodyBytes.list), '--item-bytes', String(bodyBytes.item), '--contract-headers'], 'headers');
 
   const inputs: ScenarioInputs = {
     dir: workDir,
@@ -337,7 +338,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
     readConnections: runContext.settings.read_connections,
     writeConnections: runContext.settings.write_connections,
   };
-  const targets = [serverTarget(server, warnings), baselineTarget('ceiling', ceiling), baselineTarget('naive', naive)];
+  const targets = [serverTarget(server, warnings), baselineTarget('ceiling', ceiling), baselineTarget('headers', ceilingHeaders), baselineTarget('naive', naive)];
   if (variant !== null) targets.push(serverTarget(variant, warnings, 'variant'));
   const scenarios = [...readScenarios(inputs), ...otherScenarios(inputs)].filter((scenario) => only === null || only.has(scenario.id));
   if (variant !== null) for (const scenario of scenarios) scenario.targets.splice(1, 0, 'variant');
@@ -349,7 +350,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
       results.push(await runScenario(scenario, targets, settings));
     }
   } finally {
-    await Promise.all([server.child.stop(), naive.child.stop(), ceiling.child.stop(), variant?.child.stop()]);
+    await Promise.all([server.child.stop(), naive.child.stop(), ceiling.child.stop(), ceilingHeaders.child.stop(), variant?.child.stop()]);
   }
   unexpectedStatusWarnings(results, warnings);
 

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { FILTER_TYPE, FILTER_WORD, LISTING_TYPES, seededRandom, WORDS } from './seed.ts';
 
 /** `variant` is a second copy of the server with other settings (--variant), e.g. analytics off. */
-export type TargetName = 'server' | 'variant' | 'ceiling' | 'naive';
+/** `headers`: the ceiling again, also sending the five headers the contract asks of every answer. */
+export type TargetName = 'server' | 'variant' | 'ceiling' | 'headers' | 'naive';
 
 export interface Scenario {
   id: string;
@@ -95,7 +96,7 @@ export function readScenarios(inputs: ScenarioInputs): Scenario[] {
     {
       id: 'A',
       title: 'GET /v1/listings?limit=20, one query (cache hits)',
-      targets: ['server', 'ceiling', 'naive'],
+      targets: ['server', 'ceiling', 'headers', 'naive'],
       connections: readConnections,
       requestsFile: writeRequests(dir, 'A', [`GET\t${LIST_PATH}`]),
       key: 'main',
