@@ -205,6 +205,19 @@ test('a put whose data id differs from its id is refused before it reaches the l
   assert.equal(logLines(dataDir).length, 1);
 });
 
+test('DATA_DIR=:memory: a backup is the store as it was when asked, even with writes right behind it', async () => {
+  const store = await Store.open({ dataDir: null });
+  const records = 5_000; // several encoding slices' worth
+  await store.write(Array.from({ length: records }, (_, index) => put('items', `item-${index}`, 'before')));
+  const snapshotting = store.snapshot();
+  await store.write([put('items', 'item-0', 'after', 2), put('items', 'late', 'after')]);
+  const lines = Buffer.concat(await snapshotting).toString('utf8').trim().split('\n');
+  assert.equal(lines.length, 1 + records, 'the header and every record present when asked, nothing added later');
+  assert.ok(!lines.some((line) => line.includes('"late"')), 'a record written after the request is not in it');
+  assert.ok(!lines.some((line) => line.includes('"after"')), 'a record changed after the request is in it as it was');
+  await store.close();
+});
+
 test('DATA_DIR=:memory: (dataDir null) keeps everything in memory and touches no disk', async () => {
   const store = await Store.open({ dataDir: null });
   await store.write([put('items', 'a', 'alpha')]);
