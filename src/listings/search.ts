@@ -58,15 +58,15 @@ function priceParam(query: URLSearchParams, name: string): number | null {
   return Number(raw);
 }
 
-/** A text form of the query, the key of the page cache: equal exactly when the queries are. */
-export function queryCacheKey(query: ListingQuery): string {
+/** The query without its page and limit, the key of its kept matches: equal exactly when the filters are. */
+function filterKey(query: ListingQuery): string {
   // JSON, not a separator join: a q holding the separator must not pose as another filter.
-  return JSON.stringify([query.page, query.limit, query.type, query.q, query.minPrice, query.maxPrice, query.ownerId, query.sort]);
+  return JSON.stringify([query.type, query.q, query.minPrice, query.maxPrice, query.ownerId, query.sort]);
 }
 
-/** The query without its page and limit: the key of its kept matches. */
-function filterKey(query: ListingQuery): string {
-  return JSON.stringify([query.type, query.q, query.minPrice, query.maxPrice, query.ownerId, query.sort]);
+/** The whole query, the key of the page cache (page and limit are whole numbers, so the prefix is unambiguous). */
+export function queryCacheKey(query: ListingQuery): string {
+  return `${query.page},${query.limit},${filterKey(query)}`;
 }
 
 export function findListings(index: ListingIndex, query: ListingQuery): { items: ListingRecord[]; total: number } {
