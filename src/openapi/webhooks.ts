@@ -47,7 +47,7 @@ export const webhookSchemas: Record<string, Schema> = {
         type: 'string',
         format: 'uri',
         maxLength: 2048,
-        description: 'http or https; no user name or password; not a loopback, private, link-local or other reserved address (unless the server runs with WEBHOOK_ALLOW_PRIVATE=1).',
+        description: 'http or https; no user name or password; not a loopback, private, link-local, documentation or other special-purpose address, nor one of the server’s own addresses (unless the server runs with WEBHOOK_ALLOW_PRIVATE=1).',
       },
       events: {
         type: 'array',

@@ -1,11 +1,13 @@
-// Keeps webhook deliveries off loopback, private, link-local, metadata and other reserved
-// addresses (SSRF). URLs are checked when registered, and every address a name resolves to is
-// checked again on the connection's own DNS look-up, so a name that later points inward
-// (DNS rebinding) is still refused.
+// Keeps webhook deliveries off every IANA special-purpose address (loopback, private,
+// link-local, metadata, documentation, benchmarking, reserved, the IPv6 forms that carry an
+// IPv4 address) and off the host's own interface addresses (SSRF). URLs are checked when
+// registered, and every address a name resolves to is checked again on the connection's own
+// DNS look-up, so a name that later points inward (DNS rebinding) is still refused.
 
 import dns from 'node:dns';
 import type { LookupAddress, LookupAllOptions } from 'node:dns';
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import type { LookupFunction } from 'node:net';
 
 const MAX_URL_LENGTH = 2048;
@@ -41,6 +43,7 @@ function ipv4Range(cidr: string): Ipv4Range {
   return { base, mask };
 }
 
+/** The IANA IPv4 special-purpose registry, every entry (a receiver on the Internet has none of these). */
 const FORBIDDEN_IPV4 = [
   '0.0.0.0/8', // "this network"; 0.0.0.0 reaches the local host on many systems
   '10.0.0.0/8',
@@ -49,8 +52,15 @@ const FORBIDDEN_IPV4 = [
   '169.254.0.0/16', // link-local, including the cloud metadata service 169.254.169.254
   '172.16.0.0/12',
   '192.0.0.0/24', // IETF protocol assignments
+  '192.0.2.0/24', // TEST-NET-1 (documentation)
+  '192.31.196.0/24', // AS112
+  '192.52.193.0/24', // AMT
+  '192.88.99.0/24', // the old 6to4 relay anycast
   '192.168.0.0/16',
+  '192.175.48.0/24', // AS112 direct delegation
   '198.18.0.0/15', // benchmarking
+  '198.51.100.0/24', // TEST-NET-2 (documentation)
+  '203.0.113.0/24', // TEST-NET-3 (documentation)
   '224.0.0.0/4', // multicast
   '240.0.0.0/4', // reserved, including broadcast 255.255.255.255
 ].map(ipv4Range);
@@ -107,45 +117,75 @@ function inIpv6Range(groups: number[], range: Ipv6Range): boolean {
   return true;
 }
 
+/**
+ * The IANA IPv6 special-purpose registry, every entry. The forms that carry an IPv4 address
+ * (mapped, compatible, translated, NAT64, 6to4) are refused whatever is inside: a translator or
+ * a dual-stack socket would take the connection somewhere the IPv4 rules never saw, and a real
+ * receiver publishes a plain address.
+ */
 const FORBIDDEN_IPV6 = [
+  '::/96', // unspecified ::, loopback ::1 and the deprecated IPv4-compatible form
+  '::ffff:0:0/96', // IPv4-mapped
+  '::ffff:0:0:0/96', // IPv4-translated (SIIT)
+  '64:ff9b::/96', // NAT64: a translator would carry us to whatever IPv4 address is inside
+  '64:ff9b:1::/48', // local-use NAT64
+  '100::/64', // discard-only
+  '2001::/23', // IETF protocol assignments: Teredo, benchmarking, ORCHID, …
+  '2001:db8::/32', // documentation
+  '2002::/16', // 6to4
+  '2620:4f:8000::/48', // AS112 direct delegation
+  '3fff::/20', // documentation
+  '5f00::/16', // segment routing (SRv6) identifiers
   'fc00::/7', // unique local
   'fe80::/10', // link-local
   'fec0::/10', // old site-local
   'ff00::/8', // multicast
-  '64:ff9b::/96', // NAT64: a translator would carry us to whatever IPv4 address is inside
-  '64:ff9b:1::/48', // local-use NAT64
 ].map(ipv6Range);
 
-/** Ranges that carry an IPv4 address inside: judged by that address. */
-const IPV4_CARRYING_IPV6 = [
-  { range: ipv6Range('::/96'), firstGroup: 6 }, // IPv4-compatible; also :: and ::1
-  { range: ipv6Range('::ffff:0:0/96'), firstGroup: 6 }, // IPv4-mapped
-  { range: ipv6Range('::ffff:0:0:0/96'), firstGroup: 6 }, // IPv4-translated (SIIT)
-  { range: ipv6Range('2002::/16'), firstGroup: 1 }, // 6to4
-];
-
 function isForbiddenIpv6(groups: number[]): boolean {
-  if (FORBIDDEN_IPV6.some((range) => inIpv6Range(groups, range))) return true;
-  for (const { range, firstGroup } of IPV4_CARRYING_IPV6) {
-    if (!inIpv6Range(groups, range)) continue;
-    const embedded = ((groups[firstGroup] ?? 0) * 0x10000 + (groups[firstGroup + 1] ?? 0)) >>> 0;
-    return isForbiddenIpv4(embedded);
+  return FORBIDDEN_IPV6.some((range) => inIpv6Range(groups, range));
+}
+
+// ---- the host's own addresses ----
+
+/** The shape of `os.networkInterfaces()`; tests pass their own list. */
+export type InterfaceList = NodeJS.Dict<{ address: string }[]>;
+
+/** One spelling per address, so `::FFFF:0:1` and `::ffff:0.0.0.1` compare equal. */
+function canonicalAddress(ip: string): string | null {
+  const ipv4 = parseIpv4(ip);
+  if (ipv4 !== null) return `4:${ipv4}`;
+  const ipv6 = parseIpv6(ip);
+  return ipv6 === null ? null : `6:${ipv6.join(':')}`;
+}
+
+/**
+ * True when `ip` is one of this host's interface addresses, public ones included: a delivery
+ * there would reach services listening on the server's own machine.
+ */
+export function isOwnAddress(ip: string, interfaces: InterfaceList = networkInterfaces()): boolean {
+  const wanted = canonicalAddress(ip);
+  if (wanted === null) return false;
+  for (const entries of Object.values(interfaces)) {
+    for (const entry of entries ?? []) if (canonicalAddress(entry.address) === wanted) return true;
   }
   return false;
 }
 
 /**
- * True when a delivery must not go to this IP address. Anything that is not an IP address
- * counts as forbidden, so a surprise never opens the door.
+ * True when a delivery must not go to this IP address: a special-purpose range or one of the
+ * host's own addresses. Anything that is not an IP address counts as forbidden, so a surprise
+ * never opens the door.
  * @example isForbiddenAddress('169.254.169.254') // true
  */
-export function isForbiddenAddress(ip: string): boolean {
+export function isForbiddenAddress(ip: string, interfaces?: InterfaceList): boolean {
   const bare = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
   const ipv4 = parseIpv4(bare);
-  if (ipv4 !== null) return isForbiddenIpv4(ipv4);
-  const ipv6 = parseIpv6(bare);
-  if (ipv6 !== null) return isForbiddenIpv6(ipv6);
-  return true;
+  const ipv6 = ipv4 === null ? parseIpv6(bare) : null;
+  if (ipv4 !== null && isForbiddenIpv4(ipv4)) return true;
+  if (ipv6 !== null && isForbiddenIpv6(ipv6)) return true;
+  if (ipv4 === null && ipv6 === null) return true;
+  return isOwnAddress(bare, interfaces);
 }
 
 // ---- URLs ----
@@ -176,7 +216,7 @@ export function validateWebhookUrl(raw: string, allowPrivate: boolean): UrlCheck
   // WHATWG parsing has already turned 2130706433, 0x7f000001 and 0177.0.0.1 into 127.0.0.1.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (isIP(host) !== 0 && isForbiddenAddress(host)) {
-    return { ok: false, reason: 'URL points to a private, loopback or reserved address' };
+    return { ok: false, reason: "URL points to a private, loopback, reserved or this server's own address" };
   }
   if (isLocalhostName(host)) return { ok: false, reason: 'URL points to localhost' };
   return { ok: true, url };
@@ -189,7 +229,7 @@ export class WebhookAddressError extends Error {
   readonly address: string;
 
   constructor(hostname: string, address: string) {
-    super(`webhook host ${hostname} resolves to ${address}, a private, loopback or reserved address`);
+    super(`webhook host ${hostname} resolves to ${address}, a private, loopback, reserved or this server's own address`);
     this.name = 'WebhookAddressError';
     this.hostname = hostname;
     this.address = address;

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
+import { networkInterfaces } from 'node:os';
 import {
   guardedLookup,
   isForbiddenAddress,
@@ -37,6 +38,11 @@ const PRIVATE_URLS = [
   'http://0',
   'http://255.255.255.255',
   'http://[2002:7f00:1::]',
+  'http://192.0.2.1', // documentation ranges
+  'http://198.51.100.1',
+  'http://203.0.113.1',
+  'http://[2001:db8::1]',
+  'http://[::ffff:93.184.216.34]/', // IPv4-mapped, whatever is inside
 ];
 
 // Refused whatever the setting.
@@ -53,7 +59,6 @@ const PUBLIC_URLS = [
   'https://example.com/hook',
   'http://93.184.216.34/x',
   'https://[2606:4700::1111]/',
-  'http://[::ffff:93.184.216.34]/',
   'https://hooks.example.com:8443/a?b=c',
 ];
 
@@ -97,11 +102,13 @@ test('isForbiddenAddress: IPv4 ranges, edges included', () => {
     '0.0.0.0', '0.255.255.255', '10.0.0.0', '10.255.255.255', '100.64.0.0', '100.127.255.255',
     '127.0.0.1', '127.255.255.254', '169.254.0.1', '169.254.169.254', '172.16.0.0', '172.31.255.255',
     '192.0.0.8', '192.168.0.1', '198.18.0.1', '198.19.255.255', '224.0.0.1', '239.255.255.255',
-    '240.0.0.1', '255.255.255.255',
+    '240.0.0.1', '255.255.255.255', '192.0.2.0', '192.0.2.255', '198.51.100.0', '198.51.100.255',
+    '203.0.113.0', '203.0.113.255', '192.31.196.1', '192.52.193.1', '192.88.99.1', '192.175.48.1',
   ];
   const allowed = [
     '1.1.1.1', '8.8.8.8', '93.184.216.34', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0',
-    '172.15.255.255', '172.32.0.0', '192.0.1.1', '192.167.255.255', '192.169.0.0', '198.17.255.255',
+    '172.15.255.255', '172.32.0.0', '192.0.1.255', '192.0.3.0', '198.51.99.255', '198.51.101.0',
+    '203.0.112.255', '203.0.114.0', '192.167.255.255', '192.169.0.0', '198.17.255.255',
     '198.20.0.0', '223.255.255.255', '169.253.255.255', '126.255.255.255', '128.0.0.0',
   ];
   for (const ip of forbidden) assert.equal(isForbiddenAddress(ip), true, ip);
@@ -118,14 +125,30 @@ test('isForbiddenAddress: IPv6 ranges and IPv4 carried inside IPv6', () => {
     '64:ff9b::7f00:1', '64:ff9b::808:808', '64:ff9b:1::1', // NAT64, whatever is inside
     '2002:7f00:1::', '2002:a9fe:a9fe::1', '2002:c0a8:101::', // 6to4 around a private IPv4
     '0:0:0:0:0:ffff:7f00:0001',
+    // the IPv4-carrying forms are refused whatever they carry
+    '::ffff:93.184.216.34', '::ffff:5db8:d822', '::808:808', '2002:5db8:d822::1', '::ffff:0:808:808',
+    '100::1', '2001::1', '2001:1ff:ffff::1', '2001:db8::1', '2001:db8:ffff::1', '2620:4f:8000::1',
+    '3fff::1', '3fff:fff::1', '5f00::1',
   ];
   const allowed = [
     '2606:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001::200e',
-    '::ffff:93.184.216.34', '::ffff:5db8:d822', '::808:808', '2002:5db8:d822::1',
-    'fbff::1', 'fe7f::1', 'ff0::1', '64:ff9a::7f00:1',
+    'fbff::1', 'fe7f::1', 'ff0::1', '64:ff9a::7f00:1', '2001:200::1', '2001:db9::1', '3fff:1000::1',
+    '101::1', '2620:4f:8001::1',
   ];
   for (const ip of forbidden) assert.equal(isForbiddenAddress(ip), true, ip);
   for (const ip of allowed) assert.equal(isForbiddenAddress(ip), false, ip);
+});
+
+test("isForbiddenAddress: the host's own interface addresses, public ones included", () => {
+  const interfaces = {
+    lo: [{ address: '127.0.0.1' }],
+    eth0: [{ address: '93.184.216.34' }, { address: '2606:2800:220:1:248:1893:25c8:1946' }],
+  };
+  assert.equal(isForbiddenAddress('93.184.216.34', interfaces), true);
+  assert.equal(isForbiddenAddress('2606:2800:220:1:248:1893:25C8:1946', interfaces), true, 'another spelling');
+  assert.equal(isForbiddenAddress('[2606:2800:220:1:248:1893:25c8:1946]', interfaces), true);
+  assert.equal(isForbiddenAddress('93.184.216.35', interfaces), false);
+  assert.equal(isForbiddenAddress('93.184.216.34', {}), false, 'not ours elsewhere');
 });
 
 test('isForbiddenAddress: anything that is not an IP address counts as forbidden', () => {
@@ -210,4 +233,11 @@ test('guardedLookup reports a name with no address, and passes look-up errors on
     guardedLookup(false, failing)('hooks.example.com', {}, (error) => resolve(error));
   });
   assert.equal(failed?.code, 'EAI_AGAIN');
+});
+
+test("guardedLookup refuses a name that resolves to one of this host's own addresses", async () => {
+  const own = Object.values(networkInterfaces()).flat().find((entry) => entry !== undefined && !entry.internal);
+  assert.ok(own, 'this host has a non-loopback interface');
+  const result = await runLookup(false, { 'hooks.example.com': [own.address] }, 'hooks.example.com', false);
+  assert.equal(result.error?.code, 'EWEBHOOKADDR');
 });
