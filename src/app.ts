@@ -19,7 +19,7 @@ import { userRoutes } from './handlers/users.ts';
 import { adminWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
-import type { ApiRoute, OpenRoute } from './http/route.ts';
+import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
 import { SlidingWindowLimiter } from './limits/sliding-window.ts';
 import { ListingIndex } from './listings/index.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
@@ -49,8 +49,8 @@ export interface App {
   readonly adminTokenFile: string | null;
   readonly adminTokenCreated: boolean;
   readonly apiRoutes: readonly ApiRoute[];
-  readonly adminRoutes: readonly OpenRoute[];
-  readonly openRoutes: readonly OpenRoute[];
+  readonly adminRoutes: readonly OperatorRoute[];
+  readonly openRoutes: readonly PublicRoute[];
   /** Starts listening; resolves with the base URL, e.g. http://127.0.0.1:3000. */
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), flushes, closes the store. */
@@ -94,7 +94,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...analyticsRoutes({ store, clock, usage, keyLimiter }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
   ];
-  const operatorRoutes: OpenRoute[] = [
+  const operatorRoutes: OperatorRoute[] = [
     ...adminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usage.lastUsedAt(keyId), startedAtMs }),
     adminUsageRoute({ store, clock, usage, keyLimiter }),
     ...adminWebhookRoutes({ store, outbox }),
@@ -111,9 +111,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow: () => clock.monotonic(), maxIds: 100_000 }),
     failedAuthLimit: FAILED_AUTH_LIMIT,
     apiRoutes: routerOf(apiRoutes),
-    adminRoutes: routerOf(operatorRoutes),
-    openRoutes: routerOf(publicRoutes),
-    adminToken: adminToken.token,
+    operatorRoutes: routerOf(operatorRoutes),
+    publicRoutes: routerOf(publicRoutes),
+    operatorToken: adminToken.token,
     usage: recorder,
     idempotency,
     accessLog: config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null,

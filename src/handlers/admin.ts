@@ -11,7 +11,7 @@ import { KEYS, ROLES, USERS, type KeyRecord, type UserRecord } from '../domain/r
 import { keyView, privateUser } from '../domain/views.ts';
 import { conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { OpenRoute, Reply, RequestContext } from '../http/route.ts';
+import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
@@ -36,7 +36,7 @@ const USER_FIELDS = ['name', 'email', 'role', 'bio'] as const;
 const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'prefix'] as const;
 const KEY_PATCH_FIELDS = ['permissions', 'rate_limit', 'name'] as const;
 
-export function adminRoutes(deps: AdminRoutesDeps): OpenRoute[] {
+export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
   const { store, clock } = deps;
   async function createUser(context: RequestContext): Promise<Reply> {
     const checker = new BodyChecker(await context.readJsonBody(), USER_FIELDS, ['id', 'created_at', 'updated_at']);

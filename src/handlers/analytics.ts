@@ -8,9 +8,9 @@ import { isoTime, type Clock } from '../clock.ts';
 import { KEYS, LISTINGS, type KeyRecord, type ListingRecord, type ListingStatus } from '../domain/records.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { ApiRoute, KeyContext, OpenRoute, Reply, RequestContext } from '../http/route.ts';
+import { resetUnixSeconds } from '../http/rate-limit-headers.ts';
+import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';
-import { resetUnixSeconds } from '../server.ts';
 import type { Store } from '../store/store.ts';
 
 /** The key limiter, read without counting a request. */
@@ -78,7 +78,7 @@ export function analyticsRoutes(deps: AnalyticsRoutesDeps): ApiRoute[] {
 }
 
 /** GET /admin/v1/keys/:id/usage: the same answer as /v1/analytics/usage, for any key. */
-export function adminUsageRoute(deps: AdminUsageRouteDeps): OpenRoute {
+export function adminUsageRoute(deps: AdminUsageRouteDeps): OperatorRoute {
   return {
     method: 'GET',
     pattern: '/admin/v1/keys/:id/usage',

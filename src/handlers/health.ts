@@ -1,8 +1,8 @@
 // Routes outside /v1 that need no key: the health check and the OpenAPI document.
 
-import type { OpenRoute } from '../http/route.ts';
+import type { PublicRoute } from '../http/route.ts';
 
-export function openRoutes(openApiDocument: () => Buffer): OpenRoute[] {
+export function openRoutes(openApiDocument: () => Buffer): PublicRoute[] {
   const healthy = Buffer.from(JSON.stringify({ status: 'ok' }));
   return [
     { method: 'GET', pattern: '/healthz', summary: 'Health check', handle: () => ({ status: 200, bytes: healthy }) },

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
+import { etagOf } from '../http/conditional.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { pagination } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
@@ -14,7 +15,6 @@ import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts
 import { TtlCache } from '../limits/ttl-cache.ts';
 import type { ListingIndex } from '../listings/index.ts';
 import { findListings, parseListingQuery, queryCacheKey, type ListingQuery } from '../listings/search.ts';
-import { etagOf } from '../server.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
 

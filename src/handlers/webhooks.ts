@@ -9,7 +9,7 @@ import { newId } from '../domain/ids.ts';
 import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { ApiRoute, KeyContext, OpenRoute, Reply, RequestContext } from '../http/route.ts';
+import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Store } from '../store/store.ts';
@@ -151,7 +151,7 @@ export interface AdminWebhookRouteDeps {
 }
 
 /** GET /admin/v1/webhooks?user_id=&page=&limit=: every webhook, or one user's; never a secret. */
-export function adminWebhookRoutes(deps: AdminWebhookRouteDeps): OpenRoute[] {
+export function adminWebhookRoutes(deps: AdminWebhookRouteDeps): OperatorRoute[] {
   const { store, outbox } = deps;
 
   function list(context: RequestContext): Reply {

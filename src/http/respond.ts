@@ -2,7 +2,10 @@
 // { error, details?, hint?, required?, request_id }. Nothing internal ever reaches a client.
 
 import type { ServerResponse } from 'node:http';
+import { clientHasEtag, etagOf } from './conditional.ts';
+import type { Context } from './context.ts';
 import { HttpError } from './errors.ts';
+import type { Reply } from './route.ts';
 
 export type Headers = Record<string, string | number>;
 
@@ -19,6 +22,27 @@ export function sendBytes(res: ServerResponse, status: number, body: Buffer | st
   headers['Content-Length'] = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   res.writeHead(status, headers);
   res.end(body);
+}
+
+/**
+ * Sends a handler's reply with the request's headers; a GET 200 carries an ETag and becomes an
+ * empty 304 when the client already has it. Returns the status sent.
+ */
+export function sendReply(context: Context, reply: Reply): number {
+  const headers = context.responseHeaders;
+  if (reply.headers) Object.assign(headers, reply.headers);
+  const bytes = reply.bytes ?? (reply.body === undefined ? null : Buffer.from(JSON.stringify(reply.body)));
+  if (context.method === 'GET' && reply.status === 200 && bytes !== null) {
+    const etag = reply.etag ?? etagOf(bytes);
+    headers.ETag = etag;
+    if (clientHasEtag(context.req.headers['if-none-match'], etag)) {
+      delete headers['Content-Type'];
+      sendBytes(context.res, 304, null, headers);
+      return 304;
+    }
+  }
+  sendBytes(context.res, reply.status, bytes, headers);
+  return reply.status;
 }
 
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Headers = {}): void {

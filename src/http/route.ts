@@ -1,5 +1,6 @@
 // What a route is, and what its handler receives. Each /v1 route declares its method, pattern
-// and resource once; the permission check and the OpenAPI test both derive from that.
+// and resource once; the permission check and the OpenAPI test both derive from that. The
+// context a handler receives is built by src/http/context.ts.
 
 import type { IncomingMessage } from 'node:http';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
@@ -50,9 +51,31 @@ export interface ApiRoute {
   handle(context: KeyContext): Promise<Reply> | Reply;
 }
 
-export interface OpenRoute {
+/** A route that needs no API key: an operator route or a public one (below). */
+interface KeylessRoute {
   method: Method;
   pattern: string;
   summary: string;
   handle(context: RequestContext): Promise<Reply> | Reply;
+}
+
+/** An /admin/v1 route: the pipeline checked the operator token before it runs. */
+export interface OperatorRoute extends KeylessRoute {}
+
+/** A route anyone may call: the health check, the OpenAPI document. */
+export interface PublicRoute extends KeylessRoute {}
+
+const routeLabels = new WeakMap<object, string>();
+
+/**
+ * "METHOD /pattern", made once per route: analytics keys its counters by it on every request,
+ * and a string built per request would be hashed afresh each time.
+ */
+export function routeLabel(route: { method: string; pattern: string }): string {
+  let label = routeLabels.get(route);
+  if (label === undefined) {
+    label = `${route.method} ${route.pattern}`;
+    routeLabels.set(route, label);
+  }
+  return label;
 }
