@@ -365,7 +365,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
   /** Rebuilds the counters from the snapshots in the store. */
   private load(): void {
     let unreadable = 0;
-    for (const record of this.store.values<StoredRecord>(USAGE)) {
+    for (const record of this.store.values(USAGE)) {
       const decoded = decodeUsageRecord(record);
       if (decoded === null) {
         unreadable += 1;

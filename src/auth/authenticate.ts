@@ -42,7 +42,7 @@ export class KeyAuthenticator {
     this.store = store;
     this.brand = brand;
     this.checks = new TtlCache({ ttlMs: 60_000, maxEntries: 10_000, monotonicNow });
-    for (const key of store.values<KeyRecord>(KEYS)) this.keyIdByHash.set(key.hash, key.id);
+    for (const key of store.values(KEYS)) this.keyIdByHash.set(key.hash, key.id);
     store.onChange(({ collection, before, after }) => {
       if (collection !== KEYS) return;
       if (before) this.keyIdByHash.delete((before as KeyRecord).hash);
@@ -62,9 +62,9 @@ export class KeyAuthenticator {
       this.checks.set(plainKey, keyId);
     }
     if (keyId === null) return null;
-    const key = this.store.get<KeyRecord>(KEYS, keyId);
+    const key = this.store.get(KEYS, keyId);
     if (!key || key.revoked_at !== null) return null;
-    const user = this.store.get<UserRecord>(USERS, key.user_id);
+    const user = this.store.get(USERS, key.user_id);
     return user ? { key, user } : null;
   }
 }

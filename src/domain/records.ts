@@ -1,13 +1,19 @@
 // The shapes of the records the store keeps, one collection each. Records are immutable:
 // a change writes a new object, so anything holding an old one (a cache, a snapshot) is safe.
+// Each collection's name carries its record type, so reading one needs no cast.
 
-export const USERS = 'users';
-export const KEYS = 'keys';
-export const LISTINGS = 'listings';
-export const WEBHOOKS = 'webhooks';
-export const DELIVERIES = 'deliveries';
-export const IDEMPOTENCY = 'idempotency';
-export const USAGE = 'usage';
+import { collectionName } from '../store/collections.ts';
+import type { StoredRecord } from '../store/format.ts';
+import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
+
+export const USERS = collectionName<UserRecord>('users');
+export const KEYS = collectionName<KeyRecord>('keys');
+export const LISTINGS = collectionName<ListingRecord>('listings');
+export const WEBHOOKS = collectionName<WebhookRecord>('webhooks');
+export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
+export const IDEMPOTENCY = collectionName<IdempotencyRecord>('idempotency');
+/** Usage snapshots; their shape is checked when read back (analytics/snapshots.ts). */
+export const USAGE = collectionName<StoredRecord>('usage');
 
 export type Role = 'creator' | 'member';
 export const ROLES: readonly Role[] = ['creator', 'member'];

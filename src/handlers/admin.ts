@@ -62,7 +62,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
 
   function listUsers(context: RequestContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
-    const page = pageOf([...store.values<UserRecord>(USERS)].sort(byCreation), readPageRequest(context.query));
+    const page = pageOf([...store.values(USERS)].sort(byCreation), readPageRequest(context.query));
     return { status: 200, body: { data: page.data.map(privateUser), pagination: page.pagination } };
   }
 
@@ -73,7 +73,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const role = checker.oneOf('role', ROLES);
     checker.finish();
     requireNonEmpty(body, USER_FIELDS);
-    const user = store.get<UserRecord>(USERS, context.params.id!);
+    const user = store.get(USERS, context.params.id!);
     if (!user) throw notFound('User');
     if (fields.email) assertEmailFree(store, fields.email, user.id);
     const changed: UserRecord = { ...user, ...fields, ...(role ? { role } : {}), updated_at: isoTime(clock.now()) };
@@ -119,7 +119,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     checkQueryNames(context.query, ['user_id', 'page', 'limit']);
     const userId = context.query.get('user_id');
     const request = readPageRequest(context.query);
-    let keys = [...store.values<KeyRecord>(KEYS)];
+    let keys = [...store.values(KEYS)];
     if (userId !== null) keys = keys.filter((key) => key.user_id === userId);
     const page = pageOf(keys.sort(byCreation), request);
     return { status: 200, body: { data: page.data.map((key) => keyView(key, deps.lastUsedAt(key.id))), pagination: page.pagination } };
@@ -133,7 +133,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const rateLimit = checker.integer('rate_limit', 1, MAX_RATE_LIMIT);
     checker.finish();
     requireNonEmpty(body, KEY_PATCH_FIELDS);
-    const key = store.get<KeyRecord>(KEYS, context.params.id!);
+    const key = store.get(KEYS, context.params.id!);
     if (!key) throw notFound('Key');
     if (key.revoked_at !== null) throw conflict('This key is revoked and can no longer be changed.');
     const changed: KeyRecord = {
@@ -150,7 +150,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
   }
 
   async function revokeKey(context: RequestContext): Promise<Reply> {
-    const key = store.get<KeyRecord>(KEYS, context.params.id!);
+    const key = store.get(KEYS, context.params.id!);
     if (!key) throw notFound('Key');
     if (key.revoked_at !== null) return { status: 200, body: { data: keyView(key, deps.lastUsedAt(key.id)) } };
     const now = isoTime(clock.now());

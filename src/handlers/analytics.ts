@@ -59,7 +59,7 @@ export function analyticsRoutes(deps: AnalyticsRoutesDeps): ApiRoute[] {
     const rows: ListingStats[] = [];
     const totals = { views: 0, impressions: 0 };
     // Archived listings included: their views so far still belong to their owner.
-    for (const listing of deps.store.values<ListingRecord>(LISTINGS)) {
+    for (const listing of deps.store.values(LISTINGS)) {
       if (listing.owner_id !== context.user.id) continue;
       const counts = deps.usage.listingCounts(listing.id, span);
       rows.push({ listing_id: listing.id, title: listing.title, status: listing.status, ...counts });
@@ -84,7 +84,7 @@ export function adminUsageRoute(deps: AdminUsageRouteDeps): OperatorRoute {
     pattern: '/admin/v1/keys/:id/usage',
     summary: 'API usage of one key',
     handle(context: RequestContext): Reply {
-      const key = deps.store.get<KeyRecord>(KEYS, context.params.id!);
+      const key = deps.store.get(KEYS, context.params.id!);
       if (!key) throw notFound('Key');
       return { status: 200, body: { data: usageBody(deps, context.query, key) } };
     },

@@ -105,7 +105,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   }
 
   function show(context: KeyContext): Reply {
-    const listing = store.get<ListingRecord>(LISTINGS, context.params.id!);
+    const listing = store.get(LISTINGS, context.params.id!);
     if (!listing) throw notFound('Listing');
     usage.recordListingView(listing.id, clock.now());
     const entry = serialised(listing);
@@ -169,7 +169,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   }
 
   function ownedListing(context: KeyContext): ListingRecord {
-    const listing = store.get<ListingRecord>(LISTINGS, context.params.id!);
+    const listing = store.get(LISTINGS, context.params.id!);
     if (!listing) throw notFound('Listing');
     if (listing.owner_id !== context.user.id) throw forbidden('Only the owner of this listing may change or archive it.');
     return listing;

@@ -27,7 +27,7 @@ export function readProfileFields(checker: BodyChecker): ProfileFields {
 
 /** 409 when another user already has this email (emails identify people to the operator). */
 export function assertEmailFree(store: Store, email: string, exceptUserId: string | null): void {
-  for (const user of store.values<UserRecord>(USERS)) {
+  for (const user of store.values(USERS)) {
     if (user.email === email && user.id !== exceptUserId) throw conflict('Another user already has this email address.');
   }
 }

@@ -42,7 +42,7 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
   }
 
   function profile(context: KeyContext): Reply {
-    const user = store.get<UserRecord>(USERS, context.params.id!);
+    const user = store.get(USERS, context.params.id!);
     if (!user) throw notFound('User');
     return { status: 200, body: { data: publicUser(user) } };
   }

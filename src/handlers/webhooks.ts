@@ -127,11 +127,11 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     const webhookId = context.params.id ?? '';
     // Under the webhook's lock, so a delivery outcome being written cannot bring it back.
     return withWebhookLock(store, webhookId, async () => {
-      const webhook = store.get<WebhookRecord>(WEBHOOKS, webhookId);
+      const webhook = store.get(WEBHOOKS, webhookId);
       // Another user's webhook is answered exactly like a missing one: its existence is not theirs to learn.
       if (webhook === undefined || webhook.user_id !== context.user.id) throw notFound('Webhook');
       const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }];
-      for (const delivery of store.values<DeliveryRecord>(DELIVERIES)) {
+      for (const delivery of store.values(DELIVERIES)) {
         if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
       }
       return context.commit(ops, { status: 200, body: { data: webhookView(webhook) } });
@@ -159,7 +159,7 @@ export function adminWebhookRoutes(deps: AdminWebhookRouteDeps): OperatorRoute[]
     const request = readPageRequest(context.query);
     const userId = context.query.get('user_id');
     if (userId === '') throw badRequest('Query parameter "user_id" must not be empty.', { user_id: 'must not be empty' });
-    const webhooks = userId === null ? [...store.values<WebhookRecord>(WEBHOOKS)] : outbox.webhooksOf(userId);
+    const webhooks = userId === null ? [...store.values(WEBHOOKS)] : outbox.webhooksOf(userId);
     return { status: 200, body: pageOf(webhooks.sort(byNewest).map(adminWebhookView), request) };
   }
 

@@ -35,7 +35,7 @@ export class IdempotencyGuard {
     }
     const recordId = 'idem_' + sha256(`${keyId}\n${idempotencyKey}`).slice(0, 40);
     const requestHash = sha256(`${method} ${path}\n`, rawBody);
-    const existing = this.store.get<IdempotencyRecord>(IDEMPOTENCY, recordId);
+    const existing = this.store.get(IDEMPOTENCY, recordId);
     if (existing && Date.parse(existing.created_at) > this.now() - IDEMPOTENCY_TTL_MS) {
       if (existing.request_hash !== requestHash) {
         throw new HttpError(
@@ -79,7 +79,7 @@ export class IdempotencyGuard {
   async sweepExpired(): Promise<number> {
     const cutoff = this.now() - IDEMPOTENCY_TTL_MS;
     const expired: WriteOp[] = [];
-    for (const record of this.store.values<IdempotencyRecord>(IDEMPOTENCY)) {
+    for (const record of this.store.values(IDEMPOTENCY)) {
       if (Date.parse(record.created_at) <= cutoff) expired.push({ op: 'del', collection: IDEMPOTENCY, id: record.id });
     }
     for (let start = 0; start < expired.length; start += 1000) await this.store.write(expired.slice(start, start + 1000));

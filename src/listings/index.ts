@@ -38,7 +38,7 @@ export class ListingIndex {
   version = 0;
 
   constructor(store: Store) {
-    const listings = [...store.values<ListingRecord>(LISTINGS)].filter((listing) => listing.status === 'active');
+    const listings = [...store.values(LISTINGS)].filter((listing) => listing.status === 'active');
     listings.sort(byCreation);
     for (const listing of listings) {
       this.active.push(listing);

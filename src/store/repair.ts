@@ -89,9 +89,15 @@ export async function repairLog(dataDir: string, options: RepairOptions = {}): P
     await writeDurably(fileSystem, tempPath, [header + '\n', ...scan.kept.map((line) => line + '\n')]);
     // Prove the result loads before it replaces anything.
     try {
-      replayLog(tempPath, dataDir, (message) => {
-        throw new Error(message);
-      });
+      const discard = { put() {}, remove() {} };
+      replayLog(
+        tempPath,
+        dataDir,
+        (message) => {
+          throw new Error(message);
+        },
+        discard,
+      );
     } catch (error) {
       await fileSystem.remove(tempPath).catch(() => {});
       throw new Error(`The repaired log did not verify (${(error as Error).message}); the log was left unchanged.`);

@@ -5,11 +5,12 @@
 
 import { decodeLine, LineFormatError, parseHeader, type StoredRecord } from './format.ts';
 import { readLines } from './lines.ts';
+import type { LoadSink } from './log.ts';
 
-export type Collections = Map<string, Map<string, StoredRecord>>;
+/** Every record the file loads gets this version: nothing was decided on them yet. */
+export const LOADED_VERSION = 1;
 
 export interface ReplayResult {
-  collections: Collections;
   /** Length of the valid log; anything beyond is a torn tail to cut before the next append. */
   goodLength: number;
   /** Operations in the log (live and superseded), for the compaction trigger. */
@@ -52,16 +53,8 @@ function singlePut(text: string): { c: string; id: string; d: StoredRecord } | n
   return { c, id, d: d as StoredRecord };
 }
 
-export function replayLog(path: string, dataDir: string, warn: (message: string) => void): ReplayResult {
-  const collections: Collections = new Map();
-  const recordsOf = (collection: string): Map<string, StoredRecord> => {
-    let records = collections.get(collection);
-    if (!records) {
-      records = new Map();
-      collections.set(collection, records);
-    }
-    return records;
-  };
+/** Replays the log at `path` into `sink` (the last line for an id wins). */
+export function replayLog(path: string, dataDir: string, warn: (message: string) => void, sink: LoadSink): ReplayResult {
   let opsInLog = 0;
   let sawHeader = false;
   const summary = readLines(path, ({ text, lineNumber, offset }) => {
@@ -74,13 +67,13 @@ export function replayLog(path: string, dataDir: string, warn: (message: string)
       const put = singlePut(text);
       if (put !== null) {
         opsInLog += 1;
-        recordsOf(put.c).set(put.id, put.d);
+        sink.put(put.c, put.d, LOADED_VERSION);
         return;
       }
       for (const op of decodeLine(text)) {
         opsInLog += 1;
-        if (op.op === 'put') recordsOf(op.collection).set(op.id, op.data);
-        else recordsOf(op.collection).delete(op.id);
+        if (op.op === 'put') sink.put(op.collection, op.data, LOADED_VERSION);
+        else sink.remove(op.collection, op.id, LOADED_VERSION);
       }
     } catch (error) {
       if (error instanceof LineFormatError) throw new LogDamagedError(path, dataDir, lineNumber, offset, error.message);
@@ -97,5 +90,5 @@ export function replayLog(path: string, dataDir: string, warn: (message: string)
         'a write was cut off by a crash before it was acknowledged.',
     );
   }
-  return { collections, goodLength: summary.completeLength, opsInLog, tornTailBytes };
+  return { goodLength: summary.completeLength, opsInLog, tornTailBytes };
 }

@@ -95,7 +95,7 @@ export class WebhookDispatcher {
     if (this.started || this.stopped) return;
     this.started = true;
     this.store.onChange((change) => this.onStoreChange(change));
-    for (const delivery of this.store.values<DeliveryRecord>(DELIVERIES)) {
+    for (const delivery of this.store.values(DELIVERIES)) {
       if (isPendingDelivery(delivery)) this.schedule(delivery);
     }
   }
@@ -139,7 +139,7 @@ export class WebhookDispatcher {
     const timer = setTimeout(() => {
       this.timers.delete(delivery.id);
       if (wait > MAX_TIMER_MS) {
-        const current = this.store.get<DeliveryRecord>(DELIVERIES, delivery.id);
+        const current = this.store.get(DELIVERIES, delivery.id);
         if (current !== undefined && isPendingDelivery(current)) this.schedule(current);
         return;
       }
@@ -176,7 +176,7 @@ export class WebhookDispatcher {
   private takeReady(webhookId: string, queue: string[]): DeliveryRecord | undefined {
     for (let deliveryId = queue.shift(); deliveryId !== undefined; deliveryId = queue.shift()) {
       this.readyWebhookOf.delete(deliveryId);
-      const delivery = this.store.get<DeliveryRecord>(DELIVERIES, deliveryId);
+      const delivery = this.store.get(DELIVERIES, deliveryId);
       if (delivery !== undefined && isPendingDelivery(delivery) && !this.inFlight.has(deliveryId)) return delivery;
     }
     this.ready.delete(webhookId);
@@ -222,7 +222,7 @@ export class WebhookDispatcher {
         this.inFlight.delete(delivery.id);
         this.busyWebhooks.delete(delivery.webhook_id);
         // A retry written while in flight was not scheduled by the change listener; do it now.
-        const current = this.store.get<DeliveryRecord>(DELIVERIES, delivery.id);
+        const current = this.store.get(DELIVERIES, delivery.id);
         if (current !== undefined && isPendingDelivery(current)) this.schedule(current);
         this.pump();
       });
@@ -238,7 +238,7 @@ export class WebhookDispatcher {
       this.pump();
     };
     try {
-      const webhook = this.store.get<WebhookRecord>(WEBHOOKS, delivery.webhook_id);
+      const webhook = this.store.get(WEBHOOKS, delivery.webhook_id);
       if (webhook === undefined || !webhook.active) {
         // Removed or turned off (a 410) since the event: the delivery is dropped unsent.
         releaseSlot();
@@ -284,8 +284,8 @@ export class WebhookDispatcher {
     for (;;) {
       try {
         await withWebhookLock(this.store, delivery.webhook_id, async () => {
-          const current = this.store.get<DeliveryRecord>(DELIVERIES, delivery.id);
-          const webhook = this.store.get<WebhookRecord>(WEBHOOKS, delivery.webhook_id);
+          const current = this.store.get(DELIVERIES, delivery.id);
+          const webhook = this.store.get(WEBHOOKS, delivery.webhook_id);
           await this.store.write(buildOps(current, webhook));
         });
         return;

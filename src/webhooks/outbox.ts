@@ -26,7 +26,7 @@ export class WebhookOutbox implements EventOutbox {
   constructor(options: WebhookOutboxOptions) {
     this.store = options.store;
     this.clock = options.clock;
-    for (const webhook of this.store.values<WebhookRecord>(WEBHOOKS)) this.index(webhook.user_id, webhook.id);
+    for (const webhook of this.store.values(WEBHOOKS)) this.index(webhook.user_id, webhook.id);
     this.store.onChange((change) => this.track(change));
   }
 
@@ -36,7 +36,7 @@ export class WebhookOutbox implements EventOutbox {
     if (ids === undefined) return [];
     const webhooks: WebhookRecord[] = [];
     for (const id of ids) {
-      const webhook = this.store.get<WebhookRecord>(WEBHOOKS, id);
+      const webhook = this.store.get(WEBHOOKS, id);
       if (webhook !== undefined) webhooks.push(webhook);
     }
     return webhooks;

@@ -186,7 +186,7 @@ test('flush writes one snapshot per changed (key, hour) and (listing, hour), and
   counters.recordListingView('lst_2', at(10, 9));
   await counters.flush();
   assert.equal(store.stats().writes, writesBefore + 1);
-  assert.equal(store.get<StoredRecord & { views: number }>(USAGE, 'listing:lst_2@2026-01-01T10:00:00.000Z')?.views, 1);
+  assert.equal((store.get(USAGE, 'listing:lst_2@2026-01-01T10:00:00.000Z') as (StoredRecord & { views: number }) | undefined)?.views, 1);
 });
 
 test('a new UsageCounters over the reopened store restores every count and the last use', async (t) => {
@@ -214,7 +214,7 @@ test('a new UsageCounters over the reopened store restores every count and the l
   second.recordRequest('key_a', 'GET /v1/listings', 200, at(12, 45));
   await second.stop();
   assert.equal(second.keyUsage('key_a', hourRange(12, 13)).totals.requests, 2);
-  const stored = store.get<StoredRecord & { requests: number }>(USAGE, 'key:key_a@2026-01-01T12:00:00.000Z');
+  const stored = (store.get(USAGE, 'key:key_a@2026-01-01T12:00:00.000Z') as (StoredRecord & { requests: number }) | undefined);
   assert.equal(stored?.requests, 2);
 });
 
@@ -288,7 +288,7 @@ test('a refused write keeps the counts in memory and the next flush saves them',
 
   failing = false;
   await counters.flush();
-  assert.equal(store.get<StoredRecord & { requests: number }>(USAGE, 'key:key_a@2026-01-01T10:00:00.000Z')?.requests, 1);
+  assert.equal((store.get(USAGE, 'key:key_a@2026-01-01T10:00:00.000Z') as (StoredRecord & { requests: number }) | undefined)?.requests, 1);
 });
 
 test('stop() after the store is closed warns instead of throwing', async () => {

@@ -1,0 +1,245 @@
+// The log as one JSON-lines file in the data directory (the default back-end; see log.ts for
+// the contract). One server writes it, holding the directory's LOCK: every entry it is given
+// was decided on the state it already holds, so it assigns versions and needs no read check.
+// A batch is appended and fsynced as one write (group commit); a failed write is cut off again
+// so no half record stays. Compaction rewrites the file crash-safely (temp, fsync, rename,
+// fsync the directory).
+
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { nodeFileSystem, type FileSystem, type LogHandle } from './files.ts';
+import { encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX } from './format.ts';
+import { acquireDataDirLock } from './lock.ts';
+import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from './log.ts';
+import { LOADED_VERSION, replayLog } from './replay.ts';
+
+export interface FileLogOptions {
+  dataDir: string;
+  fileSystem?: FileSystem;
+  warn: (message: string) => void;
+  now: () => number;
+}
+
+const COMPACT_TEMP_NAME = `${LOG_FILE_NAME}.compact${TEMP_SUFFIX}`;
+const CREATE_TEMP_NAME = `${LOG_FILE_NAME}.create${TEMP_SUFFIX}`;
+
+export class FileLog implements Log {
+  private readonly dataDir: string;
+  private readonly logPath: string;
+  private readonly fileSystem: FileSystem;
+  private readonly warn: (message: string) => void;
+  private readonly releaseLock: () => void;
+  private handle: LogHandle | null;
+  /** Bytes of the log known to be valid and durable; the next batch is written here. */
+  private logBytes = 0;
+  /** The file may hold bytes past logBytes (a torn tail or a failed write) to cut before writing. */
+  private mustTruncate = false;
+  /** A compaction renamed a new log into place: the handle still points at the old file. */
+  private mustReopen = false;
+  /** A compaction's rename is not yet known durable: fsync the directory before acknowledging. */
+  private mustSyncDirectory = false;
+  private nextVersion = LOADED_VERSION + 1;
+  private counters = { opsInLog: 0, fsyncs: 0, compactions: 0 };
+  private lastWriteError: string | null = null;
+
+  private constructor(options: FileLogOptions, fileSystem: FileSystem, handle: LogHandle, releaseLock: () => void) {
+    this.dataDir = options.dataDir;
+    this.logPath = join(options.dataDir, LOG_FILE_NAME);
+    this.fileSystem = fileSystem;
+    this.warn = options.warn;
+    this.handle = handle;
+    this.releaseLock = releaseLock;
+  }
+
+  /**
+   * Takes the directory's lock and opens (or creates) its log; `load` then reads it.
+   * Throws DataDirLockedError with a message for the operator.
+   */
+  static async open(options: FileLogOptions): Promise<FileLog> {
+    const fileSystem = options.fileSystem ?? nodeFileSystem;
+    const { dataDir } = options;
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const releaseLock = await acquireDataDirLock(dataDir);
+    try {
+      const logPath = join(dataDir, LOG_FILE_NAME);
+      await discardLeftoverTempFiles(fileSystem, dataDir, options.warn);
+      if (!existsSync(logPath)) await createLogFile(fileSystem, dataDir, logPath, options.now);
+      const handle = await fileSystem.open(logPath);
+      return new FileLog(options, fileSystem, handle, releaseLock);
+    } catch (error) {
+      releaseLock();
+      throw error;
+    }
+  }
+
+  /** Throws LogDamagedError or LogVersionError; never writes (a torn tail is cut before the next append). */
+  async load(sink: LoadSink): Promise<{ lastVersion: number }> {
+    const replay = replayLog(this.logPath, this.dataDir, this.warn, sink);
+    this.logBytes = replay.goodLength;
+    this.mustTruncate = replay.tornTailBytes > 0;
+    this.counters.opsInLog = replay.opsInLog;
+    return { lastVersion: LOADED_VERSION };
+  }
+
+  async append(entries: readonly LogEntry[]): Promise<AppendOutcome[]> {
+    const bytes = Buffer.from(entries.map((entry) => encodeWrite(entry.ops)).join(''));
+    try {
+      await this.finishLogSwitch();
+      const handle = this.handle!;
+      if (this.mustTruncate) {
+        await handle.truncate(this.logBytes);
+        this.mustTruncate = false;
+      }
+      await handle.write(bytes, this.logBytes);
+      await handle.sync();
+    } catch (error) {
+      // Nothing of the batch is acknowledged; cut what may have reached the file so no half
+      // record stays behind. If even that fails, try again before the next write.
+      this.mustTruncate = true;
+      if (!this.mustReopen) {
+        try {
+          await this.handle!.truncate(this.logBytes);
+          await this.handle!.sync();
+          this.mustTruncate = false;
+        } catch {
+          // keep mustTruncate
+        }
+      }
+      this.lastWriteError = (error as Error)?.message ?? String(error);
+      throw error;
+    }
+    this.lastWriteError = null;
+    this.logBytes += bytes.length;
+    this.counters.fsyncs += 1;
+    return entries.map((entry) => {
+      this.counters.opsInLog += entry.ops.length;
+      return { version: this.nextVersion++ };
+    });
+  }
+
+  /** One writer: nobody else appends. */
+  async pull(_apply: (write: PulledWrite) => void): Promise<void> {}
+
+  onOthersWrote(_callback: () => void): void {}
+
+  /**
+   * Temp file in the same directory → fsync → rename over the log → fsync the directory.
+   * Before the rename a crash leaves the old log (and a temp file discarded at start); after
+   * it, the new one. Either holds every acknowledged record.
+   */
+  async compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult> {
+    const bytesBefore = this.logBytes;
+    const tempPath = join(this.dataDir, COMPACT_TEMP_NAME);
+    // A failed earlier switch must be finished first: the live records must be durable
+    // in the current log before it can be replaced.
+    await this.finishLogSwitch();
+    const chunks = await snapshot();
+    await this.fileSystem.remove(tempPath);
+    const temp = await this.fileSystem.create(tempPath);
+    let size = 0;
+    let lines = 0;
+    try {
+      for (const chunk of chunks) {
+        await temp.write(chunk, size);
+        size += chunk.length;
+        lines += countNewlines(chunk);
+      }
+      await temp.sync();
+    } catch (error) {
+      await temp.close().catch(() => {});
+      await this.fileSystem.remove(tempPath).catch(() => {});
+      throw error;
+    }
+    try {
+      await temp.close();
+      await this.fileSystem.rename(tempPath, this.logPath);
+    } catch (error) {
+      // A rename can report a failure yet have happened (a network file system): then the
+      // new log is in place and the old handle must not be written again.
+      if (existsSync(tempPath)) {
+        await this.fileSystem.remove(tempPath).catch(() => {});
+        throw error;
+      }
+      if (!existsSync(this.logPath)) throw error;
+      this.warn(`Log compaction: the rename reported "${(error as Error)?.message ?? String(error)}" but took place; carrying on with the new log.`);
+    }
+    // The new log is in place: from here on every append must go to it, whatever fails next.
+    this.mustReopen = true;
+    this.mustSyncDirectory = true;
+    this.logBytes = size;
+    this.mustTruncate = false;
+    // Every line but the header is one live record.
+    this.counters.opsInLog = Math.max(0, lines - 1);
+    this.counters.compactions += 1;
+    await this.finishLogSwitch();
+    return { bytesBefore, bytesAfter: size };
+  }
+
+  stats(): LogStats {
+    return { ...this.counters, logBytes: this.logBytes, lastWriteError: this.lastWriteError };
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.handle?.close();
+    } finally {
+      this.handle = null;
+      this.releaseLock();
+    }
+  }
+
+  /** After a compaction's rename: write to the new file, and only once its name is durable. */
+  private async finishLogSwitch(): Promise<void> {
+    if (this.mustReopen) {
+      const fresh = await this.fileSystem.open(this.logPath);
+      const stale = this.handle;
+      this.handle = fresh;
+      this.mustReopen = false;
+      await stale?.close().catch(() => {});
+    }
+    if (this.mustSyncDirectory) {
+      await this.fileSystem.syncDirectory(this.dataDir);
+      this.mustSyncDirectory = false;
+    }
+  }
+}
+
+function countNewlines(chunk: Buffer): number {
+  let count = 0;
+  for (let index = chunk.indexOf(0x0a); index !== -1; index = chunk.indexOf(0x0a, index + 1)) count += 1;
+  return count;
+}
+
+/** A new log is born complete: header written to a temp file, fsynced, renamed into place. */
+async function createLogFile(fileSystem: FileSystem, dataDir: string, logPath: string, now: () => number): Promise<void> {
+  const tempPath = join(dataDir, CREATE_TEMP_NAME);
+  await fileSystem.remove(tempPath);
+  const temp = await fileSystem.create(tempPath);
+  try {
+    await temp.write(Buffer.from(headerLine(new Date(now()).toISOString())), 0);
+    await temp.sync();
+  } finally {
+    await temp.close();
+  }
+  await fileSystem.rename(tempPath, logPath);
+  await fileSystem.syncDirectory(dataDir);
+}
+
+/**
+ * A temp file beside the log means a compaction, creation or repair stopped before its rename:
+ * the log itself is whole, so the temp file is deleted unread.
+ */
+async function discardLeftoverTempFiles(fileSystem: FileSystem, dataDir: string, warn: (message: string) => void): Promise<void> {
+  for (const name of readdirSync(dataDir)) {
+    if (!name.startsWith(`${LOG_FILE_NAME}.`) || !name.endsWith(TEMP_SUFFIX)) continue;
+    const path = join(dataDir, name);
+    let size = 0;
+    try {
+      size = statSync(path).size;
+      await fileSystem.remove(path);
+      warn(`Discarded ${path} (${size} bytes), left by an interrupted compaction or repair; the log itself is complete.`);
+    } catch (error) {
+      warn(`Ignoring ${path} (${size} bytes), left by an interrupted compaction or repair (could not delete it: ${(error as Error).message}); the log itself is complete.`);
+    }
+  }
+}

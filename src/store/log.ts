@@ -1,0 +1,96 @@
+// What the store needs from where its records are kept: the contract every log back-end keeps.
+// The store holds every record in memory and decides each write there; the log makes decided
+// writes durable, gives them back at start, and (for a shared back-end) tells the store what
+// other servers wrote. Back-ends: FileLog (the JSON-lines file, one server per data dir),
+// MemoryLog (keeps nothing: the memory-only mode); a database back-end keeps the same contract.
+//
+// The contract:
+//
+// 1. Versions. Every write that commits gets a version from one increasing sequence per store
+//    (a number > 1; 1 is what a back-end may give every record it loads when it has no better
+//    one, 0 means "absent"). A record's version is that of the last write that put it. The back-
+//    end assigns versions: it returns them from `append` and gives them to `load` and `pull`.
+//
+// 2. append(entries) makes a batch durable. Each entry is one write: its ops must land all or
+//    none, and `reads` lists what the write was decided on — (collection, id, version) for a
+//    record, (collection, null, version) for a whole collection (a scan, e.g. a uniqueness check).
+//    A back-end shared by several servers must check, in the same transaction that stores the
+//    entry, that every read is still current (the record's version, or for a collection the
+//    version of the last write to any of its records, is still the one read) and answer
+//    `conflict` for an entry whose reads are stale, storing nothing of it. Entries of one batch
+//    are independent: one refused entry does not refuse the others, and their reads never
+//    depend on each other's ops (the store sees to that). A back-end with one writer (the file)
+//    may skip the check: the store decided every entry on the state the log already holds.
+//    `append` resolves once every accepted entry is durable (it survives a crash or power loss);
+//    it rejects when it cannot tell, and then nothing of the batch may become visible later
+//    (truncate it, or roll back). Appends are never concurrent: the store waits for each.
+//
+// 3. load(sink) gives back every live record with its version, in any order, before anything
+//    else is called; it returns the highest version it knows. It must not write (a damaged log
+//    stops the start with a message, it is not "fixed").
+//
+// 4. pull(sink) hands over, in commit order, the writes other servers committed since the last
+//    pull (ops with their version). The store calls it in its write queue, so nothing else
+//    changes memory meanwhile: before re-deciding a write refused as a conflict, and when the
+//    back-end's `onOthersWrote` callback asks for it. A back-end with one writer does nothing.
+//
+// 5. compact(snapshot) drops what is superseded so the log holds about the live records; the
+//    store calls it in its queue with no append running. `snapshot()` is every live record in the
+//    line format of format.ts (header first), for back-ends that rewrite themselves from it.
+//    Like append: either the old or the new content survives a crash, never a mix.
+//
+// 6. close() releases what the back-end holds (file handles, the data-dir lock, connections).
+
+import type { StoredRecord, WriteOp } from './format.ts';
+
+/** One record (id) or a whole collection (id null) a write was decided on, at the version seen. */
+export interface ReadVersion {
+  collection: string;
+  id: string | null;
+  version: number;
+}
+
+export interface LogEntry {
+  ops: readonly WriteOp[];
+  reads: readonly ReadVersion[];
+}
+
+/** Per entry of an append: committed as `version`, or refused because its reads were stale. */
+export type AppendOutcome = { version: number } | 'conflict';
+
+export interface LoadSink {
+  put(collection: string, record: StoredRecord, version: number): void;
+  remove(collection: string, id: string, version: number): void;
+}
+
+export interface PulledWrite {
+  ops: readonly WriteOp[];
+  version: number;
+}
+
+export interface LogStats {
+  /** Operations the log holds, live and superseded (the compaction trigger compares it with the live records). */
+  opsInLog: number;
+  /** Size of the kept log in bytes (0 when nothing is kept). */
+  logBytes: number;
+  fsyncs: number;
+  compactions: number;
+  /** The last append's failure, null once one succeeds. */
+  lastWriteError: string | null;
+}
+
+export interface CompactResult {
+  bytesBefore: number;
+  bytesAfter: number;
+}
+
+export interface Log {
+  load(sink: LoadSink): Promise<{ lastVersion: number }>;
+  append(entries: readonly LogEntry[]): Promise<AppendOutcome[]>;
+  pull(apply: (write: PulledWrite) => void): Promise<void>;
+  /** Registers the callback a shared back-end calls when others wrote (the store then pulls). */
+  onOthersWrote(callback: () => void): void;
+  compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult>;
+  stats(): LogStats;
+  close(): Promise<void>;
+}

@@ -1,0 +1,86 @@
+// What one write is decided on. A write's decide function reads records through a Transaction,
+// which notes each read with the version seen; the store runs decide in its write queue just
+// before the batch goes to the log, on the state every earlier write has left. A read of a
+// record that an earlier write of the same batch is about to change marks the transaction
+// stale: that write is decided again in the next batch, once the change is applied.
+
+import { type CollectionName, type Collections, type RecordReader } from './collections.ts';
+import type { StoredRecord, WriteOp } from './format.ts';
+import type { ReadVersion } from './log.ts';
+
+/** What a decide function returns: the ops to write as one unit, and the caller's answer. */
+export interface Decision<R> {
+  ops: readonly WriteOp[];
+  result: R;
+}
+
+/**
+ * Reads the current records and decides what to write; runs in the store's write queue, so it
+ * must be synchronous and quick. Throwing refuses the write (nothing is written).
+ * @example store.commit((tx) => { const user = tx.get(USERS, id); ...; return { ops, result: user }; })
+ */
+export type Decide<R> = (tx: Transaction) => Decision<R>;
+
+/** Records and collections the writes already decided in the current batch will change. */
+export class PendingWrites {
+  private readonly records = new Set<string>();
+  private readonly collections = new Set<string>();
+
+  add(ops: readonly WriteOp[]): void {
+    for (const op of ops) {
+      this.collections.add(op.collection);
+      this.records.add(recordKey(op.collection, op.id));
+    }
+  }
+
+  touchesRecord(collection: string, id: string): boolean {
+    return this.collections.has(collection) && this.records.has(recordKey(collection, id));
+  }
+
+  touchesCollection(collection: string): boolean {
+    return this.collections.has(collection);
+  }
+}
+
+export class Transaction implements RecordReader {
+  /** Every read, with the version seen (a shared log checks them again when it appends). */
+  readonly reads: ReadVersion[] = [];
+  private readonly collections: Collections;
+  private readonly pending: PendingWrites;
+  private readPending = false;
+
+  constructor(collections: Collections, pending: PendingWrites) {
+    this.collections = collections;
+    this.pending = pending;
+  }
+
+  /** True when something read is being changed by an earlier write of this batch. */
+  get stale(): boolean {
+    return this.readPending;
+  }
+
+  get<T extends StoredRecord>(collection: CollectionName<T>, id: string): T | undefined {
+    if (this.pending.touchesRecord(collection, id)) this.readPending = true;
+    this.reads.push({ collection, id, version: this.collections.versionOf(collection, id) });
+    return this.collections.get(collection, id);
+  }
+
+  values<T extends StoredRecord>(collection: CollectionName<T>): IterableIterator<T> {
+    this.readWhole(collection);
+    return this.collections.values(collection);
+  }
+
+  size(collection: string): number {
+    this.readWhole(collection);
+    return this.collections.size(collection);
+  }
+
+  private readWhole(collection: string): void {
+    if (this.pending.touchesCollection(collection)) this.readPending = true;
+    this.reads.push({ collection, id: null, version: this.collections.collectionVersion(collection) });
+  }
+}
+
+function recordKey(collection: string, id: string): string {
+  return `${collection}\u0000${id}`;
+}
