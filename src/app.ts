@@ -100,7 +100,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...adminWebhookRoutes({ store, outbox }),
   ];
   let openApiBytes: Buffer | null = null;
-  const publicRoutes = openRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument()))));
+  // The document is made from these very route lists, on first request.
+  const publicRoutes: OpenRoute[] = openRoutes(
+    () => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, admin: operatorRoutes, open: publicRoutes })))),
+  );
 
   const idempotency = new IdempotencyGuard(store, () => clock.now());
   const listener = createRequestListener({

@@ -17,7 +17,7 @@ export interface Pagination {
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
-const MAX_PAGE = 1_000_000_000;
+export const MAX_PAGE = 1_000_000_000;
 
 /** 400 naming the allowed parameters when the query has any other, or one twice. */
 export function checkQueryNames(query: URLSearchParams, allowed: readonly string[]): void {

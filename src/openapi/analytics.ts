@@ -1,7 +1,7 @@
 // OpenAPI paths of the analytics endpoints: a key's usage (/v1 for the calling key, /admin/v1
 // for any key; one schema serves both) and the performance of the caller's own listings.
 
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, PAGE_PARAMS, pathId, queryParam, ref, type Schema } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations, type Schema } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
@@ -80,6 +80,9 @@ const usageSchema: Schema = {
   },
 };
 
+/** Merged into components.schemas by the document (the /v1 and operator answers share it). */
+export const analyticsSchemas: Record<string, Schema> = { Usage: usageSchema };
+
 const rangeParams = [
   queryParam('granularity', { enum: ['hour', 'day'], default: 'hour' }, 'Bucket size of the series (UTC hours or UTC days).'),
   queryParam('from', timestamp, 'ISO 8601 time with Z or an offset, or a date. Default: 24 hours (hour) or 30 days (day) before `to`. Rounded down to the bucket.'),
@@ -109,58 +112,49 @@ const listingStatsSchema: Schema = {
   },
 };
 
-export const analyticsPaths = {
-  '/v1/analytics/usage': {
-    get: {
-      summary: 'API usage of the calling key',
-      description:
-        'Totals, per-endpoint counts and a time series of the requests made with the calling key (only that key), ' +
-        'plus its current rate-limit window. Counts are kept per UTC hour for 90 days.',
-      parameters: rangeParams,
-      responses: {
-        '200': answer('Usage of this key', dataOf(usageSchema)),
-        '400': errorAnswer('Unknown query parameter, bad granularity, from/to not ISO 8601, from not before to, or a range too wide'),
-        ...GATE_ERRORS,
-      },
-      ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/analytics/usage?granularity=day&from=2026-01-01&to=2026-01-31'`),
+export const analyticsOperations: Operations = {
+  'GET /v1/analytics/usage': {
+    operationId: 'getUsage',
+    description:
+      'Totals, per-endpoint counts and a time series of the requests made with the calling key (only that key), ' +
+      'plus its current rate-limit window. Counts are kept per UTC hour for 90 days.',
+    parameters: rangeParams,
+    responses: {
+      '200': answer('Usage of this key', dataOf(ref('Usage'))),
+      '400': errorAnswer('Unknown query parameter, bad granularity, from/to not ISO 8601, from not before to, or a range too wide'),
+      ...GATE_ERRORS,
     },
+    ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/analytics/usage?granularity=day&from=2026-01-01&to=2026-01-31'`),
   },
-  '/v1/analytics/listings': {
-    get: {
-      summary: 'Views and impressions of your own listings',
-      description:
-        'One row per listing you own (archived ones too), with totals over all of them. Without from/to, counts cover the whole ' +
-        'retention (90 days); from/to are rounded out to whole UTC hours.',
-      parameters: [
-        ...PAGE_PARAMS,
-        queryParam('sort', { enum: ['-views', 'views', '-impressions', 'impressions'], default: '-views' }, 'Order; ties broken by listing id.'),
-        queryParam('from', timestamp, 'Count from this ISO 8601 time (rounded down to the hour).'),
-        queryParam('to', timestamp, 'Count until this ISO 8601 time (rounded up to the hour).'),
-      ],
-      responses: {
-        '200': answer('A page of your listings with their counts', listingStatsSchema),
-        '400': errorAnswer('Unknown query parameter, bad page/limit/sort, or bad from/to'),
-        ...GATE_ERRORS,
-      },
-      ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/analytics/listings?sort=-impressions&limit=10'`),
+  'GET /v1/analytics/listings': {
+    operationId: 'getListingStats',
+    description:
+      'One row per listing you own (archived ones too), with totals over all of them. Without from/to, counts cover the whole ' +
+      'retention (90 days); from/to are rounded out to whole UTC hours.',
+    parameters: [
+      ...PAGE_PARAMS,
+      queryParam('sort', { enum: ['-views', 'views', '-impressions', 'impressions'], default: '-views' }, 'Order; ties broken by listing id.'),
+      queryParam('from', timestamp, 'Count from this ISO 8601 time (rounded down to the hour).'),
+      queryParam('to', timestamp, 'Count until this ISO 8601 time (rounded up to the hour).'),
+    ],
+    responses: {
+      '200': answer('A page of your listings with their counts', listingStatsSchema),
+      '400': errorAnswer('Unknown query parameter, bad page/limit/sort, or bad from/to'),
+      ...GATE_ERRORS,
     },
+    ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/analytics/listings?sort=-impressions&limit=10'`),
   },
-};
-
-/** The operator's view of any key's usage; the document puts it with the other /admin/v1 paths. */
-export const adminUsagePath = {
-  '/admin/v1/keys/{id}/usage': {
-    get: {
-      summary: "Any key's API usage (the same answer as /v1/analytics/usage for that key)",
-      security: [{ operatorToken: [] }],
-      parameters: [pathId('Key id'), ...rangeParams],
-      responses: {
-        '200': answer('Usage of the key', dataOf(usageSchema)),
-        '400': errorAnswer('Bad query parameter'),
-        '401': errorAnswer('Operator token missing or wrong'),
-        '404': errorAnswer('Key not found'),
-      },
-      ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/usage?granularity=hour'`),
+  'GET /admin/v1/keys/:id/usage': {
+    operationId: 'adminGetKeyUsage',
+    description: "Any key's usage: the same answer as /v1/analytics/usage gives that key.",
+    security: OPERATOR_SECURITY,
+    parameters: [pathId('Key id'), ...rangeParams],
+    responses: {
+      '200': answer('Usage of the key', dataOf(ref('Usage'))),
+      '400': errorAnswer('Bad query parameter'),
+      '404': errorAnswer('Key not found'),
+      ...OPERATOR_ERRORS,
     },
+    ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/usage?granularity=hour'`),
   },
 };

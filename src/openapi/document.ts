@@ -1,44 +1,116 @@
-// The OpenAPI 3.1 document served at /openapi.json. Each area describes its own paths; this
-// file adds the shared schemas and assembles them. A test checks that its paths and methods
-// are exactly the router's.
+// The OpenAPI 3.1 document served at /openapi.json, generated from the routers' own route
+// declarations: every route becomes one operation (its path, method, summary and tag come
+// from the route), completed by the details each area describes under src/openapi/. A route
+// without details, or details without a route, stops the build, so the two cannot drift.
 
-import { adminPaths } from './admin.ts';
-import { adminUsagePath, analyticsPaths } from './analytics.ts';
-import { listingPaths } from './listings.ts';
+import type { ApiRoute, OpenRoute } from '../http/route.ts';
+import { adminOperations } from './admin.ts';
+import { analyticsOperations, analyticsSchemas } from './analytics.ts';
+import { listingOperations } from './listings.ts';
+import { errorAnswer, type OperationDetails, type Operations, type Schema } from './schema.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
-import { userPaths } from './users.ts';
-import { adminWebhookPaths, webhookEvents, webhookPaths, webhookSchemas } from './webhooks.ts';
+import { userOperations } from './users.ts';
+import { webhookEvents, webhookOperations, webhookSchemas } from './webhooks.ts';
 
-export function buildOpenApiDocument(): Record<string, unknown> {
+export interface DocumentedRoutes {
+  api: readonly ApiRoute[];
+  admin: readonly OpenRoute[];
+  open: readonly OpenRoute[];
+}
+
+const TAGS = [
+  { name: 'listings', description: 'Skills, agents, prompts, templates, datasets and tools offered on the marketplace.' },
+  { name: 'users', description: 'Your own user and public profiles.' },
+  { name: 'analytics', description: 'API usage of your key and the performance of your listings.' },
+  { name: 'webhooks', description: 'Receivers of events about your listings and profile, and the events they get.' },
+  { name: 'operator', description: 'The operator API: users, keys, statistics, compaction and backups (operator token).' },
+  { name: 'service', description: 'Health and this document; no key needed.' },
+];
+
+/** No key, no input: only a request Node's HTTP parser refuses gets a 4xx here. */
+const MALFORMED = { '4XX': errorAnswer('A request the HTTP parser refused (bad framing, headers too large)') };
+
+const serviceOperations: Operations = {
+  'GET /healthz': {
+    operationId: 'getHealth',
+    description: 'Answers 200 while the server serves requests. HEAD works too.',
+    security: [],
+    responses: {
+      '200': {
+        description: 'Serving',
+        content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } } } },
+      },
+      ...MALFORMED,
+    },
+  },
+  'GET /openapi.json': {
+    operationId: 'getOpenApiDocument',
+    description: 'This document, made from the routes the server serves.',
+    security: [],
+    responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }, ...MALFORMED },
+  },
+};
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+  description:
+    '1 to 255 visible ASCII characters (anything else is 400), scoped to your API key. The first 2xx answer is stored with the change; ' +
+    'the same key and the same request within 24 h get that answer again (with `Idempotent-Replayed: true`) and change nothing. ' +
+    'The same key with another request is 422; while the first is still running, 409.',
+};
+
+const DESCRIPTION = [
+  'A self-hosted marketplace of listings (skills, agents, prompts, templates, datasets, tools).',
+  '',
+  'Send an API key as `Authorization: Bearer <key>` (or `X-API-Key`). Every /v1 answer carries X-RateLimit-Limit, ',
+  'X-RateLimit-Remaining and X-RateLimit-Reset and `Cache-Control: private, no-cache`; every answer carries X-Request-Id.',
+  '',
+  'String fields are trimmed before they are checked and stored; lengths count Unicode code points after trimming.',
+  'Successful GET answers carry an ETag (one per encoding) and answer 304 to a matching If-None-Match. HEAD works on every GET route.',
+  'Answers of 1 KiB or more are compressed (br or gzip) when Accept-Encoding allows it.',
+].join('\n');
+
+export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, unknown> {
+  const details: Operations = {
+    ...serviceOperations,
+    ...listingOperations,
+    ...userOperations,
+    ...analyticsOperations,
+    ...webhookOperations,
+    ...adminOperations,
+  };
+  const unused = new Set(Object.keys(details));
+  const paths: Record<string, Record<string, Schema>> = {};
+  const add = (route: OpenRoute | ApiRoute, tag: string): void => {
+    const label = `${route.method} ${route.pattern}`;
+    const operation = details[label];
+    if (operation === undefined) throw new Error(`OpenAPI: the route ${label} has no operation details under src/openapi/`);
+    unused.delete(label);
+    const path = route.pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = operationOf(route, tag, operation);
+  };
+  for (const route of routes.api) add(route, route.resource);
+  for (const route of routes.admin) add(route, 'operator');
+  for (const route of routes.open) add(route, 'service');
+  if (unused.size > 0) throw new Error(`OpenAPI: operation details for routes that do not exist: ${[...unused].join(', ')}`);
+
   return {
     openapi: '3.1.0',
     info: {
       title: 'Marketplace API',
       version: '1.0.0',
-      description:
-        'A self-hosted marketplace of listings (skills, agents, prompts, templates, datasets, tools). ' +
-        'Send an API key as `Authorization: Bearer <key>` (or `X-API-Key`). Every /v1 answer carries ' +
-        'X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; every answer carries X-Request-Id.',
+      description: DESCRIPTION,
+      contact: { name: 'The operator of this server' },
+      license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: 'http://127.0.0.1:3000' }],
+    servers: [{ url: '/' }],
     security: [{ bearerKey: [] }, { headerKey: [] }],
-    paths: {
-      '/healthz': {
-        get: {
-          summary: 'Health check',
-          security: [],
-          responses: { '200': { description: 'Serving', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } },
-        },
-      },
-      '/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
-      ...listingPaths,
-      ...userPaths,
-      ...analyticsPaths,
-      ...webhookPaths,
-      ...adminPaths,
-      ...adminUsagePath,
-      ...adminWebhookPaths,
-    },
+    tags: TAGS,
+    paths,
     webhooks: webhookEvents,
     components: {
       securitySchemes: {
@@ -46,7 +118,38 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         operatorToken: { type: 'http', scheme: 'bearer', description: 'MARKETPLACE_ADMIN_TOKEN (or DATA_DIR/admin-token).' },
       },
-      schemas: { ...SHARED_SCHEMAS, ...webhookSchemas },
+      schemas: { ...SHARED_SCHEMAS, ...analyticsSchemas, ...webhookSchemas },
     },
+  };
+}
+
+/**
+ * One operation: the route's own summary and tag, its details, and what the pipeline adds to
+ * every route of its kind (304 on GET, 413/415 with a body, Idempotency-Key on a /v1 POST).
+ */
+function operationOf(route: OpenRoute | ApiRoute, tag: string, details: OperationDetails): Schema {
+  const responses: Record<string, Schema> = { ...details.responses };
+  const parameters = [...(details.parameters ?? [])];
+  if (details.requestBody) {
+    responses['413'] ??= errorAnswer('Body over 64 KiB');
+    responses['415'] ??= errorAnswer('Body is not application/json');
+  }
+  if (route.method === 'GET') responses['304'] ??= { description: 'Not modified: If-None-Match matched the ETag of this representation' };
+  if (route.method === 'POST' && 'resource' in route) {
+    parameters.push(IDEMPOTENCY_KEY);
+    responses['400'] ??= errorAnswer('Invalid Idempotency-Key');
+    responses['409'] = errorAnswer(
+      responses['409'] ? `${String(responses['409'].description)}; or a request with this Idempotency-Key is still running` : 'A request with this Idempotency-Key is still running',
+    );
+    responses['422'] = errorAnswer('Idempotency-Key already used with a different request');
+  }
+  const { operationId, ...rest } = details;
+  return {
+    operationId,
+    summary: route.summary,
+    tags: [tag],
+    ...rest,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    responses,
   };
 }

@@ -1,7 +1,26 @@
-// Small builders for the OpenAPI document, so each path reads as a short description of the
-// endpoint instead of a page of nested JSON.
+// Small builders for the OpenAPI document, so each operation reads as a short description of
+// the endpoint instead of a page of nested JSON.
+
+import { MAX_LIMIT, MAX_PAGE } from '../http/lists.ts';
 
 export type Schema = Record<string, unknown>;
+
+/**
+ * What the document says about one route beyond what the route declares itself. The route
+ * gives the path, the method, the summary and the tag; this gives the rest.
+ */
+export interface OperationDetails {
+  operationId: string;
+  description: string;
+  parameters?: Schema[];
+  requestBody?: Schema;
+  responses: Record<string, Schema>;
+  security?: Array<Record<string, string[]>>;
+  'x-codeSamples'?: Array<{ lang: string; source: string }>;
+}
+
+/** Operation details keyed by the route's own "METHOD /pattern" (e.g. "GET /v1/listings/:id"). */
+export type Operations = Record<string, OperationDetails>;
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 
@@ -34,8 +53,8 @@ export const queryParam = (name: string, schema: Schema, description: string) =>
 export const pathId = (description: string) => ({ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description });
 
 export const PAGE_PARAMS = [
-  queryParam('page', { type: 'integer', minimum: 1, default: 1 }, 'Page number, from 1.'),
-  queryParam('limit', { type: 'integer', minimum: 1, maximum: 100, default: 20 }, 'Items per page, 1-100.'),
+  queryParam('page', { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 }, `Page number, from 1 to ${MAX_PAGE}.`),
+  queryParam('limit', { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 20 }, `Items per page, 1-${MAX_LIMIT}.`),
 ];
 
 /** The errors every /v1 route can answer, whatever it does. */
@@ -44,6 +63,10 @@ export const GATE_ERRORS = {
   '403': errorAnswer('The key lacks the permission; `required` lists entries that would allow it.'),
   '429': errorAnswer('Rate limit exceeded; wait for Retry-After seconds.'),
 };
+
+/** The operator API's one refusal before any handler runs. */
+export const OPERATOR_ERRORS = { '401': errorAnswer('Operator token missing or wrong') };
+export const OPERATOR_SECURITY = [{ operatorToken: [] }];
 
 /** A curl example for the endpoint, shown by tools that read x-codeSamples. */
 export const curl = (source: string) => ({ 'x-codeSamples': [{ lang: 'curl', source }] });

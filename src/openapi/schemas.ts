@@ -5,12 +5,30 @@ import type { Schema } from './schema.ts';
 const LISTING_TYPES = ['SKILL', 'AGENT', 'PROMPT', 'TEMPLATE', 'DATASET', 'TOOL'];
 const timestamp = { type: 'string', format: 'date-time' };
 const price = { type: 'number', minimum: 0, maximum: 1_000_000, multipleOf: 0.01 };
-const tags = { type: 'array', maxItems: 10, items: { type: 'string', minLength: 1, maxLength: 32 } };
+const tags = { type: 'array', maxItems: 10, items: { type: 'string', minLength: 1, maxLength: 32, description: 'Trimmed; must not be empty.' } };
 
-/** The fields a client may send for a listing, on create and update alike. */
+/** A URL field that also takes "" (which clears it). */
+const clearableUrl = {
+  anyOf: [{ type: 'string', format: 'uri', maxLength: 2048 }, { const: '' }],
+  description: 'An http(s) URL, or "" to clear it.',
+};
+
+/** Profile fields as a client sends them; lengths count after trimming. */
+export const PROFILE_FIELDS: Record<string, Schema> = {
+  name: { type: 'string', minLength: 1, maxLength: 100, description: 'Trimmed; must not be empty.' },
+  bio: { type: 'string', maxLength: 500, description: 'Trimmed; "" clears it.' },
+  website: clearableUrl,
+  avatar_url: clearableUrl,
+  email: {
+    anyOf: [{ type: 'string', format: 'email', maxLength: 254 }, { const: '' }],
+    description: 'Trimmed and stored lower-cased; unique among users. "" clears it.',
+  },
+};
+
+/** The fields a client may send for a listing, on create and update alike; lengths count after trimming. */
 const LISTING_INPUT = {
-  title: { type: 'string', minLength: 1, maxLength: 200 },
-  description: { type: 'string', maxLength: 5000 },
+  title: { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed; must not be empty.' },
+  description: { type: 'string', maxLength: 5000, description: 'Trimmed; may be "".' },
   type: { enum: LISTING_TYPES },
   price,
   tags,
@@ -77,24 +95,18 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
   User: {
     allOf: [
       { $ref: '#/components/schemas/PublicUser' },
-      { type: 'object', required: ['email'], properties: { email: { type: 'string' }, updated_at: timestamp } },
+      { type: 'object', required: ['email', 'updated_at'], properties: { email: { type: 'string' }, updated_at: timestamp } },
     ],
   },
   ProfileChanges: {
     type: 'object',
     additionalProperties: false,
     minProperties: 1,
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 100 },
-      bio: { type: 'string', maxLength: 500 },
-      website: { type: 'string', format: 'uri', maxLength: 2048, description: 'http(s) URL, or "" to clear' },
-      avatar_url: { type: 'string', format: 'uri', maxLength: 2048, description: 'http(s) URL, or "" to clear' },
-      email: { type: 'string', format: 'email', maxLength: 254 },
-    },
+    properties: PROFILE_FIELDS,
   },
   ApiKey: {
     type: 'object',
-    required: ['id', 'user_id', 'name', 'prefix', 'last_four', 'permissions', 'rate_limit', 'created_at', 'revoked_at'],
+    required: ['id', 'user_id', 'name', 'prefix', 'last_four', 'permissions', 'rate_limit', 'created_at', 'updated_at', 'revoked_at', 'last_used_at'],
     properties: {
       id: { type: 'string' },
       user_id: { type: 'string' },
@@ -106,7 +118,13 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       created_at: timestamp,
       updated_at: timestamp,
       revoked_at: { type: ['string', 'null'], format: 'date-time' },
-      last_used_at: { type: ['string', 'null'], format: 'date-time' },
+      last_used_at: { type: ['string', 'null'], format: 'date-time', description: 'The last request made with the key; null if none yet.' },
     },
+  },
+  NewApiKey: {
+    allOf: [
+      { $ref: '#/components/schemas/ApiKey' },
+      { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'The plain key, shown in this answer only.' } } },
+    ],
   },
 };

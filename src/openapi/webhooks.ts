@@ -3,8 +3,8 @@
 
 import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { EventType } from '../webhooks/events.ts';
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, PAGE_PARAMS, pathId, queryParam, ref } from './schema.ts';
-import type { Schema } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref } from './schema.ts';
+import type { Operations, Schema } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
@@ -78,61 +78,52 @@ export const webhookSchemas: Record<string, Schema> = {
   },
 };
 
-export const webhookPaths = {
-  '/v1/webhooks': {
-    get: {
-      summary: 'List your webhooks',
-      description: 'Newest first. Secrets are never listed.',
-      parameters: PAGE_PARAMS,
-      responses: {
-        '200': answer('A page of your webhooks', listOf(ref('Webhook'))),
-        '400': errorAnswer('Bad page or limit, or an unknown query parameter'),
-        ...GATE_ERRORS,
-      },
-      ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/webhooks?limit=20'`),
+export const webhookOperations: Operations = {
+  'GET /v1/webhooks': {
+    operationId: 'listWebhooks',
+    description: 'Your webhooks, newest first. Secrets are never listed.',
+    parameters: PAGE_PARAMS,
+    responses: {
+      '200': answer('A page of your webhooks', listOf(ref('Webhook'))),
+      '400': errorAnswer('Bad page or limit, or an unknown query parameter'),
+      ...GATE_ERRORS,
     },
-    post: {
-      summary: 'Register a webhook; the answer carries its secret, once',
-      description:
-        'At most 20 webhooks per user. A `ping` event is queued for the new webhook at once (if its `events` include `ping`, as the default does).',
-      requestBody: jsonBody(ref('NewWebhook')),
-      responses: {
-        '201': answer('Registered', dataOf(ref('NewWebhookWithSecret'))),
-        '400': errorAnswer('Invalid body; `details` names each bad field (a refused URL, an unknown event kind, an unknown field)'),
-        '409': errorAnswer('You already have 20 webhooks'),
-        '413': errorAnswer('Body over 64 KiB'),
-        '415': errorAnswer('Body is not application/json'),
-        ...GATE_ERRORS,
-      },
-      ...curl(
-        `curl -s ${KEY} -H 'Content-Type: application/json' -d '{"url":"https://example.com/hooks/market","events":["listing.created","listing.updated"],"description":"catalog sync"}' http://127.0.0.1:3000/v1/webhooks`,
-      ),
-    },
+    ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/webhooks?limit=20'`),
   },
-  '/v1/webhooks/{id}': {
-    delete: {
-      summary: 'Remove one of your webhooks',
-      description: 'Events not yet delivered to it are dropped. Another user\'s webhook answers 404, as an unknown id does.',
-      parameters: [pathId('Webhook id')],
-      responses: { '200': answer('Removed; the webhook as it was', dataOf(ref('Webhook'))), '404': errorAnswer('Webhook not found'), ...GATE_ERRORS },
-      ...curl(`curl -s -X DELETE ${KEY} http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW`),
+  'POST /v1/webhooks': {
+    operationId: 'createWebhook',
+    description:
+      'Registers a webhook; the answer carries its secret, once. At most 20 webhooks per user. A `ping` event is queued for the new webhook at once ' +
+      '(if its `events` include `ping`, as the default does).',
+    requestBody: jsonBody(ref('NewWebhook')),
+    responses: {
+      '201': answer('Registered', dataOf(ref('NewWebhookWithSecret'))),
+      '400': errorAnswer('Invalid body; `details` names each bad field (a refused URL, an unknown event kind, an unknown field)'),
+      '409': errorAnswer('You already have 20 webhooks'),
+      ...GATE_ERRORS,
     },
+    ...curl(
+      `curl -s ${KEY} -H 'Content-Type: application/json' -d '{"url":"https://example.com/hooks/market","events":["listing.created","listing.updated"],"description":"catalog sync"}' http://127.0.0.1:3000/v1/webhooks`,
+    ),
   },
-};
-
-export const adminWebhookPaths = {
-  '/admin/v1/webhooks': {
-    get: {
-      summary: "List webhooks (everyone's, or one user's)",
-      security: [{ operatorToken: [] }],
-      parameters: [queryParam('user_id', { type: 'string', minLength: 1 }, "Only this user's webhooks."), ...PAGE_PARAMS],
-      responses: {
-        '200': answer('Webhooks, newest first, never their secrets', listOf({ allOf: [ref('Webhook'), { type: 'object', required: ['user_id'], properties: { user_id: { type: 'string' } } }] })),
-        '400': errorAnswer('Bad page, limit or user_id'),
-        '401': errorAnswer('Operator token missing or wrong'),
-      },
-      ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/webhooks?user_id=usr_8hJ3kQ0pLr5sT2vW9xYz'`),
+  'DELETE /v1/webhooks/:id': {
+    operationId: 'deleteWebhook',
+    description: "Removes one of your webhooks. Events not yet delivered to it are dropped. Another user's webhook answers 404, as an unknown id does.",
+    parameters: [pathId('Webhook id')],
+    responses: { '200': answer('Removed; the webhook as it was', dataOf(ref('Webhook'))), '404': errorAnswer('Webhook not found'), ...GATE_ERRORS },
+    ...curl(`curl -s -X DELETE ${KEY} http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW`),
+  },
+  'GET /admin/v1/webhooks': {
+    operationId: 'adminListWebhooks',
+    description: "Everyone's webhooks (or one user's), newest first, never their secrets.",
+    security: OPERATOR_SECURITY,
+    parameters: [queryParam('user_id', { type: 'string', minLength: 1 }, "Only this user's webhooks."), ...PAGE_PARAMS],
+    responses: {
+      '200': answer('Webhooks', listOf({ allOf: [ref('Webhook'), { type: 'object', required: ['user_id'], properties: { user_id: { type: 'string' } } }] })),
+      '400': errorAnswer('Bad page, limit or user_id'),
+      ...OPERATOR_ERRORS,
     },
+    ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/webhooks?user_id=usr_8hJ3kQ0pLr5sT2vW9xYz'`),
   },
 };
 
@@ -199,7 +190,9 @@ export const webhookEvents = Object.fromEntries(
     type,
     {
       post: {
+        operationId: `event${type.split(/[._]/).map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')}`,
         summary: EVENT_DATA[type].summary,
+        tags: ['webhooks'],
         description: `POSTed as JSON to each active webhook of the resource's owner that subscribes to \`${type}\`.`,
         parameters: SIGNATURE_HEADERS,
         requestBody: jsonBody(eventPayload(type, EVENT_DATA[type].data), `The \`${type}\` event`),

@@ -1,8 +1,13 @@
 // The OpenAPI document describes exactly the routes the server serves: same paths, same
-// methods, nothing missing and nothing invented. Routes added later are caught here too.
+// methods, nothing missing and nothing invented; every operation is named, tagged and summed
+// up; and the checker that holds every answer of the suite to the document really catches
+// departures (the test server helper runs it on each JSON answer).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { ApiRoute } from '../../src/http/route.ts';
+import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { AnswerChecker } from '../helpers/openapi-answers.ts';
 import { startServer } from '../helpers/server.ts';
 
 const toOpenApiPath = (pattern: string) => pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
@@ -23,19 +28,82 @@ test('/openapi.json paths and methods equal the router routes', async (t) => {
   assert.deepEqual([...documented].sort(), [...served].sort());
 });
 
-test('every documented operation has a summary, responses and (for /v1 and /admin) a curl example', async (t) => {
+test('servers is relative; every operation has an operationId (unique), a declared tag, a summary, a description and responses', async (t) => {
   const server = await startServer(t);
   const { body: document } = await server.request('GET', '/openapi.json');
-  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
-    for (const [method, operation] of Object.entries(item)) {
-      assert.ok(operation.summary, `${method} ${path} has a summary`);
-      assert.ok(operation.responses && Object.keys(operation.responses).length > 0, `${method} ${path} has responses`);
-      if (path.startsWith('/v1') || path.startsWith('/admin')) {
-        assert.match(operation['x-codeSamples']?.[0]?.source ?? '', /^curl /, `${method} ${path} has a curl example`);
-      }
+  assert.deepEqual(document.servers, [{ url: '/' }]);
+  const declaredTags = new Set((document.tags as Array<{ name: string; description: string }>).map((tag) => tag.name));
+  const operationIds = new Set<string>();
+  const operations = [
+    ...Object.entries(document.paths as Record<string, Record<string, any>>),
+    ...Object.entries(document.webhooks as Record<string, Record<string, any>>),
+  ].flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+  for (const { path, method, operation } of operations) {
+    const name = `${method} ${path}`;
+    assert.match(operation.operationId ?? '', /^[A-Za-z][A-Za-z0-9]+$/, `${name} has an operationId`);
+    assert.ok(!operationIds.has(operation.operationId), `${name}: operationId ${operation.operationId} is unique`);
+    operationIds.add(operation.operationId);
+    assert.equal(operation.tags?.length, 1, `${name} has a tag`);
+    assert.ok(declaredTags.has(operation.tags[0]), `${name}: tag ${operation.tags[0]} is declared`);
+    assert.ok(operation.summary, `${name} has a summary`);
+    assert.ok(operation.description, `${name} has a description`);
+    assert.ok(operation.responses && Object.keys(operation.responses).length > 0, `${name} has responses`);
+    if (path.startsWith('/v1') || path.startsWith('/admin')) {
+      assert.match(operation['x-codeSamples']?.[0]?.source ?? '', /^curl /, `${name} has a curl example`);
     }
   }
   // Every $ref points at a schema that exists.
   const refs = JSON.stringify(document).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
   for (const ref of new Set(refs)) assert.ok(document.components.schemas[ref.split('/').pop()!], `${ref} exists`);
+});
+
+test('the document states what the server enforces: page maximum, Idempotency-Key on every /v1 POST, fields always sent are required', async (t) => {
+  const server = await startServer(t);
+  const { body: document } = await server.request('GET', '/openapi.json');
+  const page = document.paths['/v1/listings'].get.parameters.find((parameter: { name: string }) => parameter.name === 'page');
+  assert.equal(typeof page.schema.maximum, 'number');
+  const { key } = await server.userWithKey('member', ['read:listings']);
+  assert.equal((await server.request('GET', `/v1/listings?page=${page.schema.maximum}`, { key })).status, 200, 'the maximum is accepted');
+  assert.equal((await server.request('GET', `/v1/listings?page=${page.schema.maximum + 1}`, { key })).status, 400, 'one more is refused');
+
+  for (const route of server.app.apiRoutes.filter((candidate) => candidate.method === 'POST')) {
+    const operation = document.paths[toOpenApiPath(route.pattern)].post;
+    assert.ok(operation.parameters.some((parameter: { name: string }) => parameter.name === 'Idempotency-Key'), `${route.pattern} documents Idempotency-Key`);
+    assert.ok(operation.responses['422'], `${route.pattern} documents 422`);
+  }
+  const schemas = document.components.schemas;
+  assert.ok(schemas.ApiKey.required.includes('last_used_at') && schemas.ApiKey.required.includes('updated_at'));
+  assert.ok(schemas.User.allOf[1].required.includes('updated_at'));
+});
+
+test('a route without operation details, or details without a route, stops the document from being built', async (t) => {
+  const server = await startServer(t);
+  const { apiRoutes, adminRoutes, openRoutes } = server.app;
+  const undocumented: ApiRoute = { method: 'GET', pattern: '/v1/undocumented', resource: 'listings', summary: 'Nothing', handle: () => ({ status: 200 }) };
+  assert.throws(() => buildOpenApiDocument({ api: [...apiRoutes, undocumented], admin: adminRoutes, open: openRoutes }), /GET \/v1\/undocumented has no operation details/);
+  assert.throws(() => buildOpenApiDocument({ api: apiRoutes.slice(1), admin: adminRoutes, open: openRoutes }), /routes that do not exist: GET \/v1\/listings/);
+});
+
+test('the answer checker catches a missing required field, a wrong type, an undocumented status and a non-Error error', async (t) => {
+  const server = await startServer(t);
+  const checker = new AnswerChecker(buildOpenApiDocument({ api: server.app.apiRoutes, admin: server.app.adminRoutes, open: server.app.openRoutes }));
+  const listing = {
+    id: 'lst_1',
+    title: 'T',
+    description: '',
+    type: 'SKILL',
+    price: 1,
+    tags: [],
+    status: 'active',
+    owner_id: 'usr_1',
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+  };
+  assert.deepEqual(checker.problems('GET', '/v1/listings/lst_1', 200, { data: listing }), []);
+  const { updated_at: _dropped, ...withoutUpdatedAt } = listing;
+  assert.match(checker.problems('GET', '/v1/listings/lst_1', 200, { data: withoutUpdatedAt }).join(), /required field "updated_at"/);
+  assert.match(checker.problems('GET', '/v1/listings/lst_1', 200, { data: { ...listing, price: '1' } }).join(), /price: expected number/);
+  assert.match(checker.problems('GET', '/v1/listings/lst_1', 202, { data: listing }).join(), /status 202 is not documented/);
+  assert.match(checker.problems('GET', '/v1/listings/lst_1', 418, { message: 'teapot' }).join(), /required field "error"/);
+  assert.match(checker.problems('GET', '/v1/listings?page=1', 200, { data: [{ ...listing, title: 'x'.repeat(201) }], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }).join(), /longer than 200/);
 });

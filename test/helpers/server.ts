@@ -8,7 +8,9 @@ import type { TestContext } from 'node:test';
 import { createApp, type App } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
+import { buildOpenApiDocument } from '../../src/openapi/document.ts';
 import type { FileSystem } from '../../src/store/files.ts';
+import { AnswerChecker } from './openapi-answers.ts';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
 
@@ -42,6 +44,7 @@ export class TestServer {
   readonly app: App;
   readonly url: string;
   readonly dataDir: string | null;
+  private answerChecker: AnswerChecker | null = null;
 
   constructor(app: App, url: string, dataDir: string | null) {
     this.app = app;
@@ -68,7 +71,18 @@ export class TestServer {
         parsed = null;
       }
     }
+    if (parsed !== null && response.headers.get('content-type')?.startsWith('application/json')) this.checkAgainstDocument(method, path, response.status, parsed);
     return { status: response.status, headers: response.headers, body: parsed, text };
+  }
+
+  /**
+   * Every JSON answer a test receives must match the served OpenAPI document (status documented,
+   * body valid, `required` fields present), so the document cannot promise what the server does not do.
+   */
+  private checkAgainstDocument(method: string, path: string, status: number, body: unknown): void {
+    this.answerChecker ??= new AnswerChecker(buildOpenApiDocument({ api: this.app.apiRoutes, admin: this.app.adminRoutes, open: this.app.openRoutes }));
+    const problems = this.answerChecker.problems(method, path, status, body);
+    if (problems.length > 0) throw new Error(`The answer departs from the OpenAPI document:\n  ${problems.join('\n  ')}`);
   }
 
   admin(method: string, path: string, body?: unknown): Promise<TestResponse> {
