@@ -101,7 +101,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.
-  const publicRoutes: OpenRoute[] = openRoutes(
+  const publicRoutes: PublicRoute[] = openRoutes(
     () => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, admin: operatorRoutes, open: publicRoutes })))),
   );
 

@@ -3,7 +3,7 @@
 // from the route), completed by the details each area describes under src/openapi/. A route
 // without details, or details without a route, stops the build, so the two cannot drift.
 
-import type { ApiRoute, OpenRoute } from '../http/route.ts';
+import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
 import { adminOperations } from './admin.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
@@ -14,8 +14,8 @@ import { webhookEvents, webhookOperations, webhookSchemas } from './webhooks.ts'
 
 export interface DocumentedRoutes {
   api: readonly ApiRoute[];
-  admin: readonly OpenRoute[];
-  open: readonly OpenRoute[];
+  admin: readonly OperatorRoute[];
+  open: readonly PublicRoute[];
 }
 
 const TAGS = [
@@ -84,7 +84,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
   };
   const unused = new Set(Object.keys(details));
   const paths: Record<string, Record<string, Schema>> = {};
-  const add = (route: OpenRoute | ApiRoute, tag: string): void => {
+  const add = (route: PublicRoute | ApiRoute, tag: string): void => {
     const label = `${route.method} ${route.pattern}`;
     const operation = details[label];
     if (operation === undefined) throw new Error(`OpenAPI: the route ${label} has no operation details under src/openapi/`);
@@ -127,7 +127,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
  * One operation: the route's own summary and tag, its details, and what the pipeline adds to
  * every route of its kind (304 on GET, 413/415 with a body, Idempotency-Key on a /v1 POST).
  */
-function operationOf(route: OpenRoute | ApiRoute, tag: string, details: OperationDetails): Schema {
+function operationOf(route: PublicRoute | ApiRoute, tag: string, details: OperationDetails): Schema {
   const responses: Record<string, Schema> = { ...details.responses };
   const parameters = [...(details.parameters ?? [])];
   if (details.requestBody) {
