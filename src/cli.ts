@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The operator CLI: turns a command line into one AdminClient call against a running server
 // (or, for `repair`, one offline call into the store's repair) and prints the result as JSON.
-// Exit codes: 0 done, 1 the call failed, 2 the command line is wrong.
+// Exit codes: 0 done, 1 the call failed, 2 the command line is wrong. `marketplace serve` starts
+// the server itself (main.ts) and `marketplace --version` prints the version.
 
 import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
 import type { AdminUserPatch, KeyPatch, NewKeyInput, NewUser, Role, UsageQuery } from './client/types.ts';
 import { repairLog } from './store/repair.ts';
+import { VERSION } from './version.ts';
 
 export interface CliIo {
   stdout: { write(text: string): unknown };
@@ -42,6 +44,7 @@ const OPTION_SPECS = {
   from: { type: 'string' },
   to: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 type OptionName = keyof typeof OPTION_SPECS;
@@ -259,6 +262,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     const options = parsed.values as ParsedOptions;
     const positionals = parsed.positionals;
+    if (options.version && positionals.length === 0) {
+      io.stdout.write(`${VERSION}\n`);
+      return 0;
+    }
     if (positionals.length === 0 || positionals[0] === 'help') {
       if (positionals.length === 0 && !options.help) throw new UsageError('no command given');
       io.stdout.write(helpText());
@@ -429,8 +436,10 @@ function helpText(): string {
     'usage: marketplace <command> [options]   (npm run cli -- <command> [options])',
     '',
     'commands:',
+    `  ${'serve'.padEnd(width)}  start the server (configured by the environment: PORT, DATA_DIR, ...)`,
     ...lines,
     `  ${'help'.padEnd(width)}  this text; <command> --help shows its options`,
+    `  ${'--version'.padEnd(width)}  the version`,
     '',
     'connection (every command but repair):',
     `  --url <url>        server address; else MARKETPLACE_URL, else ${DEFAULT_URL}`,
@@ -452,6 +461,17 @@ function isMainModule(): boolean {
   }
 }
 
-if (isMainModule()) {
-  process.exitCode = await runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env });
+/**
+ * The `marketplace` command as a process: `serve` runs the server (main.ts, which owns the
+ * process from then on); anything else is one operator command, its result the exit code.
+ * No top-level await here, so the single executable's CommonJS bundle can hold this module.
+ */
+export async function runCommandLine(argv: string[]): Promise<void> {
+  if (argv[0] === 'serve') {
+    await import('./main.ts');
+    return;
+  }
+  process.exitCode = await runCli(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env });
 }
+
+if (isMainModule()) void runCommandLine(process.argv.slice(2));

@@ -1,14 +1,20 @@
 // The process: read the config, build the app, seed the demo on an empty data dir, listen,
 // and stop gracefully on SIGTERM/SIGINT. Every failure before listening is one line and exit 1.
+// `--version` prints the version and exits. The CLI's `marketplace serve` runs this module too.
 
 import { createApp, type App } from './app.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { seedDemo } from './demo.ts';
+import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
+  if (process.argv.slice(2).includes('--version')) {
+    process.stdout.write(`${VERSION}\n`);
+    return;
+  }
   let app: App;
   try {
     const config = loadConfig(process.env);

@@ -16,6 +16,7 @@ import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
 import { assertEmailFree, readProfileFields } from './profile.ts';
+import { VERSION } from '../version.ts';
 
 export interface AdminRoutesDeps {
   store: Store;
@@ -166,6 +167,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
       status: 200,
       body: {
         data: {
+          version: VERSION,
           uptime_seconds: Math.round((clock.now() - deps.startedAtMs) / 1000),
           users: store.size(USERS),
           keys: store.size(KEYS),

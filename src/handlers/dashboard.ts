@@ -1,6 +1,7 @@
 // Serves the operator dashboard's static files (src/dashboard/public) under /dashboard, with a
 // strict Content-Security-Policy. Files are read into memory once, at first use; only names
-// found in that folder are ever served, so no request can reach a file outside it.
+// found in that folder are ever served, so no request can reach a file outside it. The single
+// executable has no folder: it hands the same files over from inside itself (useDashboardFiles).
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
@@ -45,26 +46,57 @@ const MOUNT = '/dashboard';
 // a backslash or a percent sign, so dot files, traversal and encoded separators all fail here.
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 
-// Relative to this module, so the same code works from src/ (tsx) and from dist/ (built),
-// as long as the public folder is copied next to it.
-const PUBLIC_DIR = new URL('../dashboard/public/', import.meta.url);
-
 let assets: Map<string, StaticAsset> | null = null;
+let embeddedFiles: ReadonlyMap<string, Uint8Array> | null = null;
+
+/** Serves these files (name → bytes) instead of the public folder; the single executable's entry calls it. */
+export function useDashboardFiles(files: ReadonlyMap<string, Uint8Array>): void {
+  embeddedFiles = files;
+  assets = null;
+}
+
+/** The public folder's files by name; empty when there is no folder (e.g. a build without it). */
+export function readPublicFolder(): Map<string, Uint8Array> {
+  const files = new Map<string, Uint8Array>();
+  try {
+    // Relative to this module, so the same code works from src/ (tsx) and from dist/ (built),
+    // as long as the public folder is copied next to it.
+    const publicDir = new URL('../dashboard/public/', import.meta.url);
+    for (const name of readdirSync(fileURLToPath(publicDir))) {
+      if (contentTypeOf(name) !== null) files.set(name, readFileSync(new URL(name, publicDir)));
+    }
+  } catch {
+    // No public folder: the dashboard is simply not there.
+  }
+  return files;
+}
+
+/** The single executable's asset that holds the dashboard's files. */
+export const DASHBOARD_ASSET = 'dashboard.json';
+
+/** The files as one JSON text (name → base64), the asset's form. */
+export function encodeDashboardFiles(files: ReadonlyMap<string, Uint8Array>): string {
+  return JSON.stringify(Object.fromEntries([...files].map(([name, bytes]) => [name, Buffer.from(bytes).toString('base64')])));
+}
+
+/** The asset's JSON text back to files. */
+export function decodeDashboardFiles(json: string): Map<string, Uint8Array> {
+  const encoded = JSON.parse(json) as Record<string, string>;
+  return new Map(Object.entries(encoded).map(([name, base64]) => [name, Buffer.from(base64, 'base64')]));
+}
+
+/** The Content-Type of a file the dashboard may serve, or null for any other name. */
+function contentTypeOf(name: string): string | null {
+  if (!SAFE_NAME.test(name) || name.includes('..')) return null;
+  return CONTENT_TYPES[extname(name).toLowerCase()] ?? null;
+}
 
 function loadAssets(): Map<string, StaticAsset> {
   const loaded = new Map<string, StaticAsset>();
-  let names: string[];
-  try {
-    names = readdirSync(fileURLToPath(PUBLIC_DIR));
-  } catch {
-    // No public folder (e.g. a build without it): the dashboard is simply not there.
-    return loaded;
-  }
-  for (const name of names) {
-    const contentType = CONTENT_TYPES[extname(name).toLowerCase()];
-    if (!contentType || !SAFE_NAME.test(name) || name.includes('..')) continue;
-    const body = readFileSync(new URL(name, PUBLIC_DIR));
-    loaded.set(name, { status: 200, headers: { 'Content-Type': contentType, ...SECURITY_HEADERS }, body });
+  for (const [name, bytes] of embeddedFiles ?? readPublicFolder()) {
+    const contentType = contentTypeOf(name);
+    if (contentType === null) continue;
+    loaded.set(name, { status: 200, headers: { 'Content-Type': contentType, ...SECURITY_HEADERS }, body: Buffer.from(bytes) });
   }
   return loaded;
 }

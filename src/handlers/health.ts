@@ -1,9 +1,10 @@
 // Routes outside /v1 that need no key: the health check and the OpenAPI document.
 
 import type { PublicRoute } from '../http/route.ts';
+import { VERSION } from '../version.ts';
 
 export function openRoutes(openApiDocument: () => Buffer): PublicRoute[] {
-  const healthy = Buffer.from(JSON.stringify({ status: 'ok' }));
+  const healthy = Buffer.from(JSON.stringify({ status: 'ok', version: VERSION }));
   return [
     { method: 'GET', pattern: '/healthz', summary: 'Health check', handle: () => ({ status: 200, bytes: healthy }) },
     {

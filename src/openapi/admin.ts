@@ -88,9 +88,9 @@ export const adminOperations: Operations = {
   },
   'GET /admin/v1/stats': {
     operationId: 'adminStats',
-    description: 'Uptime, user and key counts, and the store: writes, fsyncs, log size, compactions.',
+    description: 'The version, uptime, user and key counts, and the store: writes, fsyncs, log size, compactions.',
     security,
-    responses: { '200': answer('Statistics', dataOf({ type: 'object' })), ...unauthorized },
+    responses: { '200': answer('Statistics', dataOf({ type: 'object', required: ['version'], properties: { version: { type: 'string' }, uptime_seconds: { type: 'integer' } } })), ...unauthorized },
     ...curl(`curl -s ${TOKEN} http://127.0.0.1:3000/admin/v1/stats`),
   },
   'POST /admin/v1/compact': {

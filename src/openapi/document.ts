@@ -11,6 +11,7 @@ import { errorAnswer, type OperationDetails, type Operations, type Schema } from
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { userOperations } from './users.ts';
 import { webhookEvents, webhookOperations, webhookSchemas } from './webhooks.ts';
+import { VERSION } from '../version.ts';
 
 export interface DocumentedRoutes {
   api: readonly ApiRoute[];
@@ -33,12 +34,12 @@ const MALFORMED = { '4XX': errorAnswer('A request the HTTP parser refused (bad f
 const serviceOperations: Operations = {
   'GET /healthz': {
     operationId: 'getHealth',
-    description: 'Answers 200 while the server serves requests. HEAD works too.',
+    description: 'Answers 200 while the server serves requests, with the version it runs. HEAD works too.',
     security: [],
     responses: {
       '200': {
         description: 'Serving',
-        content: { 'application/json': { schema: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } } } },
+        content: { 'application/json': { schema: { type: 'object', required: ['status', 'version'], properties: { status: { const: 'ok' }, version: { type: 'string' } } } } },
       },
       ...MALFORMED,
     },
@@ -102,7 +103,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     openapi: '3.1.0',
     info: {
       title: 'Marketplace API',
-      version: '1.0.0',
+      version: VERSION,
       description: DESCRIPTION,
       contact: { name: 'The operator of this server' },
       license: { name: 'MIT', identifier: 'MIT' },

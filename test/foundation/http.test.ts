@@ -6,11 +6,12 @@ import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
 import { startServer } from '../helpers/server.ts';
 
-test('GET /healthz answers 200 {status: ok} without a key', async (t) => {
+test('GET /healthz answers 200 {status: ok, version} without a key', async (t) => {
   const server = await startServer(t);
   const response = await server.request('GET', '/healthz');
   assert.equal(response.status, 200);
-  assert.deepEqual(response.body, { status: 'ok' });
+  assert.deepEqual(response.body, { status: 'ok', version: response.body.version });
+  assert.match(response.body.version, /^\d+\.\d+\.\d+/);
   assert.match(response.headers.get('content-type')!, /^application\/json/);
 });
 
