@@ -27,6 +27,7 @@ import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import type { FileSystem } from './store/files.ts';
 import { Store } from './store/store.ts';
+import { DeliveryCounts } from './webhooks/delivery-counts.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookOutbox } from './webhooks/outbox.ts';
 
@@ -51,6 +52,8 @@ export interface App {
   readonly apiRoutes: readonly ApiRoute[];
   readonly adminRoutes: readonly OperatorRoute[];
   readonly openRoutes: readonly PublicRoute[];
+  /** Webhook delivery outcomes since start (dropped pending deliveries count as failed). */
+  readonly deliveryCounts: DeliveryCounts;
   /** Starts listening; resolves with the base URL, e.g. http://127.0.0.1:3000. */
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), flushes, closes the store. */
@@ -77,10 +80,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.
-  const outbox = new WebhookOutbox({ store, clock });
+  const deliveryCounts = new DeliveryCounts();
+  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts });
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
+    counts: deliveryCounts,
+    isBeingDropped: (deliveryId) => outbox.isBeingDropped(deliveryId),
     retryDelaysMs: config.webhookRetryDelaysMs,
     allowPrivate: config.webhookAllowPrivate,
     warn,
@@ -147,6 +153,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     apiRoutes,
     adminRoutes: operatorRoutes,
     openRoutes: publicRoutes,
+    deliveryCounts,
     listen() {
       return new Promise((resolve, reject) => {
         server.once('error', reject);

@@ -1,7 +1,9 @@
 // Sends the deliveries the outbox recorded, in the background: each at its next_attempt_at, at
-// most a few at once and one at a time per webhook, retried on the configured schedule. Every
-// outcome is written back (the delivery, and the webhook's last_delivery) before the next
-// attempt; since deliveries live in the store, a restart resumes them (at least once).
+// most a few at once, at most two per user and one per webhook, retried on the configured
+// schedule. Due deliveries wait in one queue per user, served in turn, so one user's slow or
+// dead receivers can hold at most that user's own share of the senders. Every outcome is
+// written back (the delivery, and the webhook's last_delivery) before the next attempt; since
+// deliveries live in the store, a restart resumes them (at least once).
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
@@ -9,6 +11,8 @@ import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
+import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
+import { decideAttempt, failureReason } from './outcome-rules.ts';
 import { isPendingDelivery } from './records.ts';
 import type { DeliveryRecord, LastDelivery, WebhookRecord } from './records.ts';
 import { sendWebhook } from './send.ts';
@@ -18,6 +22,8 @@ import { withWebhookLock } from './webhook-lock.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_IN_FLIGHT = 8;
+/** Sends one user may have under way at once: the rest of the senders stay free for others. */
+const DEFAULT_MAX_IN_FLIGHT_PER_USER = 2;
 const DEFAULT_STOP_TIMEOUT_MS = 5_000;
 const DEFAULT_STORE_RETRY_MS = 1_000;
 const MAX_STORE_RETRY_MS = 60_000;
@@ -37,6 +43,12 @@ export interface WebhookDispatcherOptions {
   timeoutMs?: number;
   /** Sends under way at once, over all webhooks (each webhook has at most one). */
   maxInFlight?: number;
+  /** Sends under way at once for one user's webhooks. */
+  maxInFlightPerUser?: number;
+  /** Where each attempt's outcome is counted. */
+  counts?: DeliveryCounts;
+  /** True for a delivery the outbox is dropping (past the pending cap): it is deleted, not retried. */
+  isBeingDropped?: (deliveryId: string) => boolean;
   /** How long stop() waits for sends under way. */
   stopTimeoutMs?: number;
   /** First pause before writing an outcome again when the store refused it (doubles, up to a minute). */
@@ -53,6 +65,9 @@ export class WebhookDispatcher {
   private readonly send: typeof sendWebhook;
   private readonly timeoutMs: number;
   private readonly maxInFlight: number;
+  private readonly maxInFlightPerUser: number;
+  private readonly counts: DeliveryCounts | undefined;
+  private readonly isBeingDropped: (deliveryId: string) => boolean;
   private readonly stopTimeoutMs: number;
   private readonly storeRetryMs: number;
   private readonly maxRetryAfterMs: number;
@@ -62,14 +77,16 @@ export class WebhookDispatcher {
   private stopped = false;
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /**
-   * Due deliveries waiting for a free slot, per webhook, oldest first. A webhook whose turn came
-   * goes to the back, so one webhook's backlog cannot starve the others.
+   * Due deliveries waiting for a free slot: per user, then per webhook, oldest first. A user
+   * whose turn came goes to the back, and so does the webhook within the user's queue, so
+   * neither one user's backlog nor one webhook's can starve the others.
    */
-  private readonly ready = new Map<string, string[]>();
-  private readonly readyWebhookOf = new Map<string, string>();
+  private readonly ready = new Map<string, Map<string, string[]>>();
+  private readonly readyPlaceOf = new Map<string, { userId: string; webhookId: string }>();
   /** Deliveries being sent or having their outcome written; not scheduled meanwhile. */
   private readonly inFlight = new Set<string>();
   private readonly busyWebhooks = new Set<string>();
+  private readonly sendsPerUser = new Map<string, number>();
   private sendsUnderWay = 0;
   private pumping = false;
   private pumpAgain = false;
@@ -84,6 +101,9 @@ export class WebhookDispatcher {
     this.send = options.send ?? sendWebhook;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
+    this.maxInFlightPerUser = Math.max(1, options.maxInFlightPerUser ?? DEFAULT_MAX_IN_FLIGHT_PER_USER);
+    this.counts = options.counts;
+    this.isBeingDropped = options.isBeingDropped ?? (() => false);
     this.stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.storeRetryMs = options.storeRetryMs ?? DEFAULT_STORE_RETRY_MS;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
@@ -107,7 +127,7 @@ export class WebhookDispatcher {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.ready.clear();
-    this.readyWebhookOf.clear();
+    this.readyPlaceOf.clear();
     for (const wake of this.sleepers) wake();
     let bound: NodeJS.Timeout | undefined;
     const timeUp = new Promise<void>((resolve) => {
@@ -120,7 +140,7 @@ export class WebhookDispatcher {
 
   /** Deliveries waiting for their time or a free slot, and those being sent now. */
   stats(): { scheduled: number; ready: number; inFlight: number } {
-    return { scheduled: this.timers.size, ready: this.readyWebhookOf.size, inFlight: this.inFlight.size };
+    return { scheduled: this.timers.size, ready: this.readyPlaceOf.size, inFlight: this.inFlight.size };
   }
 
   private onStoreChange(change: ChangeEvent): void {
@@ -156,34 +176,61 @@ export class WebhookDispatcher {
       clearTimeout(timer);
       this.timers.delete(deliveryId);
     }
-    const webhookId = this.readyWebhookOf.get(deliveryId);
-    if (webhookId === undefined) return;
-    this.readyWebhookOf.delete(deliveryId);
-    const queue = this.ready.get(webhookId) ?? [];
+    const place = this.readyPlaceOf.get(deliveryId);
+    if (place === undefined) return;
+    this.readyPlaceOf.delete(deliveryId);
+    const webhooks = this.ready.get(place.userId);
+    const queue = webhooks?.get(place.webhookId) ?? [];
     const position = queue.indexOf(deliveryId);
     if (position !== -1) queue.splice(position, 1);
-    if (queue.length === 0) this.ready.delete(webhookId);
+    if (queue.length === 0) webhooks?.delete(place.webhookId);
+    if (webhooks?.size === 0) this.ready.delete(place.userId);
   }
 
   private markReady(delivery: DeliveryRecord): void {
-    const queue = this.ready.get(delivery.webhook_id);
-    if (queue === undefined) this.ready.set(delivery.webhook_id, [delivery.id]);
+    // A delivery whose webhook is gone waits under no user; its attempt just drops it.
+    const userId = this.store.get<WebhookRecord>(WEBHOOKS, delivery.webhook_id)?.user_id ?? '';
+    let webhooks = this.ready.get(userId);
+    if (webhooks === undefined) {
+      webhooks = new Map();
+      this.ready.set(userId, webhooks);
+    }
+    const queue = webhooks.get(delivery.webhook_id);
+    if (queue === undefined) webhooks.set(delivery.webhook_id, [delivery.id]);
     else queue.push(delivery.id);
-    this.readyWebhookOf.set(delivery.id, delivery.webhook_id);
+    this.readyPlaceOf.set(delivery.id, { userId, webhookId: delivery.webhook_id });
   }
 
-  /** The oldest due delivery of a webhook that still needs sending, taken off its queue. */
-  private takeReady(webhookId: string, queue: string[]): DeliveryRecord | undefined {
+  /** The oldest due delivery that still needs sending, taken off its queue; empty queues are dropped. */
+  private takeReady(webhooks: Map<string, string[]>, webhookId: string, queue: string[]): DeliveryRecord | undefined {
     for (let deliveryId = queue.shift(); deliveryId !== undefined; deliveryId = queue.shift()) {
-      this.readyWebhookOf.delete(deliveryId);
+      this.readyPlaceOf.delete(deliveryId);
       const delivery = this.store.get(DELIVERIES, deliveryId);
-      if (delivery !== undefined && isPendingDelivery(delivery) && !this.inFlight.has(deliveryId)) return delivery;
+      if (delivery !== undefined && isPendingDelivery(delivery) && !this.inFlight.has(deliveryId)) {
+        // The webhook's turn came: it goes to the back of its user's queue.
+        webhooks.delete(webhookId);
+        if (queue.length > 0) webhooks.set(webhookId, queue);
+        return delivery;
+      }
     }
-    this.ready.delete(webhookId);
+    webhooks.delete(webhookId);
     return undefined;
   }
 
-  /** Starts due deliveries while slots are free, one per webhook that has none under way. */
+  /** The next delivery of one user: from the first of its webhooks with nothing under way. */
+  private takeReadyOfUser(webhooks: Map<string, string[]>): DeliveryRecord | undefined {
+    for (const [webhookId, queue] of [...webhooks]) {
+      if (this.busyWebhooks.has(webhookId)) continue;
+      const delivery = this.takeReady(webhooks, webhookId, queue);
+      if (delivery !== undefined) return delivery;
+    }
+    return undefined;
+  }
+
+  /**
+   * Starts due deliveries while slots are free: users in turn, one delivery per user per round,
+   * skipping users at their own limit and webhooks with a send under way.
+   */
   private pump(): void {
     // An attempt can free its slot at once (a dropped delivery) and ask for another pump; that
     // becomes one more pass here rather than a nested call.
@@ -195,15 +242,20 @@ export class WebhookDispatcher {
     try {
       do {
         this.pumpAgain = false;
-        // A snapshot: webhooks moved to the back below are not visited twice in one pass.
-        for (const [webhookId, queue] of [...this.ready]) {
-          if (this.stopped || this.sendsUnderWay >= this.maxInFlight) return;
-          if (this.busyWebhooks.has(webhookId)) continue;
-          const delivery = this.takeReady(webhookId, queue);
-          if (delivery === undefined) continue;
-          this.ready.delete(webhookId);
-          if (queue.length > 0) this.ready.set(webhookId, queue);
-          this.startAttempt(delivery);
+        let startedOne = true;
+        while (startedOne) {
+          startedOne = false;
+          // A snapshot: users moved to the back below are not visited twice in one round.
+          for (const [userId, webhooks] of [...this.ready]) {
+            if (this.stopped || this.sendsUnderWay >= this.maxInFlight) return;
+            if ((this.sendsPerUser.get(userId) ?? 0) >= this.maxInFlightPerUser) continue;
+            const delivery = this.takeReadyOfUser(webhooks);
+            this.ready.delete(userId);
+            if (webhooks.size > 0) this.ready.set(userId, webhooks);
+            if (delivery === undefined) continue;
+            this.startAttempt(delivery, userId);
+            startedOne = true;
+          }
         }
       } while (this.pumpAgain);
     } finally {
@@ -211,11 +263,12 @@ export class WebhookDispatcher {
     }
   }
 
-  private startAttempt(delivery: DeliveryRecord): void {
+  private startAttempt(delivery: DeliveryRecord, userId: string): void {
     this.inFlight.add(delivery.id);
     this.busyWebhooks.add(delivery.webhook_id);
     this.sendsUnderWay += 1;
-    const attempt = this.attempt(delivery)
+    this.sendsPerUser.set(userId, (this.sendsPerUser.get(userId) ?? 0) + 1);
+    const attempt = this.attempt(delivery, userId)
       .catch((error: unknown) => this.warn(`Webhook delivery ${delivery.id} failed unexpectedly: ${(error as Error)?.message ?? String(error)}`))
       .finally(() => {
         this.attempts.delete(attempt);
@@ -229,12 +282,15 @@ export class WebhookDispatcher {
     this.attempts.add(attempt);
   }
 
-  private async attempt(delivery: DeliveryRecord): Promise<void> {
+  private async attempt(delivery: DeliveryRecord, userId: string): Promise<void> {
     let slotHeld = true;
     const releaseSlot = (): void => {
       if (!slotHeld) return;
       slotHeld = false;
       this.sendsUnderWay -= 1;
+      const userSends = (this.sendsPerUser.get(userId) ?? 1) - 1;
+      if (userSends > 0) this.sendsPerUser.set(userId, userSends);
+      else this.sendsPerUser.delete(userId);
       this.pump();
     };
     try {
@@ -247,7 +303,14 @@ export class WebhookDispatcher {
       }
       const outcome = await this.sendOnce(webhook, delivery);
       releaseSlot();
-      await this.record(delivery, (current, currentWebhook) => this.outcomeOps(outcome, current, currentWebhook));
+      let counted: CountedOutcome | undefined;
+      await this.record(delivery, (current, currentWebhook) => {
+        const result = this.outcomeOps(outcome, current, currentWebhook);
+        counted = result.counted;
+        return result.ops;
+      });
+      // Counted once the outcome is written (a refused write is tried again, not counted again).
+      if (counted !== undefined) this.counts?.add(counted);
     } finally {
       releaseSlot();
     }
@@ -299,10 +362,14 @@ export class WebhookDispatcher {
     }
   }
 
-  private outcomeOps(outcome: SendOutcome, current: DeliveryRecord | undefined, webhook: WebhookRecord | undefined): WriteOp[] {
-    // Deleted (with its webhook) while we were sending: nothing to record.
-    if (current === undefined) return [];
-    if (webhook === undefined) return [deleteDelivery(current.id)];
+  private outcomeOps(
+    outcome: SendOutcome,
+    current: DeliveryRecord | undefined,
+    webhook: WebhookRecord | undefined,
+  ): { ops: WriteOp[]; counted?: CountedOutcome } {
+    // Deleted (with its webhook, or dropped beyond the pending cap) while we were sending.
+    if (current === undefined) return { ops: [] };
+    if (webhook === undefined || this.isBeingDropped(current.id)) return { ops: [deleteDelivery(current.id)] };
     const nowMs = this.clock.now();
     const at = isoTime(nowMs);
     const attempts = current.attempts + 1;
@@ -315,31 +382,42 @@ export class WebhookDispatcher {
       at,
     });
 
-    if (outcome.delivered) {
-      return [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('delivered'), updated_at: at })];
+    const decision = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
+    switch (decision.kind) {
+      case 'delivered':
+        return {
+          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('delivered'), updated_at: at })],
+          counted: 'delivered',
+        };
+      case 'deactivate':
+        return {
+          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at })],
+          counted: 'failed',
+        };
+      case 'failed':
+        return {
+          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('failed'), updated_at: at })],
+          counted: 'failed',
+        };
+      case 'retry': {
+        const retry: DeliveryRecord = {
+          ...current,
+          status: 'retrying',
+          attempts,
+          next_attempt_at: nowMs + decision.delayMs,
+          response_status: outcome.status,
+          last_error: failureReason(outcome),
+          updated_at: at,
+        };
+        return {
+          ops: [
+            { op: 'put', collection: DELIVERIES, id: retry.id, data: retry },
+            putWebhook({ ...webhook, last_delivery: lastDelivery('retrying'), updated_at: at }),
+          ],
+          counted: 'retrying',
+        };
+      }
     }
-    if (outcome.gone) {
-      // 410 Gone: the receiver asks for no more; the webhook stays, inactive, for its owner to see.
-      return [deleteDelivery(current.id), putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at })];
-    }
-    const scheduledDelay = this.retryDelaysMs[attempts - 1];
-    if (scheduledDelay === undefined) {
-      return [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('failed'), updated_at: at })];
-    }
-    const retryAfterMs = outcome.retryAfterMs === undefined ? 0 : Math.min(outcome.retryAfterMs, this.maxRetryAfterMs);
-    const retry: DeliveryRecord = {
-      ...current,
-      status: 'retrying',
-      attempts,
-      next_attempt_at: nowMs + Math.max(scheduledDelay, retryAfterMs),
-      response_status: outcome.status,
-      last_error: failureReason(outcome),
-      updated_at: at,
-    };
-    return [
-      { op: 'put', collection: DELIVERIES, id: retry.id, data: retry },
-      putWebhook({ ...webhook, last_delivery: lastDelivery('retrying'), updated_at: at }),
-    ];
   }
 
   private sleep(ms: number): Promise<void> {
@@ -354,12 +432,6 @@ export class WebhookDispatcher {
       this.sleepers.add(wake);
     });
   }
-}
-
-function failureReason(outcome: SendOutcome): string {
-  if (outcome.status === null) return outcome.error ?? 'no response';
-  if (outcome.status >= 300 && outcome.status < 400) return `HTTP ${outcome.status} (redirects are not followed)`;
-  return `HTTP ${outcome.status}`;
 }
 
 function deleteDelivery(id: string): WriteOp {

@@ -1,6 +1,9 @@
 // Turns an event into delivery records, one per active webhook of the owner that subscribes to
 // its kind. The records are ops for the caller's own write, so the change and its deliveries
 // land together or not at all; the dispatcher sends them later, never inside the request.
+// A webhook holds at most MAX_PENDING_PER_WEBHOOK pending deliveries: a new event past that
+// drops the oldest ones in the same write (counted as failed), so writes piling up behind a
+// dead receiver cannot grow the store and the log without bound.
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
@@ -9,12 +12,20 @@ import { newId } from '../domain/ids.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 import type { EventOutbox, EventType } from './events.ts';
+import type { DeliveryCounts } from './delivery-counts.ts';
 import type { DeliveryRecord, WebhookRecord } from './records.ts';
-import { webhookView } from './records.ts';
+import { isPendingDelivery, webhookView } from './records.ts';
+
+export const MAX_PENDING_PER_WEBHOOK = 1_000;
+/** Far longer than any write takes: an older hand-out belongs to a write that failed. */
+const INCOMING_FORGET_MS = 60_000;
 
 export interface WebhookOutboxOptions {
   store: Store;
   clock: Clock;
+  /** Where dropped deliveries are counted as failed. */
+  counts?: DeliveryCounts;
+  maxPendingPerWebhook?: number;
 }
 
 export class WebhookOutbox implements EventOutbox {
@@ -22,12 +33,42 @@ export class WebhookOutbox implements EventOutbox {
   private readonly clock: Clock;
   /** Webhook ids by owner, kept current from the store's changes, so an event costs no scan. */
   private readonly idsByOwner = new Map<string, Set<string>>();
+  /** Pending delivery ids by webhook, oldest first (a Set keeps insertion order). */
+  private readonly pendingByWebhook = new Map<string, Set<string>>();
+  /** Deliveries this outbox asked to drop; counted as failed when the delete lands. */
+  private readonly dropping = new Set<string>();
+  /**
+   * Deliveries handed out in ops whose write has not landed yet (with when), by webhook: they
+   * count against the cap, so requests running side by side cannot pass it together. An entry
+   * whose write failed is forgotten after INCOMING_FORGET_MS.
+   */
+  private readonly incoming = new Map<string, Map<string, number>>();
+  private readonly counts: DeliveryCounts | undefined;
+  private readonly maxPendingPerWebhook: number;
 
   constructor(options: WebhookOutboxOptions) {
     this.store = options.store;
     this.clock = options.clock;
+    this.counts = options.counts;
+    this.maxPendingPerWebhook = Math.max(1, options.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK);
     for (const webhook of this.store.values(WEBHOOKS)) this.index(webhook.user_id, webhook.id);
+    for (const delivery of this.store.values(DELIVERIES)) {
+      if (isPendingDelivery(delivery)) this.trackPending(delivery.webhook_id, delivery.id, true);
+    }
     this.store.onChange((change) => this.track(change));
+  }
+
+  /**
+   * True while a write dropping this delivery is on its way. The dispatcher then deletes it
+   * rather than writing a retry, which could land after the drop and bring it back.
+   */
+  isBeingDropped(deliveryId: string): boolean {
+    return this.dropping.has(deliveryId);
+  }
+
+  /** How many deliveries a webhook has waiting (pending or retrying). */
+  pendingCount(webhookId: string): number {
+    return this.pendingByWebhook.get(webhookId)?.size ?? 0;
   }
 
   /** The owner's webhooks, active or not, in no particular order. */
@@ -67,7 +108,8 @@ export class WebhookOutbox implements EventOutbox {
     const eventId = newId('evt');
     // Serialised once: every webhook, and every retry, gets exactly these bytes.
     const payload = JSON.stringify({ id: eventId, type, created_at: createdAt, data });
-    return targets.map((webhook) => {
+    const drops: WriteOp[] = targets.flatMap((webhook) => this.dropOldestOps(webhook.id, nowMs));
+    const puts = targets.map((webhook): WriteOp => {
       const delivery: DeliveryRecord = {
         id: newId('dlv'),
         webhook_id: webhook.id,
@@ -82,11 +124,60 @@ export class WebhookOutbox implements EventOutbox {
         created_at: createdAt,
         updated_at: createdAt,
       };
+      let handedOut = this.incoming.get(webhook.id);
+      if (handedOut === undefined) {
+        handedOut = new Map();
+        this.incoming.set(webhook.id, handedOut);
+      }
+      handedOut.set(delivery.id, nowMs);
       return { op: 'put', collection: DELIVERIES, id: delivery.id, data: delivery };
     });
+    return [...drops, ...puts];
+  }
+
+  /** Deletes of the oldest pending deliveries, so that one more leaves the webhook at its cap. */
+  private dropOldestOps(webhookId: string, nowMs: number): WriteOp[] {
+    const pending = this.pendingByWebhook.get(webhookId);
+    if (pending === undefined) return [];
+    let beingDropped = 0;
+    for (const deliveryId of this.dropping) if (pending.has(deliveryId)) beingDropped += 1;
+    let excess = pending.size - beingDropped + this.incomingCount(webhookId, nowMs) + 1 - this.maxPendingPerWebhook;
+    const ops: WriteOp[] = [];
+    for (const deliveryId of pending) {
+      if (excess <= 0) break;
+      if (this.dropping.has(deliveryId)) continue;
+      this.dropping.add(deliveryId);
+      ops.push({ op: 'del', collection: DELIVERIES, id: deliveryId });
+      excess -= 1;
+    }
+    return ops;
+  }
+
+  private incomingCount(webhookId: string, nowMs: number): number {
+    const handedOut = this.incoming.get(webhookId);
+    if (handedOut === undefined) return 0;
+    for (const [deliveryId, atMs] of handedOut) {
+      // Oldest first: the first recent one ends the clean-up.
+      if (nowMs - atMs < INCOMING_FORGET_MS) break;
+      handedOut.delete(deliveryId);
+    }
+    return handedOut.size;
   }
 
   private track(change: ChangeEvent): void {
+    if (change.collection === DELIVERIES) {
+      const after = change.after as DeliveryRecord | undefined;
+      const before = change.before as DeliveryRecord | undefined;
+      const webhookId = after?.webhook_id ?? before?.webhook_id;
+      if (webhookId !== undefined) {
+        this.trackPending(webhookId, change.id, after !== undefined && isPendingDelivery(after));
+        const handedOut = this.incoming.get(webhookId);
+        handedOut?.delete(change.id);
+        if (handedOut?.size === 0) this.incoming.delete(webhookId);
+      }
+      if (after === undefined && this.dropping.delete(change.id)) this.counts?.add('failed');
+      return;
+    }
     if (change.collection !== WEBHOOKS) return;
     const before = change.before as WebhookRecord | undefined;
     const after = change.after as WebhookRecord | undefined;
@@ -96,6 +187,20 @@ export class WebhookOutbox implements EventOutbox {
       if (ids?.size === 0) this.idsByOwner.delete(before.user_id);
     }
     if (after !== undefined) this.index(after.user_id, after.id);
+  }
+
+  private trackPending(webhookId: string, deliveryId: string, pending: boolean): void {
+    let ids = this.pendingByWebhook.get(webhookId);
+    if (pending) {
+      if (ids === undefined) {
+        ids = new Set();
+        this.pendingByWebhook.set(webhookId, ids);
+      }
+      ids.add(deliveryId);
+      return;
+    }
+    ids?.delete(deliveryId);
+    if (ids?.size === 0) this.pendingByWebhook.delete(webhookId);
   }
 
   private index(ownerId: string, webhookId: string): void {

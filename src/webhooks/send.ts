@@ -9,6 +9,7 @@ import { systemClock } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { guardedLookup, validateWebhookUrl } from './address-guard.ts';
 import type { BaseLookup } from './address-guard.ts';
+import { isDeliveredStatus, isGoneStatus } from './outcome-rules.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 4096;
@@ -66,7 +67,7 @@ function describeError(error: NodeJS.ErrnoException): string {
 
 function outcomeOf(response: IncomingMessage, nowMs: number): SendOutcome {
   const status = response.statusCode ?? 0;
-  const outcome: SendOutcome = { delivered: status >= 200 && status < 300, status, gone: status === 410 };
+  const outcome: SendOutcome = { delivered: isDeliveredStatus(status), status, gone: isGoneStatus(status) };
   if (status === 429 || status === 503) {
     const retryAfterMs = parseRetryAfter(response.headers['retry-after'], nowMs);
     if (retryAfterMs !== undefined) outcome.retryAfterMs = retryAfterMs;
