@@ -20,6 +20,7 @@ import { adminWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
+import type { RateLimiter } from './limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from './limits/sliding-window.ts';
 import { ListingIndex } from './listings/index.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
@@ -93,7 +94,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   const index = new ListingIndex(store);
-  const keyLimiter = new SlidingWindowLimiter({ monotonicNow: () => clock.monotonic() });
+  const { keyLimiter, failedAuthLimiter, closeLimiters } = await openLimiters(config, clock);
   const apiRoutes: ApiRoute[] = [
     ...listingRoutes({ store, clock, index, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
@@ -117,7 +118,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     store,
     authenticator: new KeyAuthenticator(store, config.brand, () => clock.monotonic()),
     keyLimiter,
-    failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow: () => clock.monotonic(), maxIds: 100_000 }),
+    failedAuthLimiter,
     failedAuthLimit: FAILED_AUTH_LIMIT,
     apiRoutes: routerOf(apiRoutes),
     operatorRoutes: routerOf(operatorRoutes),
@@ -173,9 +174,25 @@ export async function createApp(options: AppOptions): Promise<App> {
         await dispatcher.stop();
         await usage.stop();
         await store.close();
+        closeLimiters();
       })();
       return closing;
     },
+  };
+}
+
+/** In-process limits by default; with REDIS_URL, limits shared by every instance (loaded only then). */
+async function openLimiters(config: Config, clock: Clock): Promise<{ keyLimiter: RateLimiter; failedAuthLimiter: RateLimiter; closeLimiters: () => void }> {
+  const monotonicNow = () => clock.monotonic();
+  if (config.redisUrl !== null) {
+    const { openRedisLimiters } = await import('./backends/redis/limiters.ts');
+    const shared = openRedisLimiters(config.redisUrl, monotonicNow);
+    return { keyLimiter: shared.keyLimiter, failedAuthLimiter: shared.failedAuthLimiter, closeLimiters: shared.close };
+  }
+  return {
+    keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
+    failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow, maxIds: 100_000 }),
+    closeLimiters: () => {},
   };
 }
 

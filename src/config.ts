@@ -16,6 +16,8 @@ export interface Config {
   accessLog: boolean;
   /** Usage counting (MARKETPLACE_ANALYTICS=0 turns it off, to measure what it costs). */
   analytics: boolean;
+  /** redis:// URL of the rate limits shared by many instances; null keeps them in this process. */
+  redisUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -41,6 +43,7 @@ export function loadConfig(env: Env): Config {
     webhookRetryDelaysMs: retryDelaysSetting(env.WEBHOOK_RETRY_DELAYS_MS),
     accessLog: flag(env, 'ACCESS_LOG', true),
     analytics: flag(env, 'MARKETPLACE_ANALYTICS', true),
+    redisUrl: null,
   };
 }
 

@@ -17,12 +17,13 @@ import { permissionSetOf, requiredEntries } from './auth/permissions.ts';
 import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
-import { HttpError, storeUnavailable } from './http/errors.ts';
+import { HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
 import { routeLabel, type ApiRoute, type OperatorRoute, type PublicRoute, type Reply } from './http/route.ts';
-import type { SlidingWindowLimiter } from './limits/sliding-window.ts';
+import { LimiterUnavailableError, type RateLimiter } from './limits/rate-limiter.ts';
+import type { RateDecision } from './limits/sliding-window.ts';
 import type { Router } from './router.ts';
 import { StoreClosedError, StoreUnavailableError, type Store } from './store/store.ts';
 
@@ -30,9 +31,9 @@ export interface PipelineDeps {
   clock: Clock;
   store: Store;
   authenticator: KeyAuthenticator;
-  keyLimiter: SlidingWindowLimiter;
+  keyLimiter: RateLimiter;
   /** Counts failed authentications per client address (contract section 3). */
-  failedAuthLimiter: SlidingWindowLimiter;
+  failedAuthLimiter: RateLimiter;
   failedAuthLimit: number;
   apiRoutes: Router<ApiRoute>;
   operatorRoutes: Router<OperatorRoute>;
@@ -82,11 +83,24 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     // 1. Key: 401 for a missing, malformed, unknown or revoked key; repeated failures from one
     //    address turn into 429 so keys cannot be guessed at speed.
     const caller = deps.authenticator.authenticate(presentedKey(context.req.headers));
-    if (caller === null) throw failedAuthentication(context);
+    if (caller === null) {
+      const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
+      // The in-process limiter decides at once; a shared one (Redis) answers with a promise.
+      if (failures instanceof Promise) return failures.then(refuseUnauthenticated);
+      return refuseUnauthenticated(failures);
+    }
     context.caller = caller;
 
     // 2. Rate limit: every authenticated request counts, except those refused here.
     const decision = deps.keyLimiter.hit(caller.key.id, caller.key.rate_limit);
+    if (decision instanceof Promise) return decision.then((decided) => dispatchAdmitted(context, decided));
+    return dispatchAdmitted(context, decision);
+  }
+
+  /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key. */
+  function dispatchAdmitted(context: Context, decision: RateDecision): Reply | Promise<Reply> {
+    const { path } = context;
+    const caller = context.caller!;
     setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
     if (!decision.allowed) {
       // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
@@ -133,16 +147,6 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     return matchRoute(deps.publicRoutes, context).handle(context);
   }
 
-  /** Step 1's refusal: 401, or 429 once an address has failed too often. */
-  function failedAuthentication(context: Context): HttpError {
-    const address = context.req.socket.remoteAddress ?? 'unknown';
-    const failures = deps.failedAuthLimiter.hit(address, deps.failedAuthLimit);
-    if (failures.allowed) return new HttpError(401, AUTH_ERROR, { hint: AUTH_HINT });
-    const waitSeconds = retryAfterSeconds(failures);
-    return new HttpError(429, `Too many failed authentications from your address. Wait ${waitSeconds} s and send a valid key.`, {
-      headers: { 'Retry-After': String(waitSeconds) },
-    });
-  }
 
   async function handleIdempotent(route: ApiRoute, context: Context, idempotencyKey: string): Promise<Reply> {
     const outcome = deps.idempotency.claim(context.key.id, idempotencyKey, context.method, context.path, await context.rawBody());
@@ -168,6 +172,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   /** Turns any thrown value into its JSON answer; returns the status sent. */
   function sendError(context: Context, error: unknown): number {
     if (error instanceof StoreUnavailableError || error instanceof StoreClosedError) error = storeUnavailable();
+    if (error instanceof LimiterUnavailableError) error = limiterUnavailable();
     const { status, body, headers: errorHeaders } = errorResponse(error, context.requestId);
     if (status >= 500 && !(error instanceof HttpError)) deps.logError(context.requestId, error);
     if (context.res.headersSent) {
@@ -196,6 +201,15 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   }
 
   return handle;
+}
+
+/** Step 1's refusal: 401, or 429 once the caller's address has failed too often. */
+function refuseUnauthenticated(failures: RateDecision): never {
+  if (failures.allowed) throw new HttpError(401, AUTH_ERROR, { hint: AUTH_HINT });
+  const waitSeconds = retryAfterSeconds(failures);
+  throw new HttpError(429, `Too many failed authentications from your address. Wait ${waitSeconds} s and send a valid key.`, {
+    headers: { 'Retry-After': String(waitSeconds) },
+  });
 }
 
 /** Step 3: the matched route, recorded on the context; or the 404 (unknown path) / 405 with Allow (known path, other method). */

@@ -13,9 +13,9 @@ import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from 
 import type { RateDecision } from '../limits/sliding-window.ts';
 import type { Store } from '../store/store.ts';
 
-/** The key limiter, read without counting a request. */
+/** The key limiter, read without counting a request (at once in-process, a promise from Redis). */
 export interface RateWindowPeek {
-  peek(keyId: string, limit: number): RateDecision;
+  peek(keyId: string, limit: number): RateDecision | Promise<RateDecision>;
 }
 
 /** What answering a usage query needs. */
@@ -47,8 +47,8 @@ interface ListingStats extends ListingCounts {
 }
 
 export function analyticsRoutes(deps: AnalyticsRoutesDeps): ApiRoute[] {
-  function usage(context: KeyContext): Reply {
-    return { status: 200, body: { data: usageBody(deps, context.query, context.key) } };
+  async function usage(context: KeyContext): Promise<Reply> {
+    return { status: 200, body: { data: await usageBody(deps, context.query, context.key) } };
   }
 
   function listings(context: KeyContext): Reply {
@@ -83,19 +83,19 @@ export function adminUsageRoute(deps: AdminUsageRouteDeps): OperatorRoute {
     method: 'GET',
     pattern: '/admin/v1/keys/:id/usage',
     summary: 'API usage of one key',
-    handle(context: RequestContext): Reply {
+    async handle(context: RequestContext): Promise<Reply> {
       const key = deps.store.get(KEYS, context.params.id!);
       if (!key) throw notFound('Key');
-      return { status: 200, body: { data: usageBody(deps, context.query, key) } };
+      return { status: 200, body: { data: await usageBody(deps, context.query, key) } };
     },
   };
 }
 
-function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, key: KeyRecord) {
+async function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, key: KeyRecord) {
   checkQueryNames(query, USAGE_QUERY);
   const range = readSeriesRange(query, deps.clock.now());
   const report = deps.usage.keyUsage(key.id, range);
-  const window = deps.keyLimiter.peek(key.id, key.rate_limit);
+  const window = await deps.keyLimiter.peek(key.id, key.rate_limit);
   const from = isoTime(range.fromMs);
   const to = isoTime(range.toMs);
   return {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { createApp, type App } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
 import { buildOpenApiDocument } from '../../src/openapi/document.ts';
 import type { FileSystem } from '../../src/store/files.ts';
 import { AnswerChecker } from './openapi-answers.ts';
@@ -38,6 +38,8 @@ export interface StartOptions {
   fileSystem?: FileSystem;
   /** Collects what the server writes (access log, warnings) instead of printing it. */
   output?: string[];
+  /** Settings laid over the environment's (e.g. back-end URLs). */
+  config?: Partial<Config>;
 }
 
 export class TestServer {
@@ -132,6 +134,7 @@ export async function startServer(t: TestContext | null, options: StartOptions =
     ACCESS_LOG: options.output ? '1' : '0',
     ...options.env,
   });
+  Object.assign(config, options.config);
   const sink = options.output;
   const app = await createApp({
     config,

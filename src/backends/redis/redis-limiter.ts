@@ -1,0 +1,87 @@
+// The exact sliding-window limit of src/limits/sliding-window.ts, kept in Redis so that every
+// instance behind a load balancer counts against the same window. Each id's window is a sorted
+// set of admission times; one Lua script (run with EVALSHA, atomic on the Redis server) drops
+// the expired times, decides, and records an admission, using the Redis server's clock so the
+// instances' clocks never disagree. Refused requests are not recorded, as in-process.
+// If Redis cannot be reached the limiter throws LimiterUnavailableError: limits fail closed.
+
+import { createHash } from 'node:crypto';
+import { LimiterUnavailableError, type RateLimiter } from '../../limits/rate-limiter.ts';
+import type { RateDecision } from '../../limits/sliding-window.ts';
+import { RedisReplyError, type RespClient, type RespValue } from './resp-client.ts';
+
+// KEYS[1] the window; ARGV: limit, window in ms, 1 to record an admission (0 to peek).
+// Returns {allowed 0/1, remaining, microseconds until one more request is admitted}.
+// Members are "<time>:<count before>", unique even for two admissions in one microsecond.
+// Numbers go to Redis through string.format: Lua would print a microsecond time in 14 digits.
+const SLIDING_WINDOW_SCRIPT = `
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2]) * 1000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now - window))
+local count = redis.call('ZCARD', KEYS[1])
+if count >= limit then
+  local freeing = redis.call('ZRANGE', KEYS[1], count - limit, count - limit, 'WITHSCORES')
+  return {0, 0, tonumber(freeing[2]) + window - now}
+end
+if ARGV[3] == '1' then
+  redis.call('ZADD', KEYS[1], string.format('%.0f', now), clock[1] .. '.' .. clock[2] .. ':' .. count)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  count = count + 1
+end
+if count == 0 then return {1, limit, window} end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {1, limit - count, tonumber(oldest[2]) + window - now}
+`;
+const SCRIPT_SHA = createHash('sha1').update(SLIDING_WINDOW_SCRIPT).digest('hex');
+
+export interface RedisLimiterOptions {
+  client: RespClient;
+  /** Prefix of this limiter's keys in Redis, e.g. "marketplace:limit:key:". */
+  prefix: string;
+  windowMs?: number;
+  monotonicNow: () => number;
+}
+
+export class RedisSlidingWindowLimiter implements RateLimiter {
+  private readonly client: RespClient;
+  private readonly prefix: string;
+  private readonly windowMs: number;
+  private readonly monotonicNow: () => number;
+
+  constructor(options: RedisLimiterOptions) {
+    this.client = options.client;
+    this.prefix = options.prefix;
+    this.windowMs = options.windowMs ?? 60_000;
+    this.monotonicNow = options.monotonicNow;
+  }
+
+  hit(id: string, limit: number): Promise<RateDecision> {
+    return this.decide(id, limit, true);
+  }
+
+  peek(id: string, limit: number): Promise<RateDecision> {
+    return this.decide(id, limit, false);
+  }
+
+  private async decide(id: string, limit: number, record: boolean): Promise<RateDecision> {
+    const args = [1, this.prefix + id, limit, this.windowMs, record ? 1 : 0];
+    let answer: RespValue;
+    try {
+      answer = await this.client.command(['EVALSHA', SCRIPT_SHA, ...args]).catch((error: unknown) => {
+        // The first call on a Redis that has not seen the script (or lost it in a restart) sends it whole.
+        if (error instanceof RedisReplyError && error.message.startsWith('NOSCRIPT')) {
+          return this.client.command(['EVAL', SLIDING_WINDOW_SCRIPT, ...args]);
+        }
+        throw error;
+      });
+    } catch (error) {
+      throw new LimiterUnavailableError(`rate limits cannot be checked: ${(error as Error).message}`);
+    }
+    const [allowed, remaining, resetInMicros] = answer as [number, number, number];
+    // Redis's clock decided; only the distance to the reset travels, measured from our own now.
+    const decidedAt = this.monotonicNow();
+    return { allowed: allowed === 1, limit, remaining, resetAt: decidedAt + resetInMicros / 1000, decidedAt };
+  }
+}
