@@ -206,11 +206,6 @@ function readListingFields(checker: BodyChecker): ListingFields {
 }
 
 function readPrice(checker: BodyChecker): number | undefined {
-  if (!checker.has('price')) return undefined;
-  const price = checker.value('price');
-  if (typeof price !== 'number' || !Number.isFinite(price)) return checker.fail('price', 'must be a number');
-  if (price < 0 || price > MAX_PRICE) return checker.fail('price', `must be from 0 to ${MAX_PRICE}`);
   // Cents, not fractions of them: 9.99 is fine, 9.999 is not.
-  if (Math.abs(price * 100 - Math.round(price * 100)) > 1e-6) return checker.fail('price', 'must have at most 2 decimals');
-  return price;
+  return checker.decimalNumber('price', 0, MAX_PRICE, 2);
 }

@@ -1,8 +1,11 @@
 // Reads a request body as a JSON object: at most 64 KiB (413), content type application/json
-// (415), valid JSON (400), an object at the top (400). The raw bytes are kept for idempotency.
+// (415), valid JSON (400), an object at the top (400), no field named __proto__, constructor or
+// prototype (400). The raw bytes are kept for idempotency, and the literal text of each
+// top-level number stays available (`numberText`) for checks that need the digits as written.
 
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors.ts';
+import { forbiddenKeyIn, topLevelNumberTexts } from './json-source.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -30,18 +33,34 @@ export async function readRawBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks, received);
 }
 
+/** The literal number texts of each parsed body, kept beside it rather than inside it. */
+const numberTextsOf = new WeakMap<object, Map<string, string>>();
+
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) throw new HttpError(400, 'The request body is empty; send a JSON object.');
+  const text = raw.toString('utf8');
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw new HttpError(400, 'The request body is not valid JSON.');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new HttpError(400, 'The request body must be a JSON object.');
   }
+  // JSON.parse makes "__proto__" an own key, but the first plain-object assignment of it would
+  // set a prototype (and silently vanish): refused by name, wherever it sits.
+  const forbidden = forbiddenKeyIn(value);
+  if (forbidden !== undefined) {
+    throw new HttpError(400, `The request body must not hold a field named "${forbidden}".`, { details: { [forbidden]: 'is not an allowed field name' } });
+  }
+  numberTextsOf.set(value, topLevelNumberTexts(text));
   return value as Record<string, unknown>;
+}
+
+/** The number literal a top-level field had in the body's text (e.g. '1.000000001'), if any. */
+export function numberText(body: object, field: string): string | undefined {
+  return numberTextsOf.get(body)?.get(field);
 }
 
 function isJsonContentType(value: string | undefined): boolean {

@@ -1,7 +1,18 @@
 // Field checks for request bodies. Each check records a per-field problem; the handler throws
 // once with every problem listed in `details`, so a client fixes all of them in one go.
+// Lengths count Unicode code points after trimming (as JSON Schema's maxLength does), so an
+// emoji is one character, not two UTF-16 units.
 
+import { numberText } from './body.ts';
 import { badRequest } from './errors.ts';
+import { decimalPlaces } from './json-source.ts';
+
+/** Characters as a person counts them (code points), not UTF-16 units. */
+export function codePointLength(text: string): number {
+  let length = 0;
+  for (const _ of text) length += 1;
+  return length;
+}
 
 export class BodyChecker {
   readonly problems: Record<string, string> = {};
@@ -29,8 +40,9 @@ export class BodyChecker {
     const value = this.body[field];
     if (typeof value !== 'string') return this.fail(field, 'must be a string');
     const trimmed = value.trim();
-    if (trimmed.length < min) return this.fail(field, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
-    if (trimmed.length > max) return this.fail(field, `must be at most ${max} characters`);
+    const length = codePointLength(trimmed);
+    if (length < min) return this.fail(field, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
+    if (length > max) return this.fail(field, `must be at most ${max} characters`);
     return trimmed;
   }
 
@@ -79,7 +91,7 @@ export class BodyChecker {
     if (value.length > maxItems) return this.fail(field, `must have at most ${maxItems} items`);
     const items: string[] = [];
     for (const item of value) {
-      if (typeof item !== 'string' || item.trim() === '' || item.trim().length > maxLength) {
+      if (typeof item !== 'string' || item.trim() === '' || codePointLength(item.trim()) > maxLength) {
         return this.fail(field, `must hold non-empty strings of at most ${maxLength} characters`);
       }
       items.push(item.trim());
@@ -89,6 +101,21 @@ export class BodyChecker {
 
   value(field: string): unknown {
     return this.body[field];
+  }
+
+  /**
+   * A number with at most `places` decimals as written in the body's text (9.99 yes; 9.999 and
+   * 1.000000001 no, which a float comparison with a tolerance would let through).
+   */
+  decimalNumber(field: string, min: number, max: number, places: number): number | undefined {
+    if (!this.has(field)) return undefined;
+    const value = this.body[field];
+    if (typeof value !== 'number' || !Number.isFinite(value)) return this.fail(field, 'must be a number');
+    if (value < min || value > max) return this.fail(field, `must be from ${min} to ${max}`);
+    // A body built in code rather than parsed has no text: its shortest spelling stands in.
+    const literal = numberText(this.body, field) ?? String(value);
+    if (decimalPlaces(literal) > places) return this.fail(field, `must have at most ${places} decimals`);
+    return value;
   }
 
   fail(field: string, problem: string): undefined {
