@@ -23,6 +23,7 @@ import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from './limits/sliding-window.ts';
 import { ListingIndex } from './listings/index.ts';
+import { ListingPageCache } from './listings/page-cache.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
@@ -94,9 +95,24 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   const index = new ListingIndex(store);
+  const pageCache = new ListingPageCache(() => clock.monotonic());
+  const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic());
+
+  // Every reaction to a store change, in one place. The store runs them synchronously, in this
+  // order, after each operation reaches memory and before the write's promise resolves, so a
+  // handler answers only once all of them have seen its change (a failing one is logged and
+  // does not stop the others). None reads another's state while reacting, which leaves one rule
+  // for the order: state kept in memory first, the dispatcher last, because it is the one that
+  // starts work (a timer per delivery) that will later read the store and the others.
+  store.onChange((change) => authenticator.onStoreChange(change)); // key hashes: a new or revoked key counts from the next request
+  store.onChange((change) => index.onStoreChange(change)); // sorted active listings
+  store.onChange((change) => pageCache.onStoreChange(change)); // any listing write drops every cached page
+  store.onChange((change) => outbox.onStoreChange(change)); // webhook ids by owner, pending deliveries per webhook (the cap)
+  store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
+
   const { keyLimiter, failedAuthLimiter, closeLimiters } = await openLimiters(config, clock);
   const apiRoutes: ApiRoute[] = [
-    ...listingRoutes({ store, clock, index, usage: recorder, outbox }),
+    ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
     ...analyticsRoutes({ store, clock, usage, keyLimiter }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
@@ -116,7 +132,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const listener = createRequestListener({
     clock,
     store,
-    authenticator: new KeyAuthenticator(store, config.brand, () => clock.monotonic()),
+    authenticator,
     keyLimiter,
     failedAuthLimiter,
     failedAuthLimit: FAILED_AUTH_LIMIT,

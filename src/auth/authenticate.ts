@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { KEYS, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { TtlCache } from '../limits/ttl-cache.ts';
-import type { Store } from '../store/store.ts';
+import type { ChangeEvent, Store } from '../store/store.ts';
 import { hashApiKey, isWellFormedApiKey } from './keys.ts';
 
 export interface Caller {
@@ -43,13 +43,15 @@ export class KeyAuthenticator {
     this.brand = brand;
     this.checks = new TtlCache({ ttlMs: 60_000, maxEntries: 10_000, monotonicNow });
     for (const key of store.values(KEYS)) this.keyIdByHash.set(key.hash, key.id);
-    store.onChange(({ collection, before, after }) => {
-      if (collection !== KEYS) return;
-      if (before) this.keyIdByHash.delete((before as KeyRecord).hash);
-      if (after) this.keyIdByHash.set((after as KeyRecord).hash, after.id);
-      // A new key may be one that was cached as unknown.
-      if (after && !before) this.checks.clear();
-    });
+  }
+
+  /** Keeps the hash → key id map current; wired to the store's changes in app.ts. */
+  onStoreChange({ collection, before, after }: ChangeEvent): void {
+    if (collection !== KEYS) return;
+    if (before) this.keyIdByHash.delete((before as KeyRecord).hash);
+    if (after) this.keyIdByHash.set((after as KeyRecord).hash, after.id);
+    // A new key may be one that was cached as unknown.
+    if (after && !before) this.checks.clear();
   }
 
   /** The live key and its user, or null when the key is missing, malformed, unknown or revoked. */

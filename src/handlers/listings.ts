@@ -12,9 +12,11 @@ import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { pagination } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
-import { TtlCache } from '../limits/ttl-cache.ts';
 import type { ListingIndex } from '../listings/index.ts';
-import { findListings, parseListingQuery, queryCacheKey, type ListingQuery } from '../listings/search.ts';
+import type { ListingPageCache } from '../listings/page-cache.ts';
+import { ParsedListingQueries } from '../listings/parsed-queries.ts';
+import { findListings } from '../listings/search.ts';
+import { SerialisedListings } from '../listings/serialised.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
 
@@ -22,6 +24,8 @@ export interface ListingRoutesDeps {
   store: Store;
   clock: Clock;
   index: ListingIndex;
+  /** Pages ready to send; app.ts clears it on every listing change. */
+  pageCache: ListingPageCache;
   usage: UsageRecorder;
   outbox: EventOutbox;
 }
@@ -29,56 +33,19 @@ export interface ListingRoutesDeps {
 const EDITABLE_FIELDS = ['title', 'description', 'type', 'price', 'tags'] as const;
 const READ_ONLY_FIELDS = ['id', 'owner_id', 'status', 'created_at', 'updated_at'];
 const MAX_PRICE = 1_000_000;
-const PAGE_CACHE_TTL_MS = 30_000;
-/** Distinct query strings whose parsing is remembered; past it the memory starts afresh. */
-const MAX_PARSED_QUERIES = 1_000;
-/** Listings kept serialised (about 0.4 KiB each, twice that once shown alone); the oldest goes first. */
-const MAX_SERIALISED_LISTINGS = 20_000;
-
-/** A list page ready to send, and which listings it shows (impressions count them on every hit). */
-interface CachedPage {
-  bytes: Buffer;
-  etag: string;
-  listingIds: string[];
-}
-
-/** A listing's JSON, made from this very record object; `shown` is its GET /v1/listings/:id answer once asked for. */
-interface SerialisedListing {
-  listing: ListingRecord;
-  json: string;
-  shown: { bytes: Buffer; etag: string } | null;
-}
 
 export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
-  const { store, clock, index, usage, outbox } = deps;
-  const pageCache = new TtlCache<string, CachedPage>({ ttlMs: PAGE_CACHE_TTL_MS, maxEntries: 2_000, monotonicNow: () => clock.monotonic() });
-  // Any listing write drops every cached page at once: no client sees a page older than the
-  // last acknowledged write.
-  store.onChange(({ collection }) => {
-    if (collection === LISTINGS) pageCache.clear();
-  });
-
-  // Raw query string → its checked query and cache key. Parsing depends on the text alone, so
-  // a repeated query (the usual case for a cache hit) skips it; invalid ones throw and are not kept.
-  const parsedQueries = new Map<string, { query: ListingQuery; cacheKey: string }>();
-  function parsedQuery(context: KeyContext): { query: ListingQuery; cacheKey: string } {
-    let parsed = parsedQueries.get(context.search);
-    if (parsed === undefined) {
-      const query = parseListingQuery(context.query);
-      parsed = { query, cacheKey: queryCacheKey(query) };
-      if (parsedQueries.size >= MAX_PARSED_QUERIES) parsedQueries.clear();
-      parsedQueries.set(context.search, parsed);
-    }
-    return parsed;
-  }
+  const { store, clock, index, pageCache, usage, outbox } = deps;
+  const parsedQueries = new ParsedListingQueries();
+  const serialised = new SerialisedListings();
 
   function browse(context: KeyContext): Reply {
-    const { query, cacheKey } = parsedQuery(context);
+    const { query, cacheKey } = parsedQueries.get(context);
     let page = pageCache.get(cacheKey);
     if (page === undefined) {
       const { items, total } = findListings(index, query);
       // The same text as JSON.stringify({ data: items, pagination }), from each listing's kept JSON.
-      const data = items.map((listing) => serialised(listing).json).join(',');
+      const data = items.map((listing) => serialised.json(listing)).join(',');
       const bytes = Buffer.from(`{"data":[${data}],"pagination":${JSON.stringify(pagination(query, total))}}`);
       page = { bytes, etag: etagOf(bytes), listingIds: items.map((listing) => listing.id) };
       pageCache.set(cacheKey, page);
@@ -87,34 +54,12 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     return { status: 200, bytes: page.bytes, etag: page.etag };
   }
 
-  // Serialising listings was most of the own cost of a page miss and of a look-up, and hashing
-  // a look-up's answer much of the rest (profiled). Records are immutable and a change stores a
-  // new object, so an entry made from the current object is never stale; one made from an
-  // older object is simply made again.
-  const serialisedListings = new Map<string, SerialisedListing>();
-
-  function serialised(listing: ListingRecord): SerialisedListing {
-    let entry = serialisedListings.get(listing.id);
-    if (entry === undefined || entry.listing !== listing) {
-      entry = { listing, json: JSON.stringify(listing), shown: null };
-      serialisedListings.delete(listing.id);
-      if (serialisedListings.size >= MAX_SERIALISED_LISTINGS) serialisedListings.delete(serialisedListings.keys().next().value!);
-      serialisedListings.set(listing.id, entry);
-    }
-    return entry;
-  }
-
   function show(context: KeyContext): Reply {
     const listing = store.get(LISTINGS, context.params.id!);
     if (!listing) throw notFound('Listing');
     usage.recordListingView(listing.id, clock.now());
-    const entry = serialised(listing);
-    if (entry.shown === null) {
-      // The same text as JSON.stringify({ data: listing }).
-      const bytes = Buffer.from(`{"data":${entry.json}}`);
-      entry.shown = { bytes, etag: etagOf(bytes) };
-    }
-    return { status: 200, bytes: entry.shown.bytes, etag: entry.shown.etag };
+    const { bytes, etag } = serialised.shown(listing);
+    return { status: 200, bytes, etag };
   }
 
   async function create(context: KeyContext): Promise<Reply> {

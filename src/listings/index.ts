@@ -5,7 +5,7 @@
 
 import { byCreation, compareText } from '../domain/order.ts';
 import { LISTINGS, type ListingRecord } from '../domain/records.ts';
-import type { Store } from '../store/store.ts';
+import type { ChangeEvent, Store } from '../store/store.ts';
 
 /** Filtered results kept at once, and listings referenced by them all (memory stays bounded). */
 const MAX_KEPT_FILTERS = 1_000;
@@ -45,15 +45,17 @@ export class ListingIndex {
       groupOf(this.byType, listing.type).push(listing);
       groupOf(this.byOwner, listing.owner_id).push(listing);
     }
-    store.onChange(({ collection, before, after }) => {
-      if (collection !== LISTINGS) return;
-      this.version += 1;
-      this.derived.clear();
-      this.filtered.clear();
-      this.keptMatches = 0;
-      if (before && (before as ListingRecord).status === 'active') this.remove(before as ListingRecord);
-      if (after && (after as ListingRecord).status === 'active') this.insert(after as ListingRecord);
-    });
+  }
+
+  /** Moves the changed listing in or out of the sorted arrays; wired to the store's changes in app.ts. */
+  onStoreChange({ collection, before, after }: ChangeEvent): void {
+    if (collection !== LISTINGS) return;
+    this.version += 1;
+    this.derived.clear();
+    this.filtered.clear();
+    this.keptMatches = 0;
+    if (before && (before as ListingRecord).status === 'active') this.remove(before as ListingRecord);
+    if (after && (after as ListingRecord).status === 'active') this.insert(after as ListingRecord);
   }
 
   /** `base` in ascending order of `sort`'s field (callers read it backwards for "-field"). */

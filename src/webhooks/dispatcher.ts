@@ -114,7 +114,6 @@ export class WebhookDispatcher {
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
-    this.store.onChange((change) => this.onStoreChange(change));
     for (const delivery of this.store.values(DELIVERIES)) {
       if (isPendingDelivery(delivery)) this.schedule(delivery);
     }
@@ -143,8 +142,12 @@ export class WebhookDispatcher {
     return { scheduled: this.timers.size, ready: this.readyPlaceOf.size, inFlight: this.inFlight.size };
   }
 
-  private onStoreChange(change: ChangeEvent): void {
-    if (this.stopped || change.collection !== DELIVERIES) return;
+  /**
+   * Schedules a new or retried delivery, unschedules one that is done; wired to the store's
+   * changes in app.ts. Changes before start() are ignored: start() finds them in the store.
+   */
+  onStoreChange(change: ChangeEvent): void {
+    if (!this.started || this.stopped || change.collection !== DELIVERIES) return;
     const delivery = change.after as DeliveryRecord | undefined;
     if (delivery !== undefined && isPendingDelivery(delivery)) this.schedule(delivery);
     else this.unschedule(change.id);

@@ -55,7 +55,6 @@ export class WebhookOutbox implements EventOutbox {
     for (const delivery of this.store.values(DELIVERIES)) {
       if (isPendingDelivery(delivery)) this.trackPending(delivery.webhook_id, delivery.id, true);
     }
-    this.store.onChange((change) => this.track(change));
   }
 
   /**
@@ -164,7 +163,8 @@ export class WebhookOutbox implements EventOutbox {
     return handedOut.size;
   }
 
-  private track(change: ChangeEvent): void {
+  /** Keeps the owner index and pending counts current; wired to the store's changes in app.ts. */
+  onStoreChange(change: ChangeEvent): void {
     if (change.collection === DELIVERIES) {
       const after = change.after as DeliveryRecord | undefined;
       const before = change.before as DeliveryRecord | undefined;

@@ -7,7 +7,7 @@ import { KeyAuthenticator, presentedKey } from '../../src/auth/authenticate.ts';
 import { generateApiKey, hashApiKey } from '../../src/auth/keys.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { KEYS, USERS, type KeyRecord, type UserRecord } from '../../src/domain/records.ts';
-import type { Store } from '../../src/store/store.ts';
+import type { ChangeEvent, Store } from '../../src/store/store.ts';
 
 test('presentedKey: Bearer in any case, a raw Authorization, or X-API-Key; Authorization wins', () => {
   const cases: Array<[Record<string, string>, string | null]> = [
@@ -35,7 +35,7 @@ function fakeStore(keys: KeyRecord[]) {
     created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
   };
   const records = new Map<string, KeyRecord>(keys.map((key) => [key.id, key]));
-  const listeners: Array<(change: { collection: string; before: unknown; after: unknown }) => void> = [];
+  const listeners: Array<(change: ChangeEvent) => void> = [];
   const fake = {
     lookups: 0,
     values: (collection: string) => (collection === KEYS ? records.values() : [].values()),
@@ -44,14 +44,14 @@ function fakeStore(keys: KeyRecord[]) {
       if (collection === USERS) return id === user.id ? user : undefined;
       return records.get(id);
     },
-    onChange(listener: (change: { collection: string; before: unknown; after: unknown }) => void) {
+    onChange(listener: (change: ChangeEvent) => void) {
       listeners.push(listener);
     },
     /** Applies a change as the real store does: memory first, then listeners. */
     put(key: KeyRecord) {
-      const before = records.get(key.id) ?? null;
+      const before = records.get(key.id);
       records.set(key.id, key);
-      for (const listener of listeners) listener({ collection: KEYS, before, after: key });
+      for (const listener of listeners) listener({ collection: KEYS, id: key.id, before, after: key });
     },
   };
   return fake;
@@ -84,6 +84,7 @@ test('a known key resolves to its record and user; revoking or changing it count
   const { key, hash } = generateApiKey('live', 'market');
   const store = fakeStore([keyRecord('key_1', hash)]);
   const authenticator = new KeyAuthenticator(store as unknown as Store, 'market', () => clock.monotonic());
+  store.onChange((change) => authenticator.onStoreChange(change)); // as app.ts wires it
   const caller = authenticator.authenticate(key);
   assert.equal(caller?.key.id, 'key_1');
   assert.equal(caller?.user.id, 'usr_1');
@@ -101,6 +102,7 @@ test('a cached miss does not hide a key made afterwards', () => {
   const clock = new ManualClock();
   const store = fakeStore([]);
   const authenticator = new KeyAuthenticator(store as unknown as Store, 'market', () => clock.monotonic());
+  store.onChange((change) => authenticator.onStoreChange(change)); // as app.ts wires it
   const { key, hash } = generateApiKey('mk', 'market');
   assert.equal(authenticator.authenticate(key), null); // cached as unknown
   store.put(keyRecord('key_new', hash));

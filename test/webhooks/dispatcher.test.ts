@@ -51,6 +51,9 @@ async function setup(t: TestContext, options: Partial<WebhookDispatcherOptions> 
     warn: (message) => warnings.push(message),
     ...options,
   });
+  // Wired as app.ts wires them.
+  store.onChange((change) => outbox.onStoreChange(change));
+  store.onChange((change) => dispatcher.onStoreChange(change));
   dispatcher.start();
   t.after(() => dispatcher.stop());
   return {

@@ -13,7 +13,9 @@ import { addWebhook, webhookRecord } from './fixtures.ts';
 async function setup() {
   const store = await Store.open({ dataDir: null });
   const clock = new ManualClock(Date.UTC(2026, 2, 1, 12));
-  return { store, clock, outbox: new WebhookOutbox({ store, clock }) };
+  const outbox = new WebhookOutbox({ store, clock });
+  store.onChange((change) => outbox.onStoreChange(change)); // as app.ts wires it
+  return { store, clock, outbox };
 }
 
 function deliveriesIn(ops: WriteOp[]): DeliveryRecord[] {

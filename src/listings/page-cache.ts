@@ -1,0 +1,38 @@
+// Pages of GET /v1/listings kept ready to send: the bytes, their ETag and which listings they
+// show (impressions are counted on every hit). Any listing write drops every page at once, so
+// no client sees a page older than the last acknowledged write; otherwise a page lives 30 s.
+
+import { LISTINGS } from '../domain/records.ts';
+import { TtlCache } from '../limits/ttl-cache.ts';
+import type { ChangeEvent } from '../store/store.ts';
+
+const PAGE_TTL_MS = 30_000;
+const MAX_PAGES = 2_000;
+
+export interface CachedPage {
+  bytes: Buffer;
+  etag: string;
+  listingIds: string[];
+}
+
+export class ListingPageCache {
+  private readonly pages: TtlCache<string, CachedPage>;
+
+  constructor(monotonicNow: () => number) {
+    this.pages = new TtlCache({ ttlMs: PAGE_TTL_MS, maxEntries: MAX_PAGES, monotonicNow });
+  }
+
+  /** The page kept under `cacheKey` (see `queryCacheKey` in search.ts), if still fresh. */
+  get(cacheKey: string): CachedPage | undefined {
+    return this.pages.get(cacheKey);
+  }
+
+  set(cacheKey: string, page: CachedPage): void {
+    this.pages.set(cacheKey, page);
+  }
+
+  /** Wired to the store's changes in app.ts. */
+  onStoreChange(change: ChangeEvent): void {
+    if (change.collection === LISTINGS) this.pages.clear();
+  }
+}
