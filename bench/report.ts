@@ -120,6 +120,12 @@ export function mainMarkdown(results: MainResults): string {
           `server = ${formatDecimal(server.median_rps / headers.median_rps)} × that`,
       );
     }
+    const compared = scenario.compared_with;
+    const reference = compared ? results.scenarios.find((candidate) => candidate.id === compared.id)?.targets.server : undefined;
+    if (compared && reference !== undefined && reference.median_rps > 0) {
+      const ratio = server.median_rps / reference.median_rps;
+      notes.push(`${formatDecimal(ratio)} × ${compared.id} in this run (goal ≥ ${compared.atLeast}: ${ratio >= compared.atLeast ? 'met' : 'not met'})`);
+    }
     if (server.unexpected_status > 0 && scenario.id !== 'E') notes.push(`${formatInteger(server.unexpected_status)} answers with another status`);
     if (server.socket_errors > 0) notes.push(`${server.socket_errors} socket errors`);
     return [

@@ -87,6 +87,8 @@ export interface ScenarioResult {
   /** The --variant server against the main one: req/s ratio and extra CPU µs per request. */
   variant: { ratio_rps: number | null; cpu_us_difference: number | null } | null;
   goals: GoalVerdict[];
+  /** Another scenario of the same run this one is reported against (the report computes the ratio). */
+  compared_with: { id: string; atLeast: number } | null;
 }
 
 /** Other processes using this much of a core during a round make its figures doubtful. */
@@ -248,6 +250,7 @@ export async function runScenario(scenario: Scenario, targets: Target[], setting
     store_ops_per_write: isWrite && storeWrites !== null && acknowledged > 0 ? round2(storeWrites / acknowledged) : null,
     variant: variantComparison(server, summaries.variant),
     goals: scenario.goals.map((goal) => judge(goal, values)),
+    compared_with: scenario.comparedWith ?? null,
   };
 }
 

@@ -229,7 +229,7 @@ function serverTarget(server: StartedServer, warnings: string[], name: 'server' 
       keyNumber++;
       if (scenario.key === 'main') {
         const key = await createKey(server.baseUrl, ADMIN_TOKEN, `bench-${keyNumber}`, 1_000_000);
-        return [`Authorization: Bearer ${key}`];
+        return [`Authorization: Bearer ${key}`, ...(scenario.extraHeaders ?? [])];
       }
       const key = await createKey(server.baseUrl, ADMIN_TOKEN, `bench-limited-${keyNumber}`, 1);
       const headers = { Authorization: `Bearer ${key}` };

@@ -22,6 +22,10 @@ export interface Scenario {
   expectStatus: number;
   /** Targets, for the table's verdict column (from the issue; for information). */
   goals: Goal[];
+  /** Headers the server's requests carry besides the key (e.g. Accept-Encoding). */
+  extraHeaders?: string[];
+  /** The scenario whose server rate this one is reported against, in the same run (e.g. AG against A). */
+  comparedWith?: { id: string; atLeast: number };
 }
 
 export interface Goal {
@@ -92,19 +96,33 @@ export const MISS_SAMPLE_PATHS = ['/v1/listings?page=7&limit=13', `/v1/listings?
 export function readScenarios(inputs: ScenarioInputs): Scenario[] {
   const { dir, readConnections } = inputs;
   const pages = Array.from({ length: pageCount(inputs.listingCount) }, (_, index) => `GET\t/v1/listings?page=${index + 1}&limit=20`);
+  const listRequests = writeRequests(dir, 'A', [`GET\t${LIST_PATH}`]);
   return [
     {
       id: 'A',
       title: 'GET /v1/listings?limit=20, one query (cache hits)',
       targets: ['server', 'ceiling', 'headers', 'naive'],
       connections: readConnections,
-      requestsFile: writeRequests(dir, 'A', [`GET\t${LIST_PATH}`]),
+      requestsFile: listRequests,
       key: 'main',
       expectStatus: 200,
       goals: [
         { label: '≥ 0.8 × ceiling', metric: 'ratio_ceiling', atLeast: 0.8 },
         { label: 'p99 ≤ 10 ms', metric: 'p99_ms', atMost: 10 },
       ],
+    },
+    {
+      // The cached page is kept gzipped beside its plain bytes, so this should cost about what A does.
+      id: 'AG',
+      title: 'GET /v1/listings?limit=20 with Accept-Encoding: gzip, one query (cache hits, compressed once)',
+      targets: ['server'],
+      connections: readConnections,
+      requestsFile: listRequests,
+      key: 'main',
+      expectStatus: 200,
+      goals: [],
+      extraHeaders: ['Accept-Encoding: gzip'],
+      comparedWith: { id: 'A', atLeast: 0.9 },
     },
     {
       id: 'B1',

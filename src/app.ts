@@ -18,6 +18,7 @@ import { listingRoutes } from './handlers/listings.ts';
 import { userRoutes } from './handlers/users.ts';
 import { adminWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
+import { CorsPolicy } from './http/cors.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
@@ -142,6 +143,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     operatorToken: adminToken.token,
     usage: recorder,
     idempotency,
+    cors: new CorsPolicy(config.corsOrigins),
     accessLog: config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null,
     staticAsset: serveDashboardAsset,
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),

@@ -18,6 +18,8 @@ export interface Config {
   analytics: boolean;
   /** redis:// URL of the rate limits shared by many instances; null keeps them in this process. */
   redisUrl: string | null;
+  /** Origins whose browser pages may call /v1 (CORS_ORIGINS): '*', a list, or null for none. */
+  corsOrigins: '*' | string[] | null;
 }
 
 export class ConfigError extends Error {
@@ -44,6 +46,7 @@ export function loadConfig(env: Env): Config {
     accessLog: flag(env, 'ACCESS_LOG', true),
     analytics: flag(env, 'MARKETPLACE_ANALYTICS', true),
     redisUrl: null,
+    corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
   };
 }
 
@@ -104,4 +107,26 @@ function retryDelaysSetting(raw: string | undefined): number[] {
     );
   }
   return parts.map(Number);
+}
+
+/** "*", or comma-separated origins each exactly as a browser sends it: scheme://host[:port]. */
+function corsOriginsSetting(raw: string | undefined): '*' | string[] | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  if (raw.trim() === '*') return '*';
+  const origins = raw.split(',').map((part) => part.trim());
+  for (const origin of origins) {
+    if (!isOrigin(origin)) {
+      throw new ConfigError(`CORS_ORIGINS must be * or comma-separated origins like https://app.example.com (no path, no trailing slash), got "${origin}"`);
+    }
+  }
+  return origins;
+}
+
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text;
+  } catch {
+    return false;
+  }
 }

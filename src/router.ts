@@ -1,6 +1,7 @@
 // A router small enough to read in one sitting: parameter-free paths sit in a map, the rest
 // are compiled to regular expressions and scanned in order. It also knows which methods a
-// path has, for 405 with an Allow header.
+// path has, for 405 with an Allow header. HEAD is answered by a path's GET route (HTTP asks
+// every GET to take HEAD; the server sends the same status and headers without the body).
 
 export interface Routable {
   method: string;
@@ -70,9 +71,11 @@ export class Router<R extends Routable> {
 }
 
 function pick<R>(byMethod: Map<string, R>, method: string, params: Record<string, string>): RouteMatch<R> {
-  const route = byMethod.get(method);
+  const route = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
   if (route) return { kind: 'found', route, params };
-  return { kind: 'method-not-allowed', allowed: [...byMethod.keys()] };
+  const allowed: string[] = [];
+  for (const known of byMethod.keys()) allowed.push(...(known === 'GET' ? ['GET', 'HEAD'] : [known]));
+  return { kind: 'method-not-allowed', allowed };
 }
 
 function safeDecode(segment: string): string {

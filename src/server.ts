@@ -17,6 +17,7 @@ import { permissionSetOf, requiredEntries } from './auth/permissions.ts';
 import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
+import { isPreflight, type CorsPolicy } from './http/cors.ts';
 import { HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
@@ -41,6 +42,8 @@ export interface PipelineDeps {
   operatorToken: string;
   usage: UsageRecorder;
   idempotency: IdempotencyGuard;
+  /** Which browser origins may call /v1 (CORS_ORIGINS). */
+  cors: CorsPolicy;
   accessLog: AccessLog | null;
   /** Static files (the dashboard): an answer, or null when the path is not one. */
   staticAsset?: (path: string) => { status: number; headers: Record<string, string>; body: Buffer } | null;
@@ -79,6 +82,12 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function dispatch(context: Context): Reply | Promise<Reply> {
     const { path } = context;
     if (!isUnder(path, '/v1')) return isUnder(path, '/admin') ? dispatchOperator(context) : dispatchPublic(context);
+
+    // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
+    //    is told it may read it; a browser's preflight is answered before any key is asked for.
+    context.responseHeaders['Cache-Control'] = 'private, no-cache';
+    deps.cors.decorate(context.responseHeaders, context.req.headers.origin);
+    if (isPreflight(context.method, context.req.headers)) return preflight(context);
 
     // 1. Key: 401 for a missing, malformed, unknown or revoked key; repeated failures from one
     //    address turn into 429 so keys cannot be guessed at speed.
@@ -131,6 +140,14 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     return handleIdempotent(route, context, idempotencyKey);
   }
 
+  /** A CORS preflight: 204, allowing the path's methods to an allowed origin (and nothing to others). */
+  function preflight(context: Context): Reply {
+    const match = deps.apiRoutes.match('OPTIONS', context.path);
+    const methods = match.kind === 'method-not-allowed' ? match.allowed : [];
+    Object.assign(context.responseHeaders, deps.cors.preflightHeaders(context.req.headers.origin, methods));
+    return { status: 204 };
+  }
+
   /** /admin: the operator token (401), then the route (404/405), then the handler. */
   function dispatchOperator(context: Context): Reply | Promise<Reply> {
     if (!operatorToken.matches(context.req.headers.authorization)) throw operatorTokenRequired();
@@ -139,7 +156,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
 
   /** Everything else: the dashboard's files, then the public routes (health, OpenAPI). */
   function dispatchPublic(context: Context): Reply | Promise<Reply> {
-    const asset = context.method === 'GET' && deps.staticAsset ? deps.staticAsset(context.path) : null;
+    const asset = (context.method === 'GET' || context.method === 'HEAD') && deps.staticAsset ? deps.staticAsset(context.path) : null;
     if (asset) {
       context.routeLabel = 'GET /dashboard';
       return { status: asset.status, bytes: asset.body, headers: asset.headers };

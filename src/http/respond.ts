@@ -2,9 +2,11 @@
 // { error, details?, hint?, required?, request_id }. Nothing internal ever reaches a client.
 
 import type { ServerResponse } from 'node:http';
+import { addVary, compressed, encodedEtag, isCompressible } from './compression.ts';
 import { clientHasEtag, etagOf } from './conditional.ts';
 import type { Context } from './context.ts';
 import { HttpError } from './errors.ts';
+import { preferredEncoding, type Encoding } from './negotiation.ts';
 import type { Reply } from './route.ts';
 
 export type Headers = Record<string, string | number>;
@@ -25,21 +27,37 @@ export function sendBytes(res: ServerResponse, status: number, body: Buffer | st
 }
 
 /**
- * Sends a handler's reply with the request's headers; a GET 200 carries an ETag and becomes an
- * empty 304 when the client already has it. Returns the status sent.
+ * Sends a handler's reply with the request's headers. A GET (or HEAD) 200 carries an ETag and
+ * becomes an empty 304 when the client already has it; an answer of 1 KiB or more is sent
+ * br- or gzip-encoded when the client accepts it, with a tag of its own per encoding. HEAD gets
+ * the same headers as GET and Node leaves the body out. Returns the status sent.
  */
 export function sendReply(context: Context, reply: Reply): number {
   const headers = context.responseHeaders;
   if (reply.headers) Object.assign(headers, reply.headers);
-  const bytes = reply.bytes ?? (reply.body === undefined ? null : Buffer.from(JSON.stringify(reply.body)));
-  if (context.method === 'GET' && reply.status === 200 && bytes !== null) {
-    const etag = reply.etag ?? etagOf(bytes);
+  let bytes = reply.bytes ?? (reply.body === undefined ? null : Buffer.from(JSON.stringify(reply.body)));
+  if (bytes === null) {
+    sendBytes(context.res, reply.status, null, headers);
+    return reply.status;
+  }
+  let encoding: Encoding | null = null;
+  if (isCompressible(bytes, headers['Content-Type'])) {
+    headers.Vary = addVary(headers.Vary, 'Accept-Encoding');
+    encoding = preferredEncoding(context.req.headers['accept-encoding']);
+  }
+  if ((context.method === 'GET' || context.method === 'HEAD') && reply.status === 200) {
+    const identityEtag = reply.etag ?? etagOf(bytes);
+    const etag = encoding === null ? identityEtag : encodedEtag(identityEtag, encoding);
     headers.ETag = etag;
     if (clientHasEtag(context.req.headers['if-none-match'], etag)) {
       delete headers['Content-Type'];
       sendBytes(context.res, 304, null, headers);
       return 304;
     }
+  }
+  if (encoding !== null) {
+    bytes = compressed(bytes, encoding);
+    headers['Content-Encoding'] = encoding;
   }
   sendBytes(context.res, reply.status, bytes, headers);
   return reply.status;

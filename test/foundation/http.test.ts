@@ -34,10 +34,10 @@ test('unknown paths are 404; a known path with another method is 405 with Allow'
   assert.equal(missing.status, 404);
   const wrongMethod = await server.request('DELETE', '/healthz');
   assert.equal(wrongMethod.status, 405);
-  assert.equal(wrongMethod.headers.get('allow'), 'GET');
+  assert.equal(wrongMethod.headers.get('allow'), 'GET, HEAD');
   const adminWrongMethod = await server.admin('PUT', '/admin/v1/users');
   assert.equal(adminWrongMethod.status, 405);
-  assert.equal(adminWrongMethod.headers.get('allow'), 'POST, GET');
+  assert.equal(adminWrongMethod.headers.get('allow'), 'POST, GET, HEAD');
 });
 
 test('request bodies: 415 without JSON content type, 400 for malformed JSON or a non-object, 413 over 64 KiB', async (t) => {

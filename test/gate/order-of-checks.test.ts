@@ -50,10 +50,10 @@ test('404 and 405 come before 403: a key without permission learns the route is 
   assert.equal(unknown.body.required, undefined);
   const wrongMethod = await server.request('PATCH', '/v1/listings', { key });
   assert.equal(wrongMethod.status, 405);
-  assert.equal(wrongMethod.headers.get('allow'), 'GET, POST');
+  assert.equal(wrongMethod.headers.get('allow'), 'GET, HEAD, POST');
   const wrongMethodById = await server.request('POST', '/v1/listings/lst_1', { key });
   assert.equal(wrongMethodById.status, 405);
-  assert.deepEqual(wrongMethodById.headers.get('allow')!.split(', ').sort(), ['DELETE', 'GET', 'PUT']);
+  assert.deepEqual(wrongMethodById.headers.get('allow')!.split(', ').sort(), ['DELETE', 'GET', 'HEAD', 'PUT']);
   // A key that has permission on an unknown path gets 404 too.
   const { key: everything } = await server.userWithKey('creator', ['read:listings', 'write:listings', 'read:users', 'write:users']);
   assert.equal((await server.request('GET', '/v1/listings/lst_1/extra', { key: everything })).status, 404);

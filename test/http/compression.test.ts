@@ -1,0 +1,125 @@
+// Compression (br, gzip) seen on the wire: bodies decompress to the plain bytes, each encoding
+// has its own ETag and its own 304, q-values are honoured (q=0 refuses), small answers stay
+// plain, and a kept answer is compressed once.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { compressed } from '../../src/http/compression.ts';
+import { preferredEncoding } from '../../src/http/negotiation.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
+import { startServer, type TestServer } from '../helpers/server.ts';
+
+/** A server with 30 listings, so a page of them is well over 1 KiB; and a key that reads them. */
+async function serverWithPage(t: Parameters<typeof startServer>[0]): Promise<{ server: TestServer; key: string }> {
+  const server = await startServer(t, { dataDir: null });
+  const { key } = await server.userWithKey('creator', ['read:listings', 'write:listings']);
+  for (let index = 0; index < 30; index += 1) {
+    const created = await server.request('POST', '/v1/listings', { key, body: { title: `Listing number ${index}`, type: 'SKILL', price: index, description: 'A description long enough to make a page of listings weigh several KiB.' } });
+    assert.equal(created.status, 201);
+  }
+  return { server, key };
+}
+
+test('gzip and br bodies of a list page and /openapi.json decompress to the identity bytes', async (t) => {
+  const { server, key } = await serverWithPage(t);
+  for (const path of ['/v1/listings?limit=30', '/openapi.json']) {
+    const auth = { authorization: `Bearer ${key}` };
+    const plain = await rawRequest(server.url, 'GET', path, auth);
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers['content-encoding'], undefined, `${path}: no encoding asked, none given`);
+    assert.ok(plain.body.length >= 1024, `${path} is at least 1 KiB (${plain.body.length})`);
+    assert.match(String(plain.headers.vary), /Accept-Encoding/);
+    for (const [encoding, decompress] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
+      const encoded = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': encoding });
+      assert.equal(encoded.status, 200);
+      assert.equal(encoded.headers['content-encoding'], encoding, `${path} ${encoding}`);
+      assert.match(String(encoded.headers.vary), /Accept-Encoding/);
+      assert.equal(Number(encoded.headers['content-length']), encoded.body.length);
+      assert.ok(encoded.body.length < plain.body.length / 2, `${path} ${encoding}: ${encoded.body.length} bytes vs ${plain.body.length}`);
+      assert.deepEqual(decompress(encoded.body), plain.body, `${path} ${encoding} decompresses to the identity bytes`);
+    }
+  }
+});
+
+test('each encoding has its own ETag and its own 304; a tag of one encoding does not match another', async (t) => {
+  const { server, key } = await serverWithPage(t);
+  const auth = { authorization: `Bearer ${key}` };
+  const path = '/v1/listings?limit=30';
+  const tags: Record<string, string> = {};
+  for (const encoding of ['identity', 'gzip', 'br']) {
+    const answer = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': encoding });
+    tags[encoding] = String(answer.headers.etag);
+  }
+  assert.equal(new Set(Object.values(tags)).size, 3, `three distinct tags: ${JSON.stringify(tags)}`);
+  for (const encoding of ['identity', 'gzip', 'br']) {
+    const revalidated = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': encoding, 'if-none-match': tags[encoding]! });
+    assert.equal(revalidated.status, 304, `${encoding} with its own tag`);
+    assert.equal(revalidated.body.length, 0);
+    assert.equal(revalidated.headers.etag, tags[encoding]);
+  }
+  const crossed = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': 'identity', 'if-none-match': tags.gzip! });
+  assert.equal(crossed.status, 200, 'the gzip tag does not validate the plain representation');
+  assert.equal(crossed.headers.etag, tags.identity);
+  // A write makes a new page: the old gzip tag no longer matches.
+  await server.request('POST', '/v1/listings', { key, body: { title: 'One more', type: 'TOOL', price: 1 } });
+  const afterWrite = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': 'gzip', 'if-none-match': tags.gzip! });
+  assert.equal(afterWrite.status, 200);
+  assert.notEqual(afterWrite.headers.etag, tags.gzip);
+});
+
+test('Accept-Encoding q-values are honoured on the wire: q=0 refuses, the higher q wins', async (t) => {
+  const { server, key } = await serverWithPage(t);
+  const cases: Array<[string, string | undefined]> = [
+    ['gzip;q=0', undefined],
+    ['gzip;q=0, br;q=0', undefined],
+    ['br;q=0, gzip', 'gzip'],
+    ['gzip;q=0.5, br;q=0.9', 'br'],
+    ['gzip;q=1, br;q=0.5', 'gzip'],
+    ['*;q=0', undefined],
+    ['identity', undefined],
+    ['deflate', undefined],
+    ['*', 'br'],
+    ['br;q=0, *;q=0.1', 'gzip'],
+    ['GZIP', 'gzip'],
+  ];
+  for (const [acceptEncoding, expected] of cases) {
+    const answer = await rawRequest(server.url, 'GET', '/v1/listings?limit=30', { authorization: `Bearer ${key}`, 'accept-encoding': acceptEncoding });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers['content-encoding'], expected, `Accept-Encoding: ${acceptEncoding}`);
+  }
+});
+
+test('answers under 1 KiB are sent plain whatever the client accepts', async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const health = await rawRequest(server.url, 'GET', '/healthz', { 'accept-encoding': 'gzip, br' });
+  assert.equal(health.status, 200);
+  assert.equal(health.headers['content-encoding'], undefined);
+  assert.deepEqual(JSON.parse(health.body.toString()), { status: 'ok' });
+  const refused = await rawRequest(server.url, 'GET', '/v1/listings', { 'accept-encoding': 'gzip, br' });
+  assert.equal(refused.status, 401);
+  assert.equal(refused.headers['content-encoding'], undefined);
+});
+
+test('a kept answer is compressed once: the same bytes give the very same compressed copy', () => {
+  const page = Buffer.from(JSON.stringify({ data: Array.from({ length: 50 }, (_, index) => ({ id: index, title: `item ${index}` })) }));
+  const first = compressed(page, 'gzip');
+  assert.equal(compressed(page, 'gzip'), first, 'the second call returns the first copy, not a new one');
+  assert.notEqual(compressed(page, 'br'), first);
+  assert.deepEqual(gunzipSync(first), page);
+});
+
+test('preferredEncoding: q-values, wildcard, case, malformed parts', () => {
+  const cases: Array<[string | undefined, string | null]> = [
+    [undefined, null],
+    ['', null],
+    ['gzip, deflate, br', 'br'],
+    ['gzip, deflate, br;q=0.9', 'gzip'],
+    ['br;q=0', null],
+    ['gzip; q=0.001', 'gzip'],
+    ['*;q=0.5, gzip;q=0.4', 'br'],
+    [' , ;q=1, gzip', 'gzip'],
+    ['x-custom', null],
+  ];
+  for (const [header, expected] of cases) assert.equal(preferredEncoding(header), expected, `Accept-Encoding: ${String(header)}`);
+});
