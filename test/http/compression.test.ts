@@ -95,7 +95,7 @@ test('answers under 1 KiB are sent plain whatever the client accepts', async (t)
   const health = await rawRequest(server.url, 'GET', '/healthz', { 'accept-encoding': 'gzip, br' });
   assert.equal(health.status, 200);
   assert.equal(health.headers['content-encoding'], undefined);
-  assert.deepEqual(JSON.parse(health.body.toString()), { status: 'ok' });
+  assert.equal(JSON.parse(health.body.toString()).status, 'ok');
   const refused = await rawRequest(server.url, 'GET', '/v1/listings', { 'accept-encoding': 'gzip, br' });
   assert.equal(refused.status, 401);
   assert.equal(refused.headers['content-encoding'], undefined);
