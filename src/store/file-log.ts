@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFileSystem, type FileSystem, type LogHandle } from './files.ts';
 import { encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX } from './format.ts';
+import { MAX_LINE_BYTES } from './lines.ts';
 import { acquireDataDirLock } from './lock.ts';
 import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from './log.ts';
 import { LOADED_VERSION, replayLog } from './replay.ts';
@@ -82,7 +83,11 @@ export class FileLog implements Log {
   }
 
   async append(entries: readonly LogEntry[]): Promise<AppendOutcome[]> {
-    const bytes = Buffer.from(entries.map((entry) => encodeWrite(entry.ops)).join(''));
+    const lines = entries.map((entry) => encodeWrite(entry.ops));
+    // A longer line would read back as damage (lines.ts): refuse the write rather than lose it.
+    const tooLong = lines.find((line) => line.length * 3 > MAX_LINE_BYTES && Buffer.byteLength(line) > MAX_LINE_BYTES);
+    if (tooLong !== undefined) throw new Error(`a write of ${Buffer.byteLength(tooLong)} bytes is longer than the largest the log takes (${MAX_LINE_BYTES} bytes)`);
+    const bytes = Buffer.from(lines.join(''));
     try {
       await this.finishLogSwitch();
       const handle = this.handle!;

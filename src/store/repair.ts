@@ -8,7 +8,7 @@ import { nodeFileSystem, type FileSystem } from './files.ts';
 import { decodeLine, headerLine, LineFormatError, LOG_FILE_NAME, parseHeader, TEMP_SUFFIX } from './format.ts';
 import { readLines } from './lines.ts';
 import { acquireDataDirLock } from './lock.ts';
-import { replayLog } from './replay.ts';
+import { oversizedReason, replayLog } from './replay.ts';
 
 export interface DamagedLine {
   /** 1-based line number in the log before repair. */
@@ -159,6 +159,12 @@ function scanLog(logPath: string): LogScan {
       const reason = lineNumber === 1 ? 'not a log header' : error.message;
       damaged.push({ line: lineNumber, byte_offset: offset, reason, text });
     }
+  }, {
+    // Too long to hold as a string: the side file names it, and the original log keeps its bytes.
+    oversized: ({ lineNumber, offset, bytes }) => {
+      const text = `(line ${lineNumber}, ${bytes} bytes from byte offset ${offset}: too long to copy here; it is in the log kept as it was before the repair)`;
+      damaged.push({ line: lineNumber, byte_offset: offset, reason: oversizedReason(bytes), text });
+    },
   });
   if (header === null && kept.length === 0 && summary.fileSize > 0) {
     throw new Error(`${logPath} does not look like a marketplace-api log (no header and no readable record); nothing was changed.`);

@@ -4,7 +4,7 @@
 // stops the start too (LogVersionError). Loading never writes.
 
 import { decodeLine, LineFormatError, parseHeader, type StoredRecord } from './format.ts';
-import { readLines } from './lines.ts';
+import { MAX_LINE_BYTES, readLines } from './lines.ts';
 import type { LoadSink } from './log.ts';
 
 /** Every record the file loads gets this version: nothing was decided on them yet. */
@@ -53,6 +53,11 @@ function singlePut(text: string): { c: string; id: string; d: StoredRecord } | n
   return { c, id, d: d as StoredRecord };
 }
 
+/** Why a line too long to be a write is damage (also the reason `repair` gives). */
+export function oversizedReason(bytes: number): string {
+  return `a line of ${bytes} bytes, longer than the largest write the server makes (${MAX_LINE_BYTES} bytes)`;
+}
+
 /** Replays the log at `path` into `sink` (the last line for an id wins). */
 export function replayLog(path: string, dataDir: string, warn: (message: string) => void, sink: LoadSink): ReplayResult {
   let opsInLog = 0;
@@ -79,6 +84,10 @@ export function replayLog(path: string, dataDir: string, warn: (message: string)
       if (error instanceof LineFormatError) throw new LogDamagedError(path, dataDir, lineNumber, offset, error.message);
       throw error;
     }
+  }, {
+    oversized: ({ lineNumber, offset, bytes }) => {
+      throw new LogDamagedError(path, dataDir, lineNumber, offset, oversizedReason(bytes));
+    },
   });
   if (!sawHeader) {
     throw new LogDamagedError(path, dataDir, 1, 0, 'the header line is missing or incomplete');

@@ -53,3 +53,22 @@ test('an empty file and a file without any newline have no lines', (t) => {
   writeFileSync(noNewline, 'x'.repeat(150_000));
   assert.deepEqual(readLines(noNewline, () => assert.fail('no line expected')), { completeLength: 0, fileSize: 150_000, lineCount: 0 });
 });
+
+test('a line over the limit is reported (number, offset, length), never decoded; the lines around it come out whole', (t) => {
+  const dir = freshDataDir(t, 'lines');
+  const path = join(dir, 'oversized.txt');
+  const limit = 100_000;
+  // Oversized lines that end inside a later chunk, right at a chunk's start, and at the file's end.
+  const lines = ['first', 'x'.repeat(150_000), 'between', '🙂'.repeat(30_000), 'y'.repeat(limit), 'z'.repeat(65_536 * 3 - 1), 'last'];
+  writeFileSync(path, lines.join('\n') + '\n' + 'w'.repeat(300_000));
+  const { visits } = expectedLines(lines);
+  const seen: LineVisit[] = [];
+  const oversized: { lineNumber: number; offset: number; bytes: number }[] = [];
+  const summary = readLines(path, (line) => seen.push({ ...line }), { maxLineBytes: limit, oversized: (line) => oversized.push(line) });
+  const isLong = (visit: LineVisit): boolean => Buffer.byteLength(visit.text) > limit;
+  assert.deepEqual(seen, visits.filter((visit) => !isLong(visit)));
+  assert.deepEqual(oversized, visits.filter(isLong).map((visit) => ({ lineNumber: visit.lineNumber, offset: visit.offset, bytes: Buffer.byteLength(visit.text) })));
+  assert.equal(summary.lineCount, lines.length);
+  assert.equal(summary.fileSize - summary.completeLength, 300_000, 'an oversized torn tail is still a torn tail');
+  assert.throws(() => readLines(path, () => {}, { maxLineBytes: limit }), /line 2 \(byte offset 6\) is 150000 bytes/);
+});
