@@ -31,6 +31,8 @@ await build({
   format: 'cjs',
   target: 'node20',
   logLevel: 'warning',
+  // pg's optional native binding: never installed here, and pg itself falls back to JavaScript.
+  external: ['pg-native'],
   define: {
     MARKETPLACE_BUNDLED_VERSION: JSON.stringify(version),
     // A CommonJS bundle has no import.meta: the code that reads files beside itself finds nothing
