@@ -90,7 +90,23 @@ export const adminOperations: Operations = {
     operationId: 'adminStats',
     description: 'The version, uptime, user and key counts, and the store: writes, fsyncs, log size, compactions.',
     security,
-    responses: { '200': answer('Statistics', dataOf({ type: 'object', required: ['version'], properties: { version: { type: 'string' }, uptime_seconds: { type: 'integer' } } })), ...unauthorized },
+    responses: {
+      '200': answer(
+        'Statistics',
+        dataOf({
+          type: 'object',
+          required: ['version', 'uptime_seconds', 'users', 'keys', 'store'],
+          properties: {
+            version: { type: 'string' },
+            uptime_seconds: { type: 'integer', minimum: 0 },
+            users: { type: 'integer', minimum: 0 },
+            keys: { type: 'integer', minimum: 0 },
+            store: { type: 'object', description: "The store's counters (writes, fsyncs, log size, compactions, whether it is writable)." },
+          },
+        }),
+      ),
+      ...unauthorized,
+    },
     ...curl(`curl -s ${TOKEN} http://127.0.0.1:3000/admin/v1/stats`),
   },
   'POST /admin/v1/compact': {
