@@ -4,15 +4,17 @@
 // Exit codes: 0 done, 1 the call failed, 2 the command line is wrong. `marketplace serve` starts
 // the server itself (main.ts) and `marketplace --version` prints the version.
 
-import { randomBytes } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { open, readFile, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ADMIN_TOKEN_FILE } from './admin-token.ts';
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
 import type { AdminUserPatch, KeyPatch, NewKeyInput, NewUser, Role, UsageQuery } from './client/types.ts';
+import { crashSafeWriteFile } from './store/crash-safe-write.ts';
+import { nodeFileSystem } from './store/files.ts';
 import { repairLog } from './store/repair.ts';
 import { VERSION } from './version.ts';
 
@@ -227,7 +229,7 @@ const COMMANDS: Record<string, Command> = {
     async run({ args, cwd, admin }) {
       const target = resolve(cwd, args[0] ?? '');
       const stream = await (await admin()).backup();
-      const bytes = await writeFileAtomically(target, stream);
+      const bytes = await crashSafeWriteFile(nodeFileSystem, target, stream);
       return { file: target, bytes };
     },
   },
@@ -366,7 +368,7 @@ async function readTokenFile(options: ParsedOptions, io: CliIo, cwd: string): Pr
   const dataDir = options['data-dir'] ?? io.env.DATA_DIR ?? './data';
   const advice = 'pass --token, set MARKETPLACE_ADMIN_TOKEN, or point --data-dir at the server\'s data directory';
   if (dataDir === ':memory:') throw new CliError(`no admin token (DATA_DIR is :memory:, so there is no token file): ${advice}`);
-  const file = join(resolve(cwd, dataDir), 'admin-token');
+  const file = join(resolve(cwd, dataDir), ADMIN_TOKEN_FILE);
   let token: string;
   try {
     token = (await readFile(file, 'utf8')).trim();
@@ -376,38 +378,6 @@ async function readTokenFile(options: ParsedOptions, io: CliIo, cwd: string): Pr
   }
   if (token === '') throw new CliError(`no admin token: ${file} is empty; ${advice}`);
   return token;
-}
-
-/** Writes to a temporary file beside the target, fsyncs, then renames: the target is never half-written. */
-async function writeFileAtomically(target: string, stream: ReadableStream<Uint8Array>): Promise<number> {
-  const temporary = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-  // 0600: a backup holds emails and key hashes.
-  const handle = await open(temporary, 'wx', 0o600);
-  let bytes = 0;
-  try {
-    for await (const chunk of stream) {
-      await handle.write(chunk);
-      bytes += chunk.byteLength;
-    }
-    await handle.sync();
-    await handle.close();
-    await rename(temporary, target);
-  } catch (error) {
-    await handle.close().catch(() => undefined);
-    await rm(temporary, { force: true });
-    throw error;
-  }
-  await syncDirectory(dirname(target));
-  return bytes;
-}
-
-async function syncDirectory(directory: string): Promise<void> {
-  try {
-    const handle = await open(directory, 'r');
-    await handle.sync().finally(() => handle.close());
-  } catch {
-    // Some platforms (Windows) cannot fsync a directory; the rename itself has happened.
-  }
 }
 
 function describeFailure(error: unknown): string {
@@ -443,8 +413,8 @@ function helpText(): string {
     '',
     'connection (every command but repair):',
     `  --url <url>        server address; else MARKETPLACE_URL, else ${DEFAULT_URL}`,
-    '  --token <token>    admin token; else MARKETPLACE_ADMIN_TOKEN, else the file <data-dir>/admin-token',
-    '  --data-dir <dir>   where to find admin-token; else DATA_DIR, else ./data',
+    `  --token <token>    admin token; else MARKETPLACE_ADMIN_TOKEN, else the file <data-dir>/${ADMIN_TOKEN_FILE}`,
+    `  --data-dir <dir>   where to find ${ADMIN_TOKEN_FILE}; else DATA_DIR, else ./data`,
     '',
     'Results are printed as JSON. Exit codes: 0 done, 1 failed, 2 wrong command line.',
     '',

@@ -7,6 +7,7 @@
 
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { crashSafeWriteFile, writeFileDurably } from './crash-safe-write.ts';
 import { nodeFileSystem, type FileSystem, type LogHandle } from './files.ts';
 import { encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX } from './format.ts';
 import { MAX_LINE_BYTES } from './lines.ts';
@@ -140,23 +141,12 @@ export class FileLog implements Log {
     await this.finishLogSwitch();
     const chunks = await snapshot();
     await this.fileSystem.remove(tempPath);
-    const temp = await this.fileSystem.create(tempPath);
-    let size = 0;
+    // The rename is done here rather than by crashSafeWriteFile: a failed rename may still
+    // have happened, and the log must then switch to the new file (below).
+    const size = await writeFileDurably(this.fileSystem, tempPath, chunks);
     let lines = 0;
+    for (const chunk of chunks) lines += countNewlines(chunk);
     try {
-      for (const chunk of chunks) {
-        await temp.write(chunk, size);
-        size += chunk.length;
-        lines += countNewlines(chunk);
-      }
-      await temp.sync();
-    } catch (error) {
-      await temp.close().catch(() => {});
-      await this.fileSystem.remove(tempPath).catch(() => {});
-      throw error;
-    }
-    try {
-      await temp.close();
       await this.fileSystem.rename(tempPath, this.logPath);
     } catch (error) {
       // A rename can report a failure yet have happened (a network file system): then the
@@ -215,19 +205,9 @@ function countNewlines(chunk: Buffer): number {
   return count;
 }
 
-/** A new log is born complete: header written to a temp file, fsynced, renamed into place. */
+/** A new log is born complete: its header line, written crash-safely. */
 async function createLogFile(fileSystem: FileSystem, dataDir: string, logPath: string, now: () => number): Promise<void> {
-  const tempPath = join(dataDir, CREATE_TEMP_NAME);
-  await fileSystem.remove(tempPath);
-  const temp = await fileSystem.create(tempPath);
-  try {
-    await temp.write(Buffer.from(headerLine(new Date(now()).toISOString())), 0);
-    await temp.sync();
-  } finally {
-    await temp.close();
-  }
-  await fileSystem.rename(tempPath, logPath);
-  await fileSystem.syncDirectory(dataDir);
+  await crashSafeWriteFile(fileSystem, logPath, [headerLine(new Date(now()).toISOString())], { tempPath: join(dataDir, CREATE_TEMP_NAME) });
 }
 
 /**

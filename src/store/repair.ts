@@ -4,6 +4,7 @@
 
 import { existsSync, linkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { crashSafeWriteFile, writeFileDurably } from './crash-safe-write.ts';
 import { nodeFileSystem, type FileSystem } from './files.ts';
 import { decodeLine, headerLine, LineFormatError, LOG_FILE_NAME, parseHeader, TEMP_SUFFIX } from './format.ts';
 import { readLines } from './lines.ts';
@@ -77,33 +78,32 @@ export async function repairLog(dataDir: string, options: RepairOptions = {}): P
     const stamp = new Date(now()).toISOString().replace(/[:.]/g, '-');
     if (scan.damaged.length > 0) {
       report.side_file = join(dataDir, `${LOG_FILE_NAME}.damaged-${stamp}`);
-      await writeDurably(fileSystem, report.side_file, scan.damaged.map((damaged) => damaged.text + '\n'));
+      await writeFileDurably(fileSystem, report.side_file, linesInChunks(scan.damaged.map((damaged) => damaged.text)));
     }
     report.original = keepOriginal(logPath, join(dataDir, `${LOG_FILE_NAME}.before-repair-${stamp}`));
     // The side file and the original's name must be durable before the log stops holding those lines.
     await fileSystem.syncDirectory(dataDir);
 
-    const tempPath = join(dataDir, REPAIR_TEMP_NAME);
-    await fileSystem.remove(tempPath);
     const header = scan.header ?? headerLine(new Date(now()).toISOString()).slice(0, -1);
-    await writeDurably(fileSystem, tempPath, [header + '\n', ...scan.kept.map((line) => line + '\n')]);
-    // Prove the result loads before it replaces anything.
-    try {
-      const discard = { put() {}, remove() {} };
-      replayLog(
-        tempPath,
-        dataDir,
-        (message) => {
-          throw new Error(message);
-        },
-        discard,
-      );
-    } catch (error) {
-      await fileSystem.remove(tempPath).catch(() => {});
-      throw new Error(`The repaired log did not verify (${(error as Error).message}); the log was left unchanged.`);
-    }
-    await fileSystem.rename(tempPath, logPath);
-    await fileSystem.syncDirectory(dataDir);
+    await crashSafeWriteFile(fileSystem, logPath, linesInChunks([header, ...scan.kept]), {
+      tempPath: join(dataDir, REPAIR_TEMP_NAME),
+      // Prove the result loads before it replaces anything.
+      beforeReplace(tempPath) {
+        try {
+          const discard = { put() {}, remove() {} };
+          replayLog(
+            tempPath,
+            dataDir,
+            (message) => {
+              throw new Error(message);
+            },
+            discard,
+          );
+        } catch (error) {
+          throw new Error(`The repaired log did not verify (${(error as Error).message}); the log was left unchanged.`);
+        }
+      },
+    });
 
     report.repaired = true;
     report.summary = [
@@ -173,22 +173,9 @@ function scanLog(logPath: string): LogScan {
 }
 
 /** A new file (mode 0600) holding `lines`, fsynced before this returns. */
-async function writeDurably(fileSystem: FileSystem, path: string, lines: readonly string[]): Promise<void> {
-  const handle = await fileSystem.create(path);
-  try {
-    let position = 0;
-    for (let start = 0; start < lines.length; start += 4096) {
-      const chunk = Buffer.from(lines.slice(start, start + 4096).join(''));
-      await handle.write(chunk, position);
-      position += chunk.length;
-    }
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => {});
-    await fileSystem.remove(path).catch(() => {});
-    throw error;
-  }
-  await handle.close();
+/** Lines, each ended by a newline, joined 4,096 at a time (a write per line would be slow). */
+function* linesInChunks(lines: readonly string[]): Generator<string> {
+  for (let start = 0; start < lines.length; start += 4096) yield lines.slice(start, start + 4096).join('\n') + '\n';
 }
 
 /** A second name for the log before repair; null where hard links are not possible. */
