@@ -10,7 +10,8 @@ export const DEFAULT_SPAN_MS: Readonly<Record<Granularity, number>> = { hour: DA
 /** The widest range one request may ask for (it bounds the points in the answer). */
 export const MAX_SPAN_MS: Readonly<Record<Granularity, number>> = { hour: 31 * DAY_MS, day: 366 * DAY_MS };
 
-const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2})))?$/;
+/** What `from` and `to` accept: a date, or a time with Z or an offset (seconds and fractions optional). The OpenAPI document uses it as the parameters' pattern. */
+export const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):(\d{2})))?$/;
 const EXAMPLE = '2026-01-01T00:00:00Z';
 
 /**

@@ -1,11 +1,14 @@
 // OpenAPI paths of the analytics endpoints: a key's usage (/v1 for the calling key, /admin/v1
 // for any key; one schema serves both) and the performance of the caller's own listings.
 
+import { ISO_TIME } from '../analytics/time-range.ts';
 import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations, type Schema } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
 const timestamp = { type: 'string', format: 'date-time' };
+/** A query's time: the server's own pattern, since it also takes a plain date and times without seconds. */
+const queryTime = { type: 'string', pattern: ISO_TIME.source, examples: ['2026-01-01', '2026-01-01T09:30Z', '2026-01-01T09:30:00+02:00'] };
 const count = { type: 'integer', minimum: 0 };
 
 const statusCounts: Schema = {
@@ -85,8 +88,8 @@ export const analyticsSchemas: Record<string, Schema> = { Usage: usageSchema };
 
 const rangeParams = [
   queryParam('granularity', { enum: ['hour', 'day'], default: 'hour' }, 'Bucket size of the series (UTC hours or UTC days).'),
-  queryParam('from', timestamp, 'ISO 8601 time with Z or an offset, or a date. Default: 24 hours (hour) or 30 days (day) before `to`. Rounded down to the bucket.'),
-  queryParam('to', timestamp, 'ISO 8601, after `from`. Default: the end of the current hour or day. Rounded up to the bucket. At most 31 days after `from` for hour, 366 days for day.'),
+  queryParam('from', queryTime, 'ISO 8601 time with Z or an offset, or a date. Default: 24 hours (hour) or 30 days (day) before `to`. Rounded down to the bucket.'),
+  queryParam('to', queryTime, 'ISO 8601, after `from`. Default: the end of the current hour or day. Rounded up to the bucket. At most 31 days after `from` for hour, 366 days for day.'),
 ];
 
 const listingStatsSchema: Schema = {
@@ -134,8 +137,8 @@ export const analyticsOperations: Operations = {
     parameters: [
       ...PAGE_PARAMS,
       queryParam('sort', { enum: ['-views', 'views', '-impressions', 'impressions'], default: '-views' }, 'Order; ties broken by listing id.'),
-      queryParam('from', timestamp, 'Count from this ISO 8601 time (rounded down to the hour).'),
-      queryParam('to', timestamp, 'Count until this ISO 8601 time (rounded up to the hour).'),
+      queryParam('from', queryTime, 'Count from this ISO 8601 time (rounded down to the hour).'),
+      queryParam('to', queryTime, 'Count until this ISO 8601 time (rounded up to the hour).'),
     ],
     responses: {
       '200': answer('A page of your listings with their counts', listingStatsSchema),

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ApiRoute } from '../../src/http/route.ts';
 import { buildOpenApiDocument } from '../../src/openapi/document.ts';
+import { SchemaValidator } from '../helpers/json-schema.ts';
 import { AnswerChecker } from '../helpers/openapi-answers.ts';
 import { startServer } from '../helpers/server.ts';
 
@@ -106,4 +107,35 @@ test('the answer checker catches a missing required field, a wrong type, an undo
   assert.match(checker.problems('GET', '/v1/listings/lst_1', 202, { data: listing }).join(), /status 202 is not documented/);
   assert.match(checker.problems('GET', '/v1/listings/lst_1', 418, { message: 'teapot' }).join(), /required field "error"/);
   assert.match(checker.problems('GET', '/v1/listings?page=1', 200, { data: [{ ...listing, title: 'x'.repeat(201) }], pagination: { page: 1, limit: 20, total: 1, total_pages: 1 } }).join(), /longer than 200/);
+});
+
+test('query parameters: the server accepts exactly the values the document allows, and refuses the others with 400', async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const { body: document } = await server.request('GET', '/openapi.json');
+  const validator = new SchemaValidator(document);
+  const { key } = await server.userWithKey('creator', ['read:listings', 'read:analytics']);
+  const trials: Array<[pathAndBase: string, name: string, values: string[]]> = [
+    ['/v1/listings', 'page', ['1', '1000000000', '1000000001', '0', '-1', '1.5', 'x']],
+    ['/v1/listings', 'limit', ['1', '100', '101', '0']],
+    ['/v1/listings', 'sort', ['price', '-price', 'title', '-title', 'x']],
+    ['/v1/listings', 'type', ['SKILL', 'TOOL', 'skill', 'x']],
+    ['/v1/listings', 'min_price', ['0', '10.5', '-1']],
+    ['/v1/analytics/usage', 'granularity', ['hour', 'day', 'week']],
+    ['/v1/analytics/usage?to=2026-01-20', 'from', ['2026-01-01', '2026-01-01T09:30Z', '2026-01-01T09:30:00.123+02:00', '2026-01-01T09', '2026/01/01', 'yesterday']],
+    ['/v1/analytics/listings', 'sort', ['-views', 'impressions', 'views_desc']],
+  ];
+  for (const [pathAndBase, name, values] of trials) {
+    // Some trials hold other parameters fixed (a `to` near `from`, so the range stays within its limit).
+    const [path, base] = pathAndBase.split('?') as [string, string | undefined];
+    const parameter = document.paths[path].get.parameters.find((candidate: { name: string }) => candidate.name === name);
+    assert.ok(parameter, `${path} documents ${name}`);
+    for (const value of values) {
+      // A query value is text; numeric schemas judge it as the number it spells.
+      const typed = /^-?\d+(\.\d+)?$/.test(value) && ['integer', 'number'].includes(parameter.schema.type) ? Number(value) : value;
+      const documentAllows = validator.validate(typed, parameter.schema).length === 0;
+      const answer = await server.request('GET', `${path}?${base ? `${base}&` : ''}${name}=${encodeURIComponent(value)}`, { key });
+      assert.equal(answer.status === 200, documentAllows, `${path}?${name}=${value}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
+      if (!documentAllows) assert.equal(answer.status, 400);
+    }
+  }
 });
