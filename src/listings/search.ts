@@ -5,6 +5,7 @@
 
 import { badRequest } from '../http/errors.ts';
 import { checkQueryNames, readPageRequest, type PageRequest } from '../http/lists.ts';
+import { codePointLength } from '../http/validation.ts';
 import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
 import { SORT_KEYS, type ListingIndex, type SortKey } from './index.ts';
 
@@ -31,7 +32,8 @@ export function parseListingQuery(query: URLSearchParams): ListingQuery {
     throw badRequest(`Query parameter "sort" must be one of ${SORT_KEYS.join(', ')}.`, { sort: 'unknown sort' });
   }
   const q = query.get('q');
-  if (q !== null && q.length > 200) throw badRequest('Query parameter "q" must be at most 200 characters.', { q: 'too long' });
+  // Counted in code points, as the document's maxLength counts them (an emoji is one).
+  if (q !== null && codePointLength(q) > 200) throw badRequest('Query parameter "q" must be at most 200 characters.', { q: 'too long' });
   const minPrice = priceParam(query, 'min_price');
   const maxPrice = priceParam(query, 'max_price');
   if (minPrice !== null && maxPrice !== null && minPrice > maxPrice) {
