@@ -13,7 +13,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UsageRecorder } from './analytics/recorder.ts';
 import { AUTH_ERROR, AUTH_HINT, presentedKey, type KeyAuthenticator } from './auth/authenticate.ts';
 import { OperatorTokenCheck, operatorTokenRequired } from './auth/operator-token.ts';
-import { permissionSetOf, requiredEntries } from './auth/permissions.ts';
+import { permissionRefused } from './auth/authorize-commit.ts';
+import { permissionSetOf } from './auth/permissions.ts';
 import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
@@ -128,10 +129,9 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     // 3. Route: 404 for an unknown path, 405 with Allow for a known path with another method.
     const route = matchRoute(deps.apiRoutes, context);
 
-    // 4. Permission, derived from the route's declaration.
-    if (!permissionSetOf(caller.key.permissions).allows(route, path)) {
-      throw new HttpError(403, `This API key may not ${route.method} ${route.pattern}.`, { required: requiredEntries(route) });
-    }
+    // 4. Permission, derived from the route's declaration (checked again when a write commits).
+    if (!permissionSetOf(caller.key.permissions).allows(route, path)) throw permissionRefused(route);
+    context.apiRoute = route;
 
     // 5-7. The handler checks input, ownership and state. A POST with Idempotency-Key may
     //      instead replay its first answer.

@@ -9,7 +9,7 @@ import { newId } from '../domain/ids.ts';
 import { byCreation } from '../domain/order.ts';
 import { KEYS, ROLES, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { keyView, privateUser } from '../domain/views.ts';
-import { conflict, notFound } from '../http/errors.ts';
+import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
@@ -45,20 +45,22 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const fields = readProfileFields(checker);
     const role = checker.oneOf('role', ROLES) ?? 'member';
     checker.finish();
-    if (fields.email) assertEmailFree(store, fields.email, null);
-    const now = isoTime(clock.now());
-    const user: UserRecord = {
-      id: newId('usr'),
-      name: fields.name!,
-      email: fields.email ?? '',
-      bio: fields.bio ?? '',
-      website: '',
-      avatar_url: '',
-      role,
-      created_at: now,
-      updated_at: now,
-    };
-    return context.commit([{ op: 'put', collection: USERS, id: user.id, data: user }], { status: 201, body: { data: privateUser(user) } });
+    return context.commit((tx) => {
+      if (fields.email) assertEmailFree(tx, fields.email, null);
+      const now = isoTime(clock.now());
+      const user: UserRecord = {
+        id: newId('usr'),
+        name: fields.name!,
+        email: fields.email ?? '',
+        bio: fields.bio ?? '',
+        website: '',
+        avatar_url: '',
+        role,
+        created_at: now,
+        updated_at: now,
+      };
+      return { ops: [{ op: 'put', collection: USERS, id: user.id, data: user }], reply: { status: 201, body: { data: privateUser(user) } } };
+    });
   }
 
   function listUsers(context: RequestContext): Reply {
@@ -74,14 +76,16 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const role = checker.oneOf('role', ROLES);
     checker.finish();
     requireNonEmpty(body, USER_FIELDS);
-    const user = store.get(USERS, context.params.id!);
-    if (!user) throw notFound('User');
-    if (fields.email) assertEmailFree(store, fields.email, user.id);
-    const changed: UserRecord = { ...user, ...fields, ...(role ? { role } : {}), updated_at: isoTime(clock.now()) };
-    return context.commit(
-      [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...deps.outbox.eventOps('user.updated', changed.id, privateUser(changed))],
-      { status: 200, body: { data: privateUser(changed) } },
-    );
+    return context.commit((tx) => {
+      const user = tx.get(USERS, context.params.id!);
+      if (!user) throw notFound('User');
+      if (fields.email) assertEmailFree(tx, fields.email, user.id);
+      const changed: UserRecord = { ...user, ...fields, ...(role ? { role } : {}), updated_at: isoTime(clock.now()) };
+      return {
+        ops: [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...deps.outbox.eventOps('user.updated', changed.id, privateUser(changed))],
+        reply: { status: 200, body: { data: privateUser(changed) } },
+      };
+    });
   }
 
   async function createKey(context: RequestContext): Promise<Reply> {
@@ -92,27 +96,30 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const permissions = readPermissions(checker, deps.apiRoutes);
     const rateLimit = checker.integer('rate_limit', 1, MAX_RATE_LIMIT);
     const prefixKind = checker.oneOf<KeyPrefixKind>('prefix', ['mk', 'live']) ?? 'live';
-    if (userId !== undefined && !store.get(USERS, userId)) checker.fail('user_id', 'is not an existing user');
     checker.finish();
     const generated = generateApiKey(prefixKind, deps.brand);
-    const now = isoTime(clock.now());
-    const key: KeyRecord = {
-      id: newId('key'),
-      user_id: userId!,
-      name: name ?? '',
-      prefix: generated.prefix,
-      last_four: generated.lastFour,
-      hash: generated.hash,
-      permissions: permissions ?? DEFAULT_PERMISSIONS,
-      rate_limit: rateLimit ?? DEFAULT_RATE_LIMIT,
-      created_at: now,
-      updated_at: now,
-      revoked_at: null,
-    };
-    // The plain key is in this answer only; the store keeps its SHA-256.
-    return context.commit([{ op: 'put', collection: KEYS, id: key.id, data: key }], {
-      status: 201,
-      body: { data: { ...keyView(key, null), key: generated.key } },
+    return context.commit((tx) => {
+      // Checked as the write commits, so a key is never made for a user that is gone.
+      if (!tx.get(USERS, userId!)) throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
+      const now = isoTime(clock.now());
+      const key: KeyRecord = {
+        id: newId('key'),
+        user_id: userId!,
+        name: name ?? '',
+        prefix: generated.prefix,
+        last_four: generated.lastFour,
+        hash: generated.hash,
+        permissions: permissions ?? DEFAULT_PERMISSIONS,
+        rate_limit: rateLimit ?? DEFAULT_RATE_LIMIT,
+        created_at: now,
+        updated_at: now,
+        revoked_at: null,
+      };
+      // The plain key is in this answer only; the store keeps its SHA-256.
+      return {
+        ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }],
+        reply: { status: 201, body: { data: { ...keyView(key, null), key: generated.key } } },
+      };
     });
   }
 
@@ -134,31 +141,36 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const rateLimit = checker.integer('rate_limit', 1, MAX_RATE_LIMIT);
     checker.finish();
     requireNonEmpty(body, KEY_PATCH_FIELDS);
-    const key = store.get(KEYS, context.params.id!);
-    if (!key) throw notFound('Key');
-    if (key.revoked_at !== null) throw conflict('This key is revoked and can no longer be changed.');
-    const changed: KeyRecord = {
-      ...key,
-      ...(name !== undefined ? { name } : {}),
-      ...(permissions !== undefined ? { permissions } : {}),
-      ...(rateLimit !== undefined ? { rate_limit: rateLimit } : {}),
-      updated_at: isoTime(clock.now()),
-    };
-    return context.commit([{ op: 'put', collection: KEYS, id: changed.id, data: changed }], {
-      status: 200,
-      body: { data: keyView(changed, deps.lastUsedAt(changed.id)) },
+    return context.commit((tx) => {
+      // Decided on the key as it is when the write commits: a revocation is final.
+      const key = tx.get(KEYS, context.params.id!);
+      if (!key) throw notFound('Key');
+      if (key.revoked_at !== null) throw conflict('This key is revoked and can no longer be changed.');
+      const changed: KeyRecord = {
+        ...key,
+        ...(name !== undefined ? { name } : {}),
+        ...(permissions !== undefined ? { permissions } : {}),
+        ...(rateLimit !== undefined ? { rate_limit: rateLimit } : {}),
+        updated_at: isoTime(clock.now()),
+      };
+      return {
+        ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }],
+        reply: { status: 200, body: { data: keyView(changed, deps.lastUsedAt(changed.id)) } },
+      };
     });
   }
 
-  async function revokeKey(context: RequestContext): Promise<Reply> {
-    const key = store.get(KEYS, context.params.id!);
-    if (!key) throw notFound('Key');
-    if (key.revoked_at !== null) return { status: 200, body: { data: keyView(key, deps.lastUsedAt(key.id)) } };
-    const now = isoTime(clock.now());
-    const revoked: KeyRecord = { ...key, revoked_at: now, updated_at: now };
-    return context.commit([{ op: 'put', collection: KEYS, id: revoked.id, data: revoked }], {
-      status: 200,
-      body: { data: keyView(revoked, deps.lastUsedAt(revoked.id)) },
+  function revokeKey(context: RequestContext): Promise<Reply> {
+    return context.commit((tx) => {
+      const key = tx.get(KEYS, context.params.id!);
+      if (!key) throw notFound('Key');
+      if (key.revoked_at !== null) return { ops: [], reply: { status: 200, body: { data: keyView(key, deps.lastUsedAt(key.id)) } } };
+      const now = isoTime(clock.now());
+      const revoked: KeyRecord = { ...key, revoked_at: now, updated_at: now };
+      return {
+        ops: [{ op: 'put', collection: KEYS, id: revoked.id, data: revoked }],
+        reply: { status: 200, body: { data: keyView(revoked, deps.lastUsedAt(revoked.id)) } },
+      };
     });
   }
 

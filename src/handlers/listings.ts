@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
-import { etagOf } from '../http/conditional.ts';
+import { assertIfMatch, etagOf } from '../http/conditional.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { pagination } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
@@ -17,7 +17,7 @@ import type { ListingPageCache } from '../listings/page-cache.ts';
 import { ParsedListingQueries } from '../listings/parsed-queries.ts';
 import { findListings } from '../listings/search.ts';
 import { SerialisedListings } from '../listings/serialised.ts';
-import type { Store } from '../store/store.ts';
+import type { RecordReader, Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
 
 export interface ListingRoutesDeps {
@@ -66,57 +66,66 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     const checker = new BodyChecker(await context.readJsonBody(), EDITABLE_FIELDS, READ_ONLY_FIELDS);
     checker.requireFields(['title', 'type', 'price']);
     const fields = readListingFields(checker);
-    if (context.user.role !== 'creator') {
-      throw forbidden('Only creators may create listings. Ask the operator to give your user the creator role.');
-    }
-    const now = isoTime(clock.now());
-    const listing: ListingRecord = {
-      id: newId('lst'),
-      title: fields.title!,
-      description: fields.description ?? '',
-      type: fields.type!,
-      price: fields.price!,
-      tags: fields.tags ?? [],
-      status: 'active',
-      owner_id: context.user.id,
-      created_at: now,
-      updated_at: now,
-    };
-    return context.commit(
-      [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing }, ...outbox.eventOps('listing.created', listing.owner_id, listing)],
-      { status: 201, body: { data: listing } },
-    );
+    return context.commit((_tx, { user }) => {
+      if (user.role !== 'creator') {
+        throw forbidden('Only creators may create listings. Ask the operator to give your user the creator role.');
+      }
+      const now = isoTime(clock.now());
+      const listing: ListingRecord = {
+        id: newId('lst'),
+        title: fields.title!,
+        description: fields.description ?? '',
+        type: fields.type!,
+        price: fields.price!,
+        tags: fields.tags ?? [],
+        status: 'active',
+        owner_id: user.id,
+        created_at: now,
+        updated_at: now,
+      };
+      return {
+        ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing }, ...outbox.eventOps('listing.created', listing.owner_id, listing)],
+        reply: { status: 201, body: { data: listing } },
+      };
+    });
   }
 
+  /** A PUT changes only the fields it sent, on top of the listing as it is when the write commits. */
   async function update(context: KeyContext): Promise<Reply> {
     const body = await context.readJsonBody();
     const checker = new BodyChecker(body, EDITABLE_FIELDS, READ_ONLY_FIELDS);
     const fields = readListingFields(checker);
     requireNonEmpty(body, EDITABLE_FIELDS);
-    const listing = ownedListing(context);
-    if (listing.status === 'archived') throw conflict('This listing is archived and can no longer be changed.');
-    const changed: ListingRecord = { ...listing, ...definedOnly(fields), updated_at: isoTime(clock.now()) };
-    return context.commit(
-      [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps('listing.updated', changed.owner_id, changed)],
-      { status: 200, body: { data: changed } },
-    );
+    return context.commit((tx, { user }) => {
+      const listing = ownedListing(tx, context, user.id);
+      if (listing.status === 'archived') throw conflict('This listing is archived and can no longer be changed.');
+      const changed: ListingRecord = { ...listing, ...definedOnly(fields), updated_at: isoTime(clock.now()) };
+      return {
+        ops: [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps('listing.updated', changed.owner_id, changed)],
+        reply: { status: 200, body: { data: changed } },
+      };
+    });
   }
 
-  async function archive(context: KeyContext): Promise<Reply> {
-    const listing = ownedListing(context);
-    // Archiving twice is not an error: the second call finds what the first one left.
-    if (listing.status === 'archived') return { status: 200, body: { data: listing } };
-    const archived: ListingRecord = { ...listing, status: 'archived', updated_at: isoTime(clock.now()) };
-    return context.commit(
-      [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps('listing.archived', archived.owner_id, archived)],
-      { status: 200, body: { data: archived } },
-    );
+  function archive(context: KeyContext): Promise<Reply> {
+    return context.commit((tx, { user }) => {
+      const listing = ownedListing(tx, context, user.id);
+      // Archiving twice is not an error: the second call finds what the first one left.
+      if (listing.status === 'archived') return { ops: [], reply: { status: 200, body: { data: listing } } };
+      const archived: ListingRecord = { ...listing, status: 'archived', updated_at: isoTime(clock.now()) };
+      return {
+        ops: [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps('listing.archived', archived.owner_id, archived)],
+        reply: { status: 200, body: { data: archived } },
+      };
+    });
   }
 
-  function ownedListing(context: KeyContext): ListingRecord {
-    const listing = store.get(LISTINGS, context.params.id!);
+  /** The listing as it is now: 404 when missing, 403 when not the caller's, 412 when If-Match names another version. */
+  function ownedListing(reader: RecordReader, context: KeyContext, userId: string): ListingRecord {
+    const listing = reader.get(LISTINGS, context.params.id!);
     if (!listing) throw notFound('Listing');
-    if (listing.owner_id !== context.user.id) throw forbidden('Only the owner of this listing may change or archive it.');
+    if (listing.owner_id !== userId) throw forbidden('Only the owner of this listing may change or archive it.');
+    assertIfMatch(context.req.headers['if-match'], () => serialised.shown(listing).etag);
     return listing;
   }
 

@@ -4,7 +4,7 @@
 import { USERS, type UserRecord } from '../domain/records.ts';
 import { conflict } from '../http/errors.ts';
 import { definedOnly, type BodyChecker } from '../http/validation.ts';
-import type { Store } from '../store/store.ts';
+import type { RecordReader } from '../store/store.ts';
 
 export interface ProfileFields {
   name?: string;
@@ -25,9 +25,13 @@ export function readProfileFields(checker: BodyChecker): ProfileFields {
   });
 }
 
-/** 409 when another user already has this email (emails identify people to the operator). */
-export function assertEmailFree(store: Store, email: string, exceptUserId: string | null): void {
-  for (const user of store.values(USERS)) {
+/**
+ * 409 when another user already has this email (emails identify people to the operator). Read
+ * inside a write's decision, it reads every user: two writes taking one email at once are
+ * decided one after the other, so the second sees the first.
+ */
+export function assertEmailFree(reader: RecordReader, email: string, exceptUserId: string | null): void {
+  for (const user of reader.values(USERS)) {
     if (user.email === email && user.id !== exceptUserId) throw conflict('Another user already has this email address.');
   }
 }

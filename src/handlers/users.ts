@@ -4,6 +4,7 @@ import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { USERS, type UserRecord } from '../domain/records.ts';
 import { privateUser, publicUser } from '../domain/views.ts';
+import { assertIfMatch, etagOf } from '../http/conditional.ts';
 import { notFound } from '../http/errors.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
@@ -24,21 +25,28 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
   const { store, clock, outbox } = deps;
 
   function me(context: KeyContext): Reply {
-    return { status: 200, body: { data: privateUser(context.user) } };
+    return { status: 200, body: meBody(context.user) };
   }
 
+  /**
+   * Changes only the fields sent, on top of the user as she is when the write commits: a role,
+   * name or email the operator set meanwhile is kept unless this PUT itself sends that field.
+   */
   async function updateMe(context: KeyContext): Promise<Reply> {
     const body = await context.readJsonBody();
     const checker = new BodyChecker(body, EDITABLE_FIELDS, READ_ONLY_FIELDS);
     const fields = readProfileFields(checker);
     checker.finish();
     requireNonEmpty(body, EDITABLE_FIELDS);
-    if (fields.email) assertEmailFree(store, fields.email, context.user.id);
-    const changed: UserRecord = { ...context.user, ...fields, updated_at: isoTime(clock.now()) };
-    return context.commit(
-      [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...outbox.eventOps('user.updated', changed.id, privateUser(changed))],
-      { status: 200, body: { data: privateUser(changed) } },
-    );
+    return context.commit((tx, { user }) => {
+      assertIfMatch(context.req.headers['if-match'], () => etagOf(Buffer.from(JSON.stringify(meBody(user)))));
+      if (fields.email) assertEmailFree(tx, fields.email, user.id);
+      const changed: UserRecord = { ...user, ...fields, updated_at: isoTime(clock.now()) };
+      return {
+        ops: [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...outbox.eventOps('user.updated', changed.id, privateUser(changed))],
+        reply: { status: 200, body: meBody(changed) },
+      };
+    });
   }
 
   function profile(context: KeyContext): Reply {
@@ -52,4 +60,9 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
     { method: 'PUT', pattern: '/v1/users/me', resource: 'users', summary: 'Change your profile', handle: updateMe },
     { method: 'GET', pattern: '/v1/users/:id', resource: 'users', summary: "A user's public profile", handle: profile },
   ];
+}
+
+/** GET /v1/users/me's body; its ETag is what If-Match on PUT /v1/users/me is compared with. */
+function meBody(user: UserRecord): { data: ReturnType<typeof privateUser> } {
+  return { data: privateUser(user) };
 }

@@ -20,7 +20,6 @@ import type { WebhookOutbox } from '../webhooks/outbox.ts';
 import { adminWebhookView, webhookView } from '../webhooks/records.ts';
 import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
 import { generateWebhookSecret } from '../webhooks/signing.ts';
-import { withWebhookLock } from '../webhooks/webhook-lock.ts';
 
 export const MAX_WEBHOOKS_PER_USER = 20;
 const MAX_URL_LENGTH = 2048;
@@ -72,8 +71,6 @@ function readEvents(checker: BodyChecker): EventType[] | undefined {
 
 export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   const { store, clock, outbox, allowPrivate } = deps;
-  /** Registrations between their check and their write, so two at once cannot pass 20. */
-  const reservedByUser = new Map<string, number>();
 
   function list(context: KeyContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
@@ -91,15 +88,16 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     const description = checker.string('description', 0, MAX_DESCRIPTION_LENGTH) ?? '';
     checker.finish();
 
-    const userId = context.user.id;
-    const reserved = reservedByUser.get(userId) ?? 0;
-    if (outbox.webhooksOf(userId).length + reserved >= MAX_WEBHOOKS_PER_USER) {
-      throw conflict(
-        `You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed. Delete one (DELETE /v1/webhooks/:id) before registering another.`,
-      );
-    }
-    reservedByUser.set(userId, reserved + 1);
-    try {
+    return context.commit((tx, { user }) => {
+      const userId = user.id;
+      // Every webhook is read, so two registrations at once are decided one after the other.
+      let owned = 0;
+      for (const webhook of tx.values(WEBHOOKS)) if (webhook.user_id === userId) owned += 1;
+      if (owned >= MAX_WEBHOOKS_PER_USER) {
+        throw conflict(
+          `You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed. Delete one (DELETE /v1/webhooks/:id) before registering another.`,
+        );
+      }
       const createdAt = isoTime(clock.now());
       const webhook: WebhookRecord = {
         id: newId('wh'),
@@ -115,26 +113,22 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
       };
       const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, ...outbox.pingOps(webhook)];
       // The only answer that ever carries the secret.
-      return await context.commit(ops, { status: 201, body: { data: { ...webhookView(webhook), secret: webhook.secret } } });
-    } finally {
-      const left = (reservedByUser.get(userId) ?? 1) - 1;
-      if (left > 0) reservedByUser.set(userId, left);
-      else reservedByUser.delete(userId);
-    }
+      return { ops, reply: { status: 201, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
+    });
   }
 
   function remove(context: KeyContext): Promise<Reply> {
     const webhookId = context.params.id ?? '';
-    // Under the webhook's lock, so a delivery outcome being written cannot bring it back.
-    return withWebhookLock(store, webhookId, async () => {
-      const webhook = store.get(WEBHOOKS, webhookId);
+    // Decided when it commits, so a delivery outcome written meanwhile cannot bring it back.
+    return context.commit((tx, { user }) => {
+      const webhook = tx.get(WEBHOOKS, webhookId);
       // Another user's webhook is answered exactly like a missing one: its existence is not theirs to learn.
-      if (webhook === undefined || webhook.user_id !== context.user.id) throw notFound('Webhook');
+      if (webhook === undefined || webhook.user_id !== user.id) throw notFound('Webhook');
       const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }];
-      for (const delivery of store.values(DELIVERIES)) {
+      for (const delivery of tx.values(DELIVERIES)) {
         if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
       }
-      return context.commit(ops, { status: 200, body: { data: webhookView(webhook) } });
+      return { ops, reply: { status: 200, body: { data: webhookView(webhook) } } };
     });
   }
 

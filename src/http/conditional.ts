@@ -1,7 +1,10 @@
-// Conditional GETs: every GET answered 200 with a body carries an ETag (a hash of its bytes),
-// and a client that sends that tag back in If-None-Match gets an empty 304 instead.
+// Conditional requests. GETs: every GET answered 200 with a body carries an ETag (a hash of its
+// bytes), and a client that sends that tag back in If-None-Match gets an empty 304 instead.
+// Writes: a client that sends If-Match with the tag it read has its write refused with 412 when
+// the resource has changed since (checked when the write commits, on the current state).
 
 import { createHash } from 'node:crypto';
+import { HttpError } from './errors.ts';
 
 /** A strong ETag for these bytes, e.g. `"x4Bh…"`. Handlers that keep bytes may keep their tag too. */
 export function etagOf(bytes: Buffer): string {
@@ -13,4 +16,20 @@ export function clientHasEtag(ifNoneMatch: string | undefined, etag: string): bo
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
   return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+/**
+ * Throws 412 unless If-Match (when sent) names `currentEtag` exactly: strong comparison, so a
+ * weak `W/` tag never matches; `*` matches any existing resource. Called with the tag of the
+ * resource's current GET answer, after the resource was found.
+ */
+export function assertIfMatch(ifMatch: string | undefined, currentEtag: () => string): void {
+  if (ifMatch === undefined) return;
+  const sent = ifMatch.trim();
+  if (sent === '*') return;
+  const etag = currentEtag();
+  if (sent.split(',').some((tag) => tag.trim() === etag)) return;
+  throw new HttpError(412, 'The resource has changed since you read it: If-Match does not name its current ETag. Nothing was changed.', {
+    details: { 'If-Match': `sent ${sent}; the current ETag is ${etag} (GET the resource again, then retry)` },
+  });
 }

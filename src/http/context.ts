@@ -7,12 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
-import type { WriteOp } from '../store/format.ts';
-import type { Store } from '../store/store.ts';
+import { callerAtCommit } from '../auth/authorize-commit.ts';
+import type { PermissionRoute } from '../auth/permissions.ts';
+import type { Store, Transaction } from '../store/store.ts';
 import { parseJsonObject, readRawBody } from './body.ts';
 import type { IdempotencyClaim, IdempotencyGuard } from './idempotency.ts';
 import type { Headers } from './respond.ts';
-import type { KeyContext, Reply } from './route.ts';
+import type { Decided, KeyContext, Reply } from './route.ts';
 
 /** What `commit` writes through: the store, plus the idempotency record of a POST. */
 export interface CommitServices {
@@ -38,6 +39,8 @@ export class Context implements KeyContext {
   caller: Caller | null = null;
   /** Step 3 (route): "METHOD /pattern" of the matched route, for analytics and the access log. */
   routeLabel: string | null = null;
+  /** Step 3 (route): the /v1 route matched, whose permission a write checks again when it commits. */
+  apiRoute: PermissionRoute | null = null;
   /** Step 3 (route): the path's parameters, e.g. { id: 'lst_…' }. */
   params: Readonly<Record<string, string>> = NO_PARAMS;
   /** A POST with Idempotency-Key that claimed its key: its answer is recorded with its write. */
@@ -84,11 +87,18 @@ export class Context implements KeyContext {
     return parseJsonObject(await this.rawBody());
   }
 
-  async commit(ops: WriteOp[], reply: Reply): Promise<Reply> {
+  commit(decide: (tx: Transaction, caller: Caller) => Decided): Promise<Reply> {
+    const { store, idempotency } = this.services;
     const claim = this.idempotencyClaim;
-    const all = claim && reply.status < 300 ? [...ops, this.services.idempotency.recordOp(claim, reply)] : ops;
-    await this.services.store.write(all);
-    return reply;
+    const keyId = this.caller?.key.id ?? null;
+    const route = this.apiRoute;
+    return store.commit((tx) => {
+      // The key and its user are part of what a keyed write is decided on.
+      const decided =
+        keyId === null || route === null ? (decide as (tx: Transaction) => Decided)(tx) : decide(tx, callerAtCommit(tx, keyId, route, this.path));
+      const { ops, reply } = decided;
+      return { ops: claim && reply.status < 300 ? [...ops, idempotency.recordOp(claim, reply)] : ops, result: reply };
+    });
   }
 }
 

@@ -3,8 +3,10 @@
 // context a handler receives is built by src/http/context.ts.
 
 import type { IncomingMessage } from 'node:http';
+import type { Caller } from '../auth/authenticate.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
+import type { Transaction } from '../store/transaction.ts';
 
 export const RESOURCES = ['listings', 'users', 'analytics', 'webhooks'] as const;
 export type Resource = (typeof RESOURCES)[number];
@@ -32,15 +34,30 @@ export interface RequestContext {
   /** The parsed JSON object body (POST/PUT/PATCH); 400/413/415 on bad input. */
   readJsonBody(): Promise<Record<string, unknown>>;
   /**
-   * Makes `ops` durable and answers `reply`. The server may add ops of its own to the same
-   * atomic write (the idempotency record of a POST), so every write goes through here.
+   * Decides a write on the current records and makes it durable: `decide` reads through `tx`
+   * and returns the ops to write as one unit and the answer. It runs in the store's write
+   * queue just before the write reaches the log (again if what it read changed), so it must be
+   * synchronous; throwing an HttpError refuses the request and writes nothing. The server may
+   * add ops of its own to the same write (the idempotency record of a POST).
    */
-  commit(ops: WriteOp[], reply: Reply): Promise<Reply>;
+  commit(decide: (tx: Transaction) => Decided): Promise<Reply>;
+}
+
+/** What a handler's decide function returns. */
+export interface Decided {
+  ops: readonly WriteOp[];
+  reply: Reply;
 }
 
 export interface KeyContext extends RequestContext {
+  /** The key and user as they were when the request's headers arrived (fine for reads). */
   readonly key: KeyRecord;
   readonly user: UserRecord;
+  /**
+   * As RequestContext.commit, and `caller` is the key and user as they are now: a key revoked
+   * meanwhile is refused with 401, one that lost the route's permission with 403.
+   */
+  commit(decide: (tx: Transaction, caller: Caller) => Decided): Promise<Reply>;
 }
 
 export interface ApiRoute {

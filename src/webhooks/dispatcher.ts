@@ -18,7 +18,6 @@ import type { DeliveryRecord, LastDelivery, WebhookRecord } from './records.ts';
 import { sendWebhook } from './send.ts';
 import type { SendOutcome } from './send.ts';
 import { buildDeliveryHeaders } from './signing.ts';
-import { withWebhookLock } from './webhook-lock.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_IN_FLIGHT = 8;
@@ -338,7 +337,8 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Writes what `buildOps` makes of the current delivery and webhook, under the webhook's lock.
+   * Writes what `buildOps` makes of the delivery and webhook as they are when the write commits
+   * (so an outcome never brings back a webhook deleted meanwhile).
    * A refused write is tried again after a pause (doubling), until it lands or we stop; the
    * delivery meanwhile stays pending in the store, so a restart sends it again.
    */
@@ -349,11 +349,7 @@ export class WebhookDispatcher {
     let pause = this.storeRetryMs;
     for (;;) {
       try {
-        await withWebhookLock(this.store, delivery.webhook_id, async () => {
-          const current = this.store.get(DELIVERIES, delivery.id);
-          const webhook = this.store.get(WEBHOOKS, delivery.webhook_id);
-          await this.store.write(buildOps(current, webhook));
-        });
+        await this.store.commit((tx) => ({ ops: buildOps(tx.get(DELIVERIES, delivery.id), tx.get(WEBHOOKS, delivery.webhook_id)), result: undefined }));
         return;
       } catch (error) {
         if (error instanceof StoreClosedError || this.stopped) return;

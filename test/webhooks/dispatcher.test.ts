@@ -21,7 +21,6 @@ import type { EventType } from '../../src/webhooks/events.ts';
 import { WebhookOutbox } from '../../src/webhooks/outbox.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../src/webhooks/records.ts';
 import { verifySignature } from '../../src/webhooks/signing.ts';
-import { withWebhookLock } from '../../src/webhooks/webhook-lock.ts';
 import { addWebhook, answer, pause, startReceiver, waitFor } from './fixtures.ts';
 import type { ReceivedRequest, Receiver } from './fixtures.ts';
 
@@ -323,10 +322,10 @@ test('a webhook deleted while its delivery is in flight stays deleted', async (t
   const receiver = await startReceiver(t, (_request, response) => {
     response.writeHead(200).end();
     // The owner deletes the webhook (as DELETE /v1/webhooks/:id does) just as the answer leaves.
-    void withWebhookLock(store, hookId, async () => {
+    void store.commit((tx) => {
       const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: hookId }];
-      for (const delivery of store.values<DeliveryRecord>(DELIVERIES)) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
-      await store.write(ops);
+      for (const delivery of tx.values(DELIVERIES)) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
+      return { ops, result: undefined };
     });
   });
   const context = await setup(t, {}, store);
