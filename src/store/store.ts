@@ -14,7 +14,7 @@ import { FileLog } from './file-log.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
 import type { Log, LogEntry } from './log.ts';
 import { MemoryLog } from './memory-log.ts';
-import { PendingWrites, Transaction, type Decide } from './transaction.ts';
+import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
 
 export type { StoredRecord, WriteOp } from './format.ts';
 export type { ChangeEvent, CollectionName, RecordReader } from './collections.ts';
@@ -283,13 +283,9 @@ export class Store implements RecordReader {
       try {
         decision = write.decide(tx);
       } catch (error) {
-        // Refused on a state an earlier write of the batch is changing: ask again after it.
-        if (tx.stale) again.push(write);
+        // It read what an earlier write of the batch changes: decide it again after that one.
+        if (error instanceof StaleRead) again.push(write);
         else write.reject(error as Error);
-        continue;
-      }
-      if (tx.stale) {
-        again.push(write);
         continue;
       }
       const invalid = decision.ops.find((op) => op.op === 'put' && (typeof op.data !== 'object' || op.data === null || op.data.id !== op.id));

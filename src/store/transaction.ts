@@ -1,8 +1,9 @@
 // What one write is decided on. A write's decide function reads records through a Transaction,
 // which notes each read with the version seen; the store runs decide in its write queue just
 // before the batch goes to the log, on the state every earlier write has left. A read of a
-// record that an earlier write of the same batch is about to change marks the transaction
-// stale: that write is decided again in the next batch, once the change is applied.
+// record that an earlier write of the same batch is about to change stops the decision at once
+// (StaleRead, before it does anything else): that write is decided again in the next batch,
+// once the change is applied.
 
 import { type CollectionName, type Collections, type RecordReader } from './collections.ts';
 import type { StoredRecord, WriteOp } from './format.ts';
@@ -16,7 +17,9 @@ export interface Decision<R> {
 
 /**
  * Reads the current records and decides what to write; runs in the store's write queue, so it
- * must be synchronous and quick. Throwing refuses the write (nothing is written).
+ * must be synchronous and quick. It may be stopped at a read and run again later: read first,
+ * and keep any bookkeeping of its own after the reads. Throwing refuses the write (nothing is
+ * written).
  * @example store.commit((tx) => { const user = tx.get(USERS, id); ...; return { ops, result: user }; })
  */
 export type Decide<R> = (tx: Transaction) => Decision<R>;
@@ -42,25 +45,34 @@ export class PendingWrites {
   }
 }
 
+/** Thrown by a read of what an earlier write of the batch changes; the store decides again later. */
+export class StaleRead extends Error {
+  constructor() {
+    // Control flow, not a fault: no stack is captured.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super('read a record an earlier write of this batch changes');
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
+    this.name = 'StaleRead';
+  }
+}
+
 export class Transaction implements RecordReader {
   /** Every read, with the version seen (a shared log checks them again when it appends). */
   readonly reads: ReadVersion[] = [];
   private readonly collections: Collections;
   private readonly pending: PendingWrites;
-  private readPending = false;
 
   constructor(collections: Collections, pending: PendingWrites) {
     this.collections = collections;
     this.pending = pending;
   }
 
-  /** True when something read is being changed by an earlier write of this batch. */
-  get stale(): boolean {
-    return this.readPending;
-  }
-
   get<T extends StoredRecord>(collection: CollectionName<T>, id: string): T | undefined {
-    if (this.pending.touchesRecord(collection, id)) this.readPending = true;
+    if (this.pending.touchesRecord(collection, id)) throw new StaleRead();
     this.reads.push({ collection, id, version: this.collections.versionOf(collection, id) });
     return this.collections.get(collection, id);
   }
@@ -76,7 +88,7 @@ export class Transaction implements RecordReader {
   }
 
   private readWhole(collection: string): void {
-    if (this.pending.touchesCollection(collection)) this.readPending = true;
+    if (this.pending.touchesCollection(collection)) throw new StaleRead();
     this.reads.push({ collection, id: null, version: this.collections.collectionVersion(collection) });
   }
 }

@@ -84,7 +84,7 @@ export class WebhookOutbox implements EventOutbox {
 
   /**
    * The ops that queue `type` for every active webhook of `ownerId` subscribed to it.
-   * @example context.commit([listingPut, ...outbox.eventOps('listing.created', user.id, listing)], reply)
+   * @example context.commit((tx, { user }) => ({ ops: [listingPut, ...outbox.eventOps('listing.created', user.id, listing)], reply }))
    */
   eventOps(type: EventType, ownerId: string, data: object): WriteOp[] {
     const targets = this.webhooksOf(ownerId).filter((webhook) => webhook.active && webhook.events.includes(type));
