@@ -9,7 +9,7 @@ const tags = { type: 'array', maxItems: 10, items: { type: 'string', minLength: 
 
 /** A URL field that also takes "" (which clears it). */
 const clearableUrl = {
-  anyOf: [{ type: 'string', format: 'uri', maxLength: 2048 }, { const: '' }],
+  anyOf: [{ type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', maxLength: 2048 }, { const: '' }],
   description: 'An http(s) URL, or "" to clear it.',
 };
 

@@ -141,3 +141,41 @@ test('query parameters: the server accepts exactly the values the document allow
     }
   }
 });
+
+test('request bodies: the server accepts exactly the field values the document allows, and refuses the others with 400', async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const { body: document } = await server.request('GET', '/openapi.json');
+  const validator = new SchemaValidator(document);
+  const { key } = await server.userWithKey('creator', ['read:listings', 'write:listings', 'read:users', 'write:users']);
+  const listing = { title: 'Base', type: 'SKILL', price: 1 };
+  const listingTrials: Record<string, unknown[]> = {
+    title: ['x', 'x'.repeat(200), 'x'.repeat(201), '', '😀'.repeat(200), '😀'.repeat(201), 5],
+    description: ['', 'x'.repeat(5000), 'x'.repeat(5001)],
+    type: ['SKILL', 'DATASET', 'skill', 'x'],
+    price: [0, 1_000_000, 1_000_001, -1, 9.99, 9.999, '1'],
+    tags: [[], ['a'], ['a'.repeat(32)], ['a'.repeat(33)], Array.from({ length: 10 }, (_, index) => `t${index}`), Array.from({ length: 11 }, (_, index) => `t${index}`), [''], 'a'],
+    owner_id: ['usr_x'],
+  };
+  const profileTrials: Record<string, unknown[]> = {
+    name: ['A', 'x'.repeat(100), 'x'.repeat(101), ''],
+    bio: ['', 'x'.repeat(500), 'x'.repeat(501)],
+    website: ['', 'https://example.com/me', 'http://example.com', 'ftp://example.com', 'not a url'],
+    avatar_url: ['', 'https://example.com/a.png', 'mailto:a@example.com'],
+    email: ['', 'me@example.com', 'me@', 'x'.repeat(250) + '@e.co'],
+  };
+  const cases = [
+    ...Object.entries(listingTrials).map(([field, values]) => ({ method: 'POST', path: '/v1/listings', schemaPath: ['/v1/listings', 'post'], base: listing, field, values })),
+    ...Object.entries(profileTrials).map(([field, values]) => ({ method: 'PUT', path: '/v1/users/me', schemaPath: ['/v1/users/me', 'put'], base: {}, field, values })),
+  ];
+  for (const { method, path, schemaPath, base, field, values } of cases) {
+    const schema = document.paths[schemaPath[0]!][schemaPath[1]!].requestBody.content['application/json'].schema;
+    for (const value of values) {
+      const body = { ...base, [field]: value };
+      const documentAllows = validator.validate(body, schema).length === 0;
+      const answer = await server.request(method, path, { key, body });
+      const shown = JSON.stringify(value).slice(0, 40);
+      assert.equal(answer.status < 300, documentAllows, `${method} ${path} ${field}=${shown}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
+      if (!documentAllows) assert.equal(answer.status, 400, `${field}=${shown}`);
+    }
+  }
+});

@@ -1,7 +1,7 @@
 // A small JSON Schema (2020-12 subset) validator, enough for the OpenAPI document's schemas:
 // $ref, type, enum, const, required, properties, additionalProperties, items, allOf/anyOf/oneOf,
 // numeric and length bounds (lengths in code points, as JSON Schema counts them), pattern,
-// uniqueItems, minProperties and the date-time format. It returns every problem found.
+// uniqueItems, minProperties and the date-time, uri and email formats. It returns every problem found.
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -91,6 +91,16 @@ function checkString(value: string, schema: JsonSchema, where: string, problems:
   if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(value)) problems.push(`${where}: does not match ${schema.pattern}`);
   if (schema.format === 'date-time' && !(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(value) && !Number.isNaN(Date.parse(value)))) {
     problems.push(`${where}: "${value}" is not an RFC 3339 date-time`);
+  }
+  if (schema.format === 'uri' && !isAbsoluteUri(value)) problems.push(`${where}: "${value}" is not an absolute URI`);
+  if (schema.format === 'email' && !/^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/.test(value)) problems.push(`${where}: "${value}" is not an email address`);
+}
+
+function isAbsoluteUri(text: string): boolean {
+  try {
+    return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(text) && new URL(text).protocol !== '';
+  } catch {
+    return false;
   }
 }
 
