@@ -137,9 +137,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     keyLimiter,
     failedAuthLimiter,
     failedAuthLimit: FAILED_AUTH_LIMIT,
-    apiRoutes: routerOf(apiRoutes),
-    operatorRoutes: routerOf(operatorRoutes),
-    publicRoutes: routerOf(publicRoutes),
+    apiRoutes: buildRouter(apiRoutes),
+    operatorRoutes: buildRouter(operatorRoutes),
+    publicRoutes: buildRouter(publicRoutes),
     operatorToken: adminToken.token,
     usage: recorder,
     idempotency,
@@ -214,7 +214,8 @@ async function openLimiters(config: Config, clock: Clock): Promise<{ keyLimiter:
   };
 }
 
-function routerOf<R extends { method: string; pattern: string }>(routes: readonly R[]): Router<R> {
+/** A router holding these routes. */
+function buildRouter<R extends { method: string; pattern: string }>(routes: readonly R[]): Router<R> {
   const router = new Router<R>();
   for (const route of routes) router.add(route);
   return router;

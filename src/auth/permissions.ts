@@ -5,16 +5,13 @@
 
 import { RESOURCES, type Resource } from '../http/route.ts';
 import { Router } from '../router.ts';
+import { PERMISSION_METHODS, ROUTE_ENTRY, SCOPE_ENTRY } from './key-rules.ts';
 
 export interface PermissionRoute {
   method: string;
   pattern: string;
   resource: Resource;
 }
-
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
-const SCOPE_PATTERN = /^(read|write):([a-z]+)$/;
-const ROUTE_ENTRY_PATTERN = /^([A-Z]+) (\/v1(?:\/[A-Za-z0-9_.~:-]+)*(?:\/\*)?)$/;
 
 export function scopeFor(method: string, resource: Resource): string {
   return `${method === 'GET' ? 'read' : 'write'}:${resource}`;
@@ -28,25 +25,25 @@ export function requiredEntries(route: PermissionRoute): string[] {
 /** Null when `entry` is well formed for these routes, else why it is not. */
 export function checkPermissionEntry(entry: unknown, routes: readonly PermissionRoute[]): string | null {
   if (typeof entry !== 'string') return 'must be a string';
-  const scope = SCOPE_PATTERN.exec(entry);
+  const scope = SCOPE_ENTRY.exec(entry);
   if (scope) {
     return (RESOURCES as readonly string[]).includes(scope[2]!)
       ? null
       : `unknown resource "${scope[2]}" (known: ${RESOURCES.join(', ')})`;
   }
-  const routeEntry = ROUTE_ENTRY_PATTERN.exec(entry);
+  const routeEntry = ROUTE_ENTRY.exec(entry);
   if (!routeEntry) {
     return 'must look like "read:listings", "write:webhooks", "GET /v1/listings", "PUT /v1/listings/:id" or "GET /v1/listings/*"';
   }
   const [, method, path] = routeEntry as unknown as [string, string, string];
-  if (!METHODS.includes(method)) return `unknown method ${method} (known: ${METHODS.join(', ')})`;
+  if (!(PERMISSION_METHODS as readonly string[]).includes(method)) return `unknown method ${method} (known: ${PERMISSION_METHODS.join(', ')})`;
   if (path.endsWith('/*')) {
     const prefix = path.slice(0, -1);
     return routes.some((route) => route.method === method && routeLiesUnder(route.pattern, prefix))
       ? null
       : `no ${method} route lies under ${path}`;
   }
-  const matcher = routerOf(routes);
+  const matcher = cachedRouterOf(routes);
   const match = matcher.match(method, path);
   if (match.kind === 'found' || routes.some((route) => route.method === method && route.pattern === path)) return null;
   return `no route ${method} ${path}`;
@@ -65,7 +62,8 @@ function routeLiesUnder(pattern: string, prefix: string): boolean {
 }
 
 const routerCache = new WeakMap<readonly PermissionRoute[], Router<PermissionRoute>>();
-function routerOf(routes: readonly PermissionRoute[]): Router<PermissionRoute> {
+/** One router per route list, made at its first key check. */
+function cachedRouterOf(routes: readonly PermissionRoute[]): Router<PermissionRoute> {
   let router = routerCache.get(routes);
   if (!router) {
     router = new Router<PermissionRoute>();
@@ -85,7 +83,7 @@ export class PermissionSet {
 
   constructor(entries: readonly string[]) {
     for (const entry of entries) {
-      if (SCOPE_PATTERN.test(entry)) this.scopes.add(entry);
+      if (SCOPE_ENTRY.test(entry)) this.scopes.add(entry);
       else if (entry.endsWith('/*')) {
         const space = entry.indexOf(' ');
         this.prefixes.push({ method: entry.slice(0, space), prefix: entry.slice(space + 1, -1) });

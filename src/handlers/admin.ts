@@ -1,6 +1,7 @@
 // The operator API under /admin/v1 (contract section 2): users and keys come to exist here,
 // plus store stats, compaction and backups. The operator token is checked before any of it.
 
+import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
 import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
 import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
 import type { Clock } from '../clock.ts';
@@ -30,8 +31,6 @@ export interface AdminRoutesDeps {
 }
 
 export const DEFAULT_PERMISSIONS = ['read:listings'];
-export const DEFAULT_RATE_LIMIT = 100;
-export const MAX_RATE_LIMIT = 1_000_000;
 
 const USER_FIELDS = ['name', 'email', 'role', 'bio'] as const;
 const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'prefix'] as const;
@@ -94,7 +93,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const userId = checker.string('user_id', 1, 100);
     const name = checker.string('name', 0, 100);
     const permissions = readPermissions(checker, deps.apiRoutes);
-    const rateLimit = checker.integer('rate_limit', 1, MAX_RATE_LIMIT);
+    const rateLimit = checker.integer('rate_limit', MIN_RATE_LIMIT, MAX_RATE_LIMIT);
     const prefixKind = checker.oneOf<KeyPrefixKind>('prefix', ['mk', 'live']) ?? 'live';
     checker.finish();
     const generated = generateApiKey(prefixKind, deps.brand);
@@ -138,7 +137,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const checker = new BodyChecker(body, KEY_PATCH_FIELDS, ['id', 'user_id', 'prefix', 'key', 'created_at', 'revoked_at']);
     const name = checker.string('name', 0, 100);
     const permissions = readPermissions(checker, deps.apiRoutes);
-    const rateLimit = checker.integer('rate_limit', 1, MAX_RATE_LIMIT);
+    const rateLimit = checker.integer('rate_limit', MIN_RATE_LIMIT, MAX_RATE_LIMIT);
     checker.finish();
     requireNonEmpty(body, KEY_PATCH_FIELDS);
     return context.commit((tx) => {

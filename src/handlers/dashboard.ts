@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { keyRules } from '../auth/key-rules.ts';
 
 export interface StaticAsset {
   status: number;
@@ -98,7 +99,18 @@ function loadAssets(): Map<string, StaticAsset> {
     if (contentType === null) continue;
     loaded.set(name, { status: 200, headers: { 'Content-Type': contentType, ...SECURITY_HEADERS }, body: Buffer.from(bytes) });
   }
+  if (loaded.size > 0) {
+    loaded.set(KEY_RULES_MODULE, { status: 200, headers: { 'Content-Type': CONTENT_TYPES['.js']!, ...SECURITY_HEADERS }, body: Buffer.from(keyRulesModule()) });
+  }
   return loaded;
+}
+
+/** Made by the server, not a file: the dashboard checks keys by the server's own rules. */
+const KEY_RULES_MODULE = 'key-rules.js';
+
+/** The text of /dashboard/key-rules.js: the rules of src/auth/key-rules.ts as an ES module. */
+export function keyRulesModule(): string {
+  return `// The server's rules for API keys (src/auth/key-rules.ts), made by the server when it serves the dashboard.\nexport const KEY_RULES = Object.freeze(${JSON.stringify(keyRules())});\n`;
 }
 
 /**

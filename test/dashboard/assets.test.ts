@@ -2,8 +2,9 @@
 // security headers, and nothing else — no traversal, no dot files, no unknown names.
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { keyRules, type KeyRules } from '../../src/auth/key-rules.ts';
 import { serveDashboardAsset } from '../../src/handlers/dashboard.ts';
 
 const PUBLIC_DIR = new URL('../../src/dashboard/public/', import.meta.url);
@@ -111,4 +112,16 @@ test('the scripts never turn data into markup, and every module they import exis
       assert.ok(serveDashboardAsset(`/dashboard/${imported}`), `${name} imports ${imported}, which is served`);
     }
   }
+});
+
+test('GET /dashboard/key-rules.js → the server\'s own key rules, as a module the page imports', async () => {
+  const asset = serveDashboardAsset('/dashboard/key-rules.js');
+  assert.ok(asset);
+  assert.equal(asset.headers['Content-Type'], 'text/javascript; charset=utf-8');
+  assert.equal(asset.headers['X-Content-Type-Options'], 'nosniff');
+  const module = (await import(`data:text/javascript;base64,${asset.body.toString('base64')}`)) as { KEY_RULES: KeyRules };
+  assert.deepEqual(module.KEY_RULES, JSON.parse(JSON.stringify(keyRules())));
+  assert.ok(module.KEY_RULES.methods.includes('PATCH'), 'every method the server accepts in an entry');
+  assert.equal(new RegExp(module.KEY_RULES.route_entry).test('GET /v1/listings/*'), true);
+  assert.equal(existsSync(new URL('key-rules.js', PUBLIC_DIR)), false, 'made by the server, never a file to keep in step');
 });

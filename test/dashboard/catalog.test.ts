@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { keyRules, type KeyRules } from '../../src/auth/key-rules.ts';
 import { checkPermissionEntry as serverCheck, type PermissionRoute } from '../../src/auth/permissions.ts';
 
 interface Preset { id: string; label: string; permissions: readonly string[] }
@@ -10,15 +11,17 @@ interface Tier { id: string; label: string; rateLimit: number }
 interface CatalogModule {
   TIERS: readonly Tier[];
   PRESETS: readonly Preset[];
-  checkPermissionEntry(entry: unknown): string | null;
-  parseCustomEntries(text: string): Array<{ entry: string; problem: string | null }>;
+  checkPermissionEntry(entry: unknown, rules: KeyRules): string | null;
+  parseCustomEntries(text: string, rules: KeyRules): Array<{ entry: string; problem: string | null }>;
   combinePermissions(presetIds: string[], customEntries: string[]): string[];
   tierFor(rateLimit: number): Tier | null;
-  checkRateLimit(value: string): string | null;
+  checkRateLimit(value: string, rules: KeyRules): string | null;
 }
 
 // A plain-JavaScript browser module; loading it by URL keeps the type checker out of it.
 const catalog = (await import(new URL('../../src/dashboard/public/catalog.js', import.meta.url).href)) as CatalogModule;
+// The rules the page is given: the server's own, as /dashboard/key-rules.js serves them.
+const RULES = keyRules();
 
 // The /v1 routes of the specification, as the server's permission checker sees them.
 const SPEC_ROUTES: PermissionRoute[] = [
@@ -47,15 +50,15 @@ test('tiers are Free 100/min, Pro 1,000/min and Business 10,000/min', () => {
 });
 
 test('a custom rate limit is a whole number from 1 to 1,000,000', () => {
-  for (const good of ['1', '250', '1000000', ' 42 ']) assert.equal(catalog.checkRateLimit(good), null, good);
-  for (const bad of ['', '0', '1000001', '1.5', '-3', 'abc', '1e3']) assert.notEqual(catalog.checkRateLimit(bad), null, bad);
+  for (const good of ['1', '250', '1000000', ' 42 ']) assert.equal(catalog.checkRateLimit(good, RULES), null, good);
+  for (const bad of ['', '0', '1000001', '1.5', '-3', 'abc', '1e3']) assert.notEqual(catalog.checkRateLimit(bad, RULES), null, bad);
 });
 
 test('every preset entry is accepted by the server\'s own checker', () => {
   for (const preset of catalog.PRESETS) {
     assert.ok(preset.permissions.length > 0, preset.id);
     for (const entry of preset.permissions) {
-      assert.equal(catalog.checkPermissionEntry(entry), null, `${preset.id}: ${entry} (page)`);
+      assert.equal(catalog.checkPermissionEntry(entry, RULES), null, `${preset.id}: ${entry} (page)`);
       assert.equal(serverCheck(entry, SPEC_ROUTES), null, `${preset.id}: ${entry} (server)`);
     }
   }
@@ -72,7 +75,7 @@ test('the presets named in the issue exist, and read-only browse can only read',
 
 test('well-formed entries pass the as-you-type check', () => {
   for (const entry of ['read:listings', 'write:webhooks', 'read:analytics', 'GET /v1/listings', 'PUT /v1/listings/:id', 'GET /v1/listings/*', 'DELETE /v1/webhooks/:id', 'GET /v1/listings/lst_123']) {
-    assert.equal(catalog.checkPermissionEntry(entry), null, entry);
+    assert.equal(catalog.checkPermissionEntry(entry, RULES), null, entry);
   }
 });
 
@@ -82,42 +85,42 @@ test('malformed entries are refused with a reason a person can act on', () => {
     ['delete:listings', /expected read:<resource>/],
     ['get /v1/listings', /capitals/],
     ['GET /listings', /start with \/v1/],
-    ['PATCH /v1/listings/:id', /unknown method PATCH/],
+    ['OPTIONS /v1/listings', /unknown method OPTIONS/],
     ['GET /v1/listings?limit=5', /expected/],
     ['GET /v1/listings/**', /expected/],
     ['GET', /expected/],
     ['<script>', /expected/],
     ['', /empty/],
   ];
-  for (const [entry, reason] of cases) assert.match(catalog.checkPermissionEntry(entry) ?? 'accepted', reason, entry);
+  for (const [entry, reason] of cases) assert.match(catalog.checkPermissionEntry(entry, RULES) ?? 'accepted', reason, entry);
 });
 
 test('whatever the page accepts has the shape the server accepts', () => {
   // The page knows no routes, so it cannot refuse a route that does not exist; the server does.
   const sample = ['read:users', 'write:users', 'GET /v1/users/me', 'POST /v1/webhooks', 'GET /v1/listings/*', 'DELETE /v1/listings/:id'];
   for (const entry of sample) {
-    assert.equal(catalog.checkPermissionEntry(entry), null, entry);
+    assert.equal(catalog.checkPermissionEntry(entry, RULES), null, entry);
     assert.equal(serverCheck(entry, SPEC_ROUTES), null, entry);
   }
   // Well-formed but granting nothing: the page lets it through, the server names the problem.
-  for (const [entry, reason] of [['GET /v1/webhooks/*', /no GET route lies under/], ['GET /v1/nothing', /no route GET \/v1\/nothing/]] as const) {
-    assert.equal(catalog.checkPermissionEntry(entry), null, entry);
+  for (const [entry, reason] of [['GET /v1/webhooks/*', /no GET route lies under/], ['GET /v1/nothing', /no route GET \/v1\/nothing/], ['PATCH /v1/listings/:id', /no route PATCH/]] as const) {
+    assert.equal(catalog.checkPermissionEntry(entry, RULES), null, entry);
     assert.match(serverCheck(entry, SPEC_ROUTES) ?? '', reason, entry);
   }
   for (const entry of ['read:cats', 'GET /listings', 'GET /v1/listings?x=1']) {
-    assert.notEqual(catalog.checkPermissionEntry(entry), null, entry);
+    assert.notEqual(catalog.checkPermissionEntry(entry, RULES), null, entry);
     assert.notEqual(serverCheck(entry, SPEC_ROUTES), null, entry);
   }
 });
 
 test('custom entries: one per line or comma-separated, trimmed, blank lines ignored', () => {
-  const parsed = catalog.parseCustomEntries('  GET   /v1/listings/:id \n\n read:cats, write:webhooks\n');
+  const parsed = catalog.parseCustomEntries('  GET   /v1/listings/:id \n\n read:cats, write:webhooks\n', RULES);
   assert.deepEqual(parsed, [
     { entry: 'GET /v1/listings/:id', problem: null },
     { entry: 'read:cats', problem: 'unknown resource "cats" (known: listings, users, analytics, webhooks)' },
     { entry: 'write:webhooks', problem: null },
   ]);
-  assert.deepEqual(catalog.parseCustomEntries('\n  \n'), []);
+  assert.deepEqual(catalog.parseCustomEntries('\n  \n', RULES), []);
 });
 
 test('presets and custom entries combine without duplicates, in order', () => {

@@ -1,5 +1,7 @@
 // Rate-limit tiers and permission presets offered when a key is made, and the check of a
 // typed permission entry. Pure data and functions (no DOM), so Node tests import it directly.
+// The rules themselves (resources, methods, entry shapes, rate-limit range) are the server's:
+// callers pass KEY_RULES from /dashboard/key-rules.js, which the server makes from its own.
 
 /** Tiers in requests per minute; a key's rate_limit is any integer from 1 to 1,000,000. */
 export const TIERS = Object.freeze([
@@ -7,9 +9,6 @@ export const TIERS = Object.freeze([
   Object.freeze({ id: 'pro', label: 'Pro', rateLimit: 1000 }),
   Object.freeze({ id: 'business', label: 'Business', rateLimit: 10000 }),
 ]);
-
-export const MIN_RATE_LIMIT = 1;
-export const MAX_RATE_LIMIT = 1000000;
 
 /**
  * Presets grant the least a kind of client needs; an operator ticks one or more and may add
@@ -48,29 +47,23 @@ export const PRESETS = Object.freeze([
   }),
 ]);
 
-export const RESOURCES = Object.freeze(['listings', 'users', 'analytics', 'webhooks']);
-export const METHODS = Object.freeze(['GET', 'POST', 'PUT', 'DELETE']);
-
-const SCOPE_ENTRY = /^(read|write):([a-z]+)$/;
-// "/v1" then path segments (a segment may be a ":param"), optionally ending in "/*".
-const ROUTE_ENTRY = /^([A-Z]+) (\/v1(?:\/[A-Za-z0-9_.~:-]+)*(?:\/\*)?)$/;
-
 /**
  * Null when `entry` has one of the accepted shapes, else a short reason a person can act on.
  * The server checks again (and also that the route exists); this only catches typos early.
- * @example checkPermissionEntry('read:listings') // null
- * @example checkPermissionEntry('GET /v1/listings/*') // null
- * @example checkPermissionEntry('read:cats') // 'unknown resource "cats" …'
+ * @example checkPermissionEntry('read:listings', KEY_RULES) // null
+ * @example checkPermissionEntry('GET /v1/listings/*', KEY_RULES) // null
+ * @example checkPermissionEntry('read:cats', KEY_RULES) // 'unknown resource "cats" …'
  */
-export function checkPermissionEntry(entry) {
+export function checkPermissionEntry(entry, rules) {
   if (typeof entry !== 'string' || entry.length === 0) return 'empty entry';
-  const scope = SCOPE_ENTRY.exec(entry);
+  const { resources, methods } = rules;
+  const scope = new RegExp(rules.scope_entry).exec(entry);
   if (scope) {
-    return RESOURCES.includes(scope[2]) ? null : `unknown resource "${scope[2]}" (known: ${RESOURCES.join(', ')})`;
+    return resources.includes(scope[2]) ? null : `unknown resource "${scope[2]}" (known: ${resources.join(', ')})`;
   }
-  const route = ROUTE_ENTRY.exec(entry);
+  const route = new RegExp(rules.route_entry).exec(entry);
   if (route) {
-    return METHODS.includes(route[1]) ? null : `unknown method ${route[1]} (known: ${METHODS.join(', ')})`;
+    return methods.includes(route[1]) ? null : `unknown method ${route[1]} (known: ${methods.join(', ')})`;
   }
   if (/^[a-z]+ /i.test(entry) && !/^[A-Z]+ /.test(entry)) return 'write the method in capitals, e.g. "GET /v1/listings"';
   if (/^[A-Z]+ (?!\/v1(\/|$))/.test(entry)) return 'the path must start with /v1, e.g. "GET /v1/listings"';
@@ -81,12 +74,12 @@ export function checkPermissionEntry(entry) {
  * Splits the custom-entries text (one entry per line, or comma-separated) into entries, each
  * with its problem or null. Blank lines are ignored; surrounding spaces are trimmed.
  */
-export function parseCustomEntries(text) {
+export function parseCustomEntries(text, rules) {
   return String(text)
     .split(/[\n,]/)
     .map((line) => line.trim().replace(/\s+/g, ' '))
     .filter((line) => line.length > 0)
-    .map((entry) => ({ entry, problem: checkPermissionEntry(entry) }));
+    .map((entry) => ({ entry, problem: checkPermissionEntry(entry, rules) }));
 }
 
 /** The permissions a key gets from the ticked presets plus custom entries, deduplicated, in order. */
@@ -105,11 +98,12 @@ export function tierFor(rateLimit) {
   return TIERS.find((tier) => tier.rateLimit === rateLimit) ?? null;
 }
 
-/** Null when `value` is a valid custom rate limit, else why not. */
-export function checkRateLimit(value) {
+/** Null when `value` is a valid custom rate limit under the server's `rules`, else why not. */
+export function checkRateLimit(value, rules) {
   const text = String(value).trim();
   if (!/^\d+$/.test(text)) return 'a whole number of requests per minute';
   const number = Number(text);
-  if (number < MIN_RATE_LIMIT || number > MAX_RATE_LIMIT) return `from ${MIN_RATE_LIMIT} to ${MAX_RATE_LIMIT.toLocaleString('en')}`;
+  const { min_rate_limit: min, max_rate_limit: max } = rules;
+  if (number < min || number > max) return `from ${min} to ${max.toLocaleString('en')}`;
   return null;
 }

@@ -3,6 +3,7 @@
 
 import { api } from './api.js';
 import { combinePermissions, parseCustomEntries, PRESETS } from './catalog.js';
+import { KEY_RULES } from './key-rules.js';
 import { el, field, replaceChildren, uniqueId } from './dom.js';
 import { showError } from './notice.js';
 import { tierPicker } from './tier-picker.js';
@@ -51,7 +52,7 @@ export function keyForm(user, { onCreated, open = false }) {
   const submit = el('button', { type: 'submit', class: 'primary' }, 'Create key');
 
   function currentPermissions() {
-    const parsed = parseCustomEntries(customInput.value);
+    const parsed = parseCustomEntries(customInput.value, KEY_RULES);
     const presetIds = presetBoxes.filter(({ box }) => box.checked).map(({ box }) => box.value);
     const valid = parsed.filter((item) => !item.problem).map((item) => item.entry);
     return { parsed, invalid: parsed.length - valid.length, permissions: combinePermissions(presetIds, valid) };

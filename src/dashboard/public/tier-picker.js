@@ -1,7 +1,8 @@
 // The rate-limit tier control: one radio per tier plus "Custom" with a number, checked as typed.
 // Used by the new-key form and the change-tier dialog.
 
-import { checkRateLimit, MAX_RATE_LIMIT, MIN_RATE_LIMIT, TIERS, tierFor } from './catalog.js';
+import { checkRateLimit, TIERS, tierFor } from './catalog.js';
+import { KEY_RULES } from './key-rules.js';
 import { el, uniqueId } from './dom.js';
 import { formatCount } from './format.js';
 
@@ -25,8 +26,8 @@ export function tierPicker({ name, initial = TIERS[0].rateLimit, markCurrent = f
     type: 'number',
     id: numberId,
     inputmode: 'numeric',
-    min: MIN_RATE_LIMIT,
-    max: MAX_RATE_LIMIT,
+    min: KEY_RULES.min_rate_limit,
+    max: KEY_RULES.max_rate_limit,
     step: 1,
     value: initialTier === null ? initial : '',
     'aria-label': 'Custom limit, requests per minute',
@@ -34,7 +35,7 @@ export function tierPicker({ name, initial = TIERS[0].rateLimit, markCurrent = f
   });
 
   function customProblem() {
-    return customRadio.checked ? checkRateLimit(number.value) : null;
+    return customRadio.checked ? checkRateLimit(number.value, KEY_RULES) : null;
   }
   function refresh() {
     const text = customRadio.checked && number.value !== '' ? customProblem() : null;
