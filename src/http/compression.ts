@@ -41,6 +41,11 @@ export function encodedEtag(etag: string, encoding: Encoding): string {
   return etag.endsWith('"') ? `${etag.slice(0, -1)}-${encoding}"` : `${etag}-${encoding}`;
 }
 
+/** True when `tag` is `etag` itself or the tag of one of its compressed representations. */
+export function namesRepresentationOf(tag: string, etag: string): boolean {
+  return tag === etag || tag === encodedEtag(etag, 'gzip') || tag === encodedEtag(etag, 'br');
+}
+
 /** Adds `token` to a Vary header value, once. */
 export function addVary(current: string | number | undefined, token: string): string {
   if (current === undefined || current === '') return token;

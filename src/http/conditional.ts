@@ -4,6 +4,7 @@
 // the resource has changed since (checked when the write commits, on the current state).
 
 import { createHash } from 'node:crypto';
+import { namesRepresentationOf } from './compression.ts';
 import { HttpError } from './errors.ts';
 
 /** A strong ETag for these bytes, e.g. `"x4Bh…"`. Handlers that keep bytes may keep their tag too. */
@@ -28,7 +29,8 @@ export function assertIfMatch(ifMatch: string | undefined, currentEtag: () => st
   const sent = ifMatch.trim();
   if (sent === '*') return;
   const etag = currentEtag();
-  if (sent.split(',').some((tag) => tag.trim() === etag)) return;
+  // A client that read the resource compressed holds the tag of that representation ("…-gzip"): it names the same state.
+  if (sent.split(',').some((tag) => namesRepresentationOf(tag.trim(), etag))) return;
   throw new HttpError(412, 'The resource has changed since you read it: If-Match does not name its current ETag. Nothing was changed.', {
     details: { 'If-Match': `sent ${sent}; the current ETag is ${etag} (GET the resource again, then retry)` },
   });

@@ -1,6 +1,6 @@
 // OpenAPI details of the listing endpoints.
 
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, IF_MATCH, jsonBody, listOf, PAGE_PARAMS, pathId, PRECONDITION_FAILED, queryParam, ref, type Operations } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 
@@ -49,7 +49,7 @@ export const listingOperations: Operations = {
   'PUT /v1/listings/:id': {
     operationId: 'updateListing',
     description: 'Changes the fields sent (at least one) of a listing you own. Archived listings cannot be changed. Strings are trimmed before their lengths are checked.',
-    parameters: [pathId('Listing id')],
+    parameters: [pathId('Listing id'), IF_MATCH],
     requestBody: jsonBody(ref('ListingChanges'), 'Any non-empty subset of title, description, type, price, tags'),
     responses: {
       '200': answer('Updated', dataOf(ref('Listing'))),
@@ -57,6 +57,7 @@ export const listingOperations: Operations = {
       '403': errorAnswer('Not your listing, or the key lacks write:listings'),
       '404': errorAnswer('Listing not found'),
       '409': errorAnswer('The listing is archived'),
+      ...PRECONDITION_FAILED,
       '401': GATE_ERRORS['401'],
       '429': GATE_ERRORS['429'],
     },
@@ -65,9 +66,10 @@ export const listingOperations: Operations = {
   'DELETE /v1/listings/:id': {
     operationId: 'archiveListing',
     description: 'Archives a listing you own: it leaves the lists but can still be read by id. Archiving an archived listing changes nothing and answers 200.',
-    parameters: [pathId('Listing id')],
+    parameters: [pathId('Listing id'), IF_MATCH],
     responses: {
       '200': answer('Archived (or already archived, unchanged)', dataOf(ref('Listing'))),
+      ...PRECONDITION_FAILED,
       '403': errorAnswer('Not your listing, or the key lacks write:listings'),
       '404': errorAnswer('Listing not found'),
       '401': GATE_ERRORS['401'],

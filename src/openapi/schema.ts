@@ -57,6 +57,17 @@ export const PAGE_PARAMS = [
   queryParam('limit', { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 20 }, `Items per page, 1-${MAX_LIMIT}.`),
 ];
 
+/** Optimistic concurrency on a change: the header, and the answer when it no longer matches. */
+export const IF_MATCH = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description:
+    'The ETag you read (plain or of a compressed answer), or `*`. When the resource has changed since, nothing is changed and the answer is 412.',
+};
+export const PRECONDITION_FAILED = { '412': errorAnswer('If-Match does not name the current ETag: the resource changed since you read it; nothing was changed') };
+
 /** The errors every /v1 route can answer, whatever it does. */
 export const GATE_ERRORS = {
   '401': errorAnswer('Missing, malformed, unknown or revoked API key (with a hint).'),

@@ -1,6 +1,6 @@
 // OpenAPI details of the user endpoints.
 
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, pathId, ref, type Operations } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, IF_MATCH, jsonBody, pathId, PRECONDITION_FAILED, ref, type Operations } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 
@@ -16,9 +16,11 @@ export const userOperations: Operations = {
     description:
       'Changes the profile fields sent (at least one). Strings are trimmed first; an empty string clears bio, website or avatar_url. ' +
       'Emails are stored lower-cased and must be unique.',
+    parameters: [IF_MATCH],
     requestBody: jsonBody(ref('ProfileChanges'), 'Any non-empty subset of name, bio, website, avatar_url, email'),
     responses: {
       '200': answer('Updated', dataOf(ref('User'))),
+      ...PRECONDITION_FAILED,
       '400': errorAnswer('Invalid body; `details` names each bad field'),
       '409': errorAnswer('Another user has this email'),
       ...GATE_ERRORS,

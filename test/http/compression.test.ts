@@ -123,3 +123,19 @@ test('preferredEncoding: q-values, wildcard, case, malformed parts', () => {
   ];
   for (const [header, expected] of cases) assert.equal(preferredEncoding(header), expected, `Accept-Encoding: ${String(header)}`);
 });
+
+test('If-Match accepts the tag of a compressed answer: a client that read a big listing gzipped can still update it', async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const { key } = await server.userWithKey('creator', ['read:listings', 'write:listings']);
+  const created = await server.request('POST', '/v1/listings', { key, body: { title: 'Long', type: 'DATASET', price: 5, description: 'd'.repeat(3000) } });
+  const id = created.body.data.id as string;
+  for (const encoding of ['gzip', 'br']) {
+    const read = await rawRequest(server.url, 'GET', `/v1/listings/${id}`, { authorization: `Bearer ${key}`, 'accept-encoding': encoding });
+    assert.equal(read.headers['content-encoding'], encoding);
+    const etag = String(read.headers.etag);
+    const updated = await server.request('PUT', `/v1/listings/${id}`, { key, body: { price: encoding === 'gzip' ? 6 : 7 }, headers: { 'if-match': etag } });
+    assert.equal(updated.status, 200, `If-Match with the ${encoding} tag names the current listing`);
+    const stale = await server.request('PUT', `/v1/listings/${id}`, { key, body: { price: 8 }, headers: { 'if-match': etag } });
+    assert.equal(stale.status, 412, `the ${encoding} tag of the previous version no longer matches`);
+  }
+});
