@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
@@ -79,7 +79,7 @@ test('npm pack → install into a fresh project → a strict NodeNext consumer c
 
   const { stdout: listing } = await run('tar', ['-tzf', tarball]);
   const files = listing.trim().split('\n').map((line) => line.replace(/^package\//, ''));
-  t.diagnostic(`the tarball holds ${files.length} files`);
+  t.diagnostic(`the tarball holds ${files.length} files, ${(statSync(tarball).size / 1024).toFixed(0)} KiB`);
   for (const expected of ['package.json', 'README.md', 'LICENSE', '.env.example', 'dist/package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/cli.js', 'dist/main.js', 'dist/dashboard/public/index.html']) {
     assert.ok(files.includes(expected), `${expected} is in the tarball`);
   }
