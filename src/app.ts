@@ -10,7 +10,10 @@ import { resolveAdminToken } from './admin-token.ts';
 import { KeyAuthenticator } from './auth/authenticate.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { AuditLog } from './audit/audit-log.ts';
 import { adminRoutes } from './handlers/admin.ts';
+import { auditRoutes } from './handlers/audit.ts';
+import { moderationRoutes } from './handlers/moderation.ts';
 import { adminUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
 import { serveDashboardAsset } from './handlers/dashboard.ts';
 import { openRoutes } from './handlers/health.ts';
@@ -28,7 +31,10 @@ import { ListingPageCache } from './listings/page-cache.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
-import type { FileSystem } from './store/files.ts';
+import { nodeFileSystem, type FileSystem } from './store/files.ts';
+import { Readiness } from './health/readiness.ts';
+import { metricsRoute, readinessRoute } from './handlers/operations.ts';
+import { ServerMetrics } from './metrics/server-metrics.ts';
 import { Store } from './store/store.ts';
 import { DeliveryCounts } from './webhooks/delivery-counts.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
@@ -74,7 +80,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const writeErr = options.writeErr ?? ((text: string) => void process.stderr.write(text));
   const warn = (message: string) => writeErr(`warning: ${message}\n`);
 
-  const store = await Store.open({ dataDir: config.dataDir, fileSystem: options.fileSystem, warn, now: () => clock.now() });
+  const metrics = new ServerMetrics({ residentMemoryBytes: () => process.memoryUsage.rss() });
+  const fileSystem = options.fileSystem ?? nodeFileSystem;
+  // The store's fsyncs are timed on their way to the disk, for GET /metrics.
+  const store = await Store.open({ dataDir: config.dataDir, fileSystem: metrics.timedFileSystem(fileSystem), warn, now: () => clock.now() });
+  metrics.start(store);
+  const readiness = new Readiness({ fileSystem, dataDir: config.dataDir, monotonicNow: () => clock.monotonic() });
   const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
   const startedAtMs = clock.now();
 
@@ -106,12 +117,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   // for the order: state kept in memory first, the dispatcher last, because it is the one that
   // starts work (a timer per delivery) that will later read the store and the others.
   store.onChange((change) => authenticator.onStoreChange(change)); // key hashes: a new or revoked key counts from the next request
-  store.onChange((change) => index.onStoreChange(change)); // sorted active listings
-  store.onChange((change) => pageCache.onStoreChange(change)); // any listing write drops every cached page
+  store.onChange((change) => index.onStoreChange(change)); // sorted listed listings (active, owner not suspended)
+  store.onChange((change) => pageCache.onStoreChange(change)); // any listing or user write drops every cached page
   store.onChange((change) => outbox.onStoreChange(change)); // webhook ids by owner, pending deliveries per webhook (the cap)
+  store.onChange((change) => metrics.onStoreChange(change)); // webhook delivery outcomes, for GET /metrics
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
 
   const { keyLimiter, failedAuthLimiter, closeLimiters } = await openLimiters(config, clock);
+  const audit = new AuditLog(store, clock);
   const apiRoutes: ApiRoute[] = [
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
@@ -119,15 +132,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
   ];
   const operatorRoutes: OperatorRoute[] = [
-    ...adminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usage.lastUsedAt(keyId), startedAtMs }),
+    ...adminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usage.lastUsedAt(keyId), startedAtMs, audit }),
+    ...moderationRoutes({ store, clock, audit, outbox }),
+    ...auditRoutes(audit),
+    metricsRoute(metrics),
     adminUsageRoute({ store, clock, usage, keyLimiter }),
     ...adminWebhookRoutes({ store, outbox }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.
-  const publicRoutes: PublicRoute[] = openRoutes(
-    () => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, admin: operatorRoutes, open: publicRoutes })))),
-  );
+  const publicRoutes: PublicRoute[] = [
+    ...openRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, admin: operatorRoutes, open: publicRoutes }))))),
+    readinessRoute(readiness),
+  ];
 
   const idempotency = new IdempotencyGuard(store, () => clock.now());
   const listener = createRequestListener({
@@ -145,6 +162,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     idempotency,
     cors: new CorsPolicy(config.corsOrigins),
     accessLog: config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null,
+    metrics,
     staticAsset: serveDashboardAsset,
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });
@@ -188,11 +206,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(sweepTimer);
+        readiness.markStopping();
         await stopServer(server, graceMs);
         await dispatcher.stop();
         await usage.stop();
         await store.close();
         closeLimiters();
+        metrics.stop();
       })();
       return closing;
     },

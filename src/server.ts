@@ -1,9 +1,10 @@
 // The request pipeline. Each request's Context (src/http/context.ts) is built once, first, and
 // passed as that one object through every step. /v1 requests pass the contract's checks in
 // order (section 5), each a numbered step of `dispatch`:
-//   1. key (401) → 2. rate limit (429) → 3. route (404/405) → 4. permission (403)
+//   1. key (401) → 2. rate limit (429) → 2b. suspended account (403) → 3. route (404/405)
+//   → 4. permission (403)
 //   → 5-7. the handler: input (400/413/415), ownership and role (403), state (404/409).
-// /admin requests need the operator token, then a route; everything else is open (the
+// /admin requests (and /metrics) need the operator token, then a route; everything else is open (the
 // dashboard's files, health, the OpenAPI document). Every request ends in `finish`: one
 // access-log line and, for a known key, one usage count. Errors thrown anywhere become JSON
 // in `sendError` and only there; unknown ones are logged with the request id and answered
@@ -15,6 +16,7 @@ import { AUTH_ERROR, AUTH_HINT, presentedKey, type KeyAuthenticator } from './au
 import { OperatorTokenCheck, operatorTokenRequired } from './auth/operator-token.ts';
 import { permissionRefused } from './auth/authorize-commit.ts';
 import { permissionSetOf } from './auth/permissions.ts';
+import { assertNotSuspended } from './auth/suspension.ts';
 import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
@@ -46,6 +48,8 @@ export interface PipelineDeps {
   /** Which browser origins may call /v1 (CORS_ORIGINS). */
   cors: CorsPolicy;
   accessLog: AccessLog | null;
+  /** Counts every answered request for GET /metrics. */
+  metrics?: { recordRequest(method: string, route: string | null, status: number, durationMs: number): void } | null;
   /** Static files (the dashboard): an answer, or null when the path is not one. */
   staticAsset?: (path: string) => { status: number; headers: Record<string, string>; body: Buffer } | null;
   logError: (requestId: string, error: unknown) => void;
@@ -57,7 +61,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     // Timed only for the access log: clock reads are a measurable share of a cached page.
-    const context = new Context(req, res, commitServices, deps.accessLog === null ? 0 : deps.clock.monotonic());
+    const context = new Context(req, res, commitServices, deps.accessLog === null && !deps.metrics ? 0 : deps.clock.monotonic());
     let reply: Reply | Promise<Reply>;
     try {
       reply = dispatch(context);
@@ -82,7 +86,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatch(context: Context): Reply | Promise<Reply> {
     const { path } = context;
-    if (!isUnder(path, '/v1')) return isUnder(path, '/admin') ? dispatchOperator(context) : dispatchPublic(context);
+    if (!isUnder(path, '/v1')) return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
 
     // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
     //    is told it may read it; a browser's preflight is answered before any key is asked for.
@@ -125,6 +129,9 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
         body: { error: `Rate limit of ${decision.limit} requests per minute exceeded. Retry after ${waitSeconds} s.`, request_id: context.requestId },
       };
     }
+
+    // 2b. Suspension: a suspended user's keys get 403 on every route, after key and limit.
+    assertNotSuspended(caller.user);
 
     // 3. Route: 404 for an unknown path, 405 with Allow for a known path with another method.
     const route = matchRoute(deps.apiRoutes, context);
@@ -204,16 +211,11 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function finish(context: Context, status: number): void {
     const keyId = context.caller?.key.id ?? null;
     if (keyId !== null) deps.usage.recordRequest(keyId, context.routeLabel ?? `${context.method} (unknown route)`, status, deps.clock.now());
+    if (deps.accessLog === null && !deps.metrics) return;
+    const durationMs = deps.clock.monotonic() - context.startedAt;
+    deps.metrics?.recordRequest(context.method, context.routeLabel, status, durationMs);
     if (deps.accessLog !== null) {
-      deps.accessLog.record({
-        method: context.method,
-        route: context.routeLabel,
-        path: context.path,
-        status,
-        durationMs: deps.clock.monotonic() - context.startedAt,
-        keyId,
-        requestId: context.requestId,
-      });
+      deps.accessLog.record({ method: context.method, route: context.routeLabel, path: context.path, status, durationMs, keyId, requestId: context.requestId });
     }
   }
 

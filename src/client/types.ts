@@ -2,10 +2,10 @@
 // written out for client users; the client never imports server code, so it ships alone.
 
 export type ListingType = 'SKILL' | 'AGENT' | 'PROMPT' | 'TEMPLATE' | 'DATASET' | 'TOOL';
-export type ListingStatus = 'active' | 'archived';
+export type ListingStatus = 'active' | 'archived' | 'removed';
 export type Role = 'creator' | 'member';
 export type ListingSort = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
-export type WebhookEventType = 'listing.created' | 'listing.updated' | 'listing.archived' | 'user.updated' | 'ping';
+export type WebhookEventType = 'listing.created' | 'listing.updated' | 'listing.archived' | 'listing.removed' | 'user.updated' | 'ping';
 
 export interface Pagination {
   page: number;

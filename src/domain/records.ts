@@ -14,9 +14,13 @@ export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
 export const IDEMPOTENCY = collectionName<IdempotencyRecord>('idempotency');
 /** Usage snapshots; their shape is checked when read back (analytics/snapshots.ts). */
 export const USAGE = collectionName<StoredRecord>('usage');
+export const AUDIT = collectionName<AuditRecord>('audit');
 
 export type Role = 'creator' | 'member';
 export const ROLES: readonly Role[] = ['creator', 'member'];
+
+/** `erased`: the user was deleted; the record stays, emptied of personal data, so ids resolve. */
+export type UserStatus = 'active' | 'suspended' | 'erased';
 
 export interface UserRecord {
   readonly id: string;
@@ -28,6 +32,15 @@ export interface UserRecord {
   readonly role: Role;
   readonly created_at: string;
   readonly updated_at: string;
+  /** Absent on records written before moderation existed: read as `active` (see userStatus). */
+  readonly status?: UserStatus;
+  readonly suspended_at?: string | null;
+  readonly suspension_reason?: string | null;
+  readonly erased_at?: string | null;
+}
+
+export function userStatus(user: UserRecord): UserStatus {
+  return user.status ?? 'active';
 }
 
 export interface KeyRecord {
@@ -48,7 +61,8 @@ export interface KeyRecord {
 
 export const LISTING_TYPES = ['SKILL', 'AGENT', 'PROMPT', 'TEMPLATE', 'DATASET', 'TOOL'] as const;
 export type ListingType = (typeof LISTING_TYPES)[number];
-export type ListingStatus = 'active' | 'archived';
+/** `removed`: taken down by the operator (only the operator can restore it). */
+export type ListingStatus = 'active' | 'archived' | 'removed';
 
 export interface ListingRecord {
   readonly id: string;
@@ -61,6 +75,9 @@ export interface ListingRecord {
   readonly owner_id: string;
   readonly created_at: string;
   readonly updated_at: string;
+  /** Present only while the listing is removed. */
+  readonly removal_reason?: string;
+  readonly removed_at?: string;
 }
 
 export interface IdempotencyRecord {
@@ -70,4 +87,18 @@ export interface IdempotencyRecord {
   readonly status: number;
   readonly body: string;
   readonly created_at: string;
+}
+
+/** One operator action, written in the same store write as the change it describes. */
+export interface AuditRecord {
+  readonly id: string;
+  readonly at: string;
+  readonly action: string;
+  readonly target_type: 'user' | 'key' | 'listing' | 'store';
+  readonly target_id: string;
+  /** Field → {from, to} for edits; a summary for actions (never a secret, never erased data). */
+  readonly changes: Record<string, unknown>;
+  readonly request_id: string;
+  /** Order among entries made in the same millisecond; not shown (see auditView). */
+  readonly seq: number;
 }

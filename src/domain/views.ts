@@ -1,7 +1,7 @@
 // What clients see of each record. Records hold what the store needs (a key's hash, a user's
 // updated_at); views pick the fields the contract promises, so nothing secret leaks by accident.
 
-import type { KeyRecord, UserRecord } from './records.ts';
+import { userStatus, type KeyRecord, type UserRecord, type UserStatus } from './records.ts';
 
 export interface PublicUser {
   id: string;
@@ -29,6 +29,22 @@ export function publicUser(user: UserRecord): PublicUser {
 /** A user as they themselves (or the operator) see them. */
 export function privateUser(user: UserRecord): PublicUser & { email: string; updated_at: string } {
   return { ...publicUser(user), email: user.email, updated_at: user.updated_at };
+}
+
+export interface AdminUser extends ReturnType<typeof privateUser> {
+  status: UserStatus;
+  suspended_at: string | null;
+  suspension_reason: string | null;
+}
+
+/** A user as the operator sees them: the private view plus moderation state. */
+export function adminUser(user: UserRecord): AdminUser {
+  return {
+    ...privateUser(user),
+    status: userStatus(user),
+    suspended_at: user.suspended_at ?? null,
+    suspension_reason: user.suspension_reason ?? null,
+  };
 }
 
 /** A key without its hash; `last_used_at` comes from analytics. */

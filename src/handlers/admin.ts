@@ -1,15 +1,17 @@
 // The operator API under /admin/v1 (contract section 2): users and keys come to exist here,
 // plus store stats, compaction and backups. The operator token is checked before any of it.
+// Every write commits its audit entry in the same store write as the change.
 
 import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
+import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
 import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
 import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { byCreation } from '../domain/order.ts';
-import { KEYS, ROLES, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
-import { keyView, privateUser } from '../domain/views.ts';
+import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type UserRecord } from '../domain/records.ts';
+import { adminUser, keyView, privateUser } from '../domain/views.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
@@ -28,6 +30,7 @@ export interface AdminRoutesDeps {
   outbox: EventOutbox;
   lastUsedAt(keyId: string): string | null;
   startedAtMs: number;
+  audit: AuditLog;
 }
 
 export const DEFAULT_PERMISSIONS = ['read:listings'];
@@ -37,7 +40,7 @@ const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'pref
 const KEY_PATCH_FIELDS = ['permissions', 'rate_limit', 'name'] as const;
 
 export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
-  const { store, clock } = deps;
+  const { store, clock, audit } = deps;
   async function createUser(context: RequestContext): Promise<Reply> {
     const checker = new BodyChecker(await context.readJsonBody(), USER_FIELDS, ['id', 'created_at', 'updated_at']);
     checker.requireFields(['name']);
@@ -58,14 +61,18 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
         created_at: now,
         updated_at: now,
       };
-      return { ops: [{ op: 'put', collection: USERS, id: user.id, data: user }], reply: { status: 201, body: { data: privateUser(user) } } };
+      const changes = { name: user.name, email: user.email, role, bio: user.bio };
+      return {
+        ops: [{ op: 'put', collection: USERS, id: user.id, data: user }, audit.entryOp(context.requestId, { action: 'user.create', target_type: 'user', target_id: user.id, changes })],
+        reply: { status: 201, body: { data: adminUser(user) } },
+      };
     });
   }
 
   function listUsers(context: RequestContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
     const page = pageOf([...store.values(USERS)].sort(byCreation), readPageRequest(context.query));
-    return { status: 200, body: { data: page.data.map(privateUser), pagination: page.pagination } };
+    return { status: 200, body: { data: page.data.map(adminUser), pagination: page.pagination } };
   }
 
   async function updateUser(context: RequestContext): Promise<Reply> {
@@ -77,12 +84,17 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     requireNonEmpty(body, USER_FIELDS);
     return context.commit((tx) => {
       const user = tx.get(USERS, context.params.id!);
-      if (!user) throw notFound('User');
+      if (!user || userStatus(user) === 'erased') throw notFound('User');
       if (fields.email) assertEmailFree(tx, fields.email, user.id);
       const changed: UserRecord = { ...user, ...fields, ...(role ? { role } : {}), updated_at: isoTime(clock.now()) };
+      const changes = fieldChanges(user, changed, USER_FIELDS);
       return {
-        ops: [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...deps.outbox.eventOps('user.updated', changed.id, privateUser(changed))],
-        reply: { status: 200, body: { data: privateUser(changed) } },
+        ops: [
+          { op: 'put', collection: USERS, id: changed.id, data: changed },
+          ...deps.outbox.eventOps('user.updated', changed.id, privateUser(changed)),
+          audit.entryOp(context.requestId, { action: 'user.update', target_type: 'user', target_id: user.id, changes }),
+        ],
+        reply: { status: 200, body: { data: adminUser(changed) } },
       };
     });
   }
@@ -99,7 +111,8 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     const generated = generateApiKey(prefixKind, deps.brand);
     return context.commit((tx) => {
       // Checked as the write commits, so a key is never made for a user that is gone.
-      if (!tx.get(USERS, userId!)) throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
+      const owner = tx.get(USERS, userId!);
+      if (!owner || userStatus(owner) === 'erased') throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
       const now = isoTime(clock.now());
       const key: KeyRecord = {
         id: newId('key'),
@@ -115,8 +128,9 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
         revoked_at: null,
       };
       // The plain key is in this answer only; the store keeps its SHA-256.
+      const changes = { user_id: key.user_id, name: key.name, prefix: key.prefix, permissions: key.permissions, rate_limit: key.rate_limit };
       return {
-        ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }],
+        ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }, audit.entryOp(context.requestId, { action: 'key.create', target_type: 'key', target_id: key.id, changes })],
         reply: { status: 201, body: { data: { ...keyView(key, null), key: generated.key } } },
       };
     });
@@ -152,8 +166,9 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
         ...(rateLimit !== undefined ? { rate_limit: rateLimit } : {}),
         updated_at: isoTime(clock.now()),
       };
+      const changes = fieldChanges(key, changed, KEY_PATCH_FIELDS);
       return {
-        ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }],
+        ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }, audit.entryOp(context.requestId, { action: 'key.update', target_type: 'key', target_id: key.id, changes })],
         reply: { status: 200, body: { data: keyView(changed, deps.lastUsedAt(changed.id)) } },
       };
     });
@@ -166,8 +181,9 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
       if (key.revoked_at !== null) return { ops: [], reply: { status: 200, body: { data: keyView(key, deps.lastUsedAt(key.id)) } } };
       const now = isoTime(clock.now());
       const revoked: KeyRecord = { ...key, revoked_at: now, updated_at: now };
+      const changes = { revoked_at: { from: null, to: now } };
       return {
-        ops: [{ op: 'put', collection: KEYS, id: revoked.id, data: revoked }],
+        ops: [{ op: 'put', collection: KEYS, id: revoked.id, data: revoked }, audit.entryOp(context.requestId, { action: 'key.revoke', target_type: 'key', target_id: key.id, changes })],
         reply: { status: 200, body: { data: keyView(revoked, deps.lastUsedAt(revoked.id)) } },
       };
     });
@@ -188,7 +204,9 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
     };
   }
 
-  async function compact(): Promise<Reply> {
+  async function compact(context: RequestContext): Promise<Reply> {
+    // Recorded first, so the compacted log already holds its own entry.
+    await store.write([audit.entryOp(context.requestId, { action: 'store.compact', target_type: 'store', target_id: 'log', changes: {} })]);
     const result = await store.compact();
     return { status: 200, body: { data: { bytes_before: result.bytesBefore, bytes_after: result.bytesAfter, records: result.records } } };
   }

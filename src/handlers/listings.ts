@@ -19,6 +19,7 @@ import { findListings } from '../listings/search.ts';
 import { SerialisedListings } from '../listings/serialised.ts';
 import type { RecordReader, Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
+import { isListingVisibleTo } from '../moderation/visibility.ts';
 
 export interface ListingRoutesDeps {
   store: Store;
@@ -33,6 +34,8 @@ export interface ListingRoutesDeps {
 const EDITABLE_FIELDS = ['title', 'description', 'type', 'price', 'tags'] as const;
 const READ_ONLY_FIELDS = ['id', 'owner_id', 'status', 'created_at', 'updated_at'];
 const MAX_PRICE = 1_000_000;
+
+const REMOVED_CONFLICT = 'This listing was removed by the marketplace operator and can no longer be changed.';
 
 export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   const { store, clock, index, pageCache, usage, outbox } = deps;
@@ -56,7 +59,8 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
 
   function show(context: KeyContext): Reply {
     const listing = store.get(LISTINGS, context.params.id!);
-    if (!listing) throw notFound('Listing');
+    // A removed listing, or one of a suspended user, is not found by anyone but its owner.
+    if (!listing || !isListingVisibleTo(store, listing, context.user.id)) throw notFound('Listing');
     usage.recordListingView(listing.id, clock.now());
     const { bytes, etag } = serialised.shown(listing);
     return { status: 200, bytes, etag };
@@ -99,6 +103,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     return context.commit((tx, { user }) => {
       const listing = ownedListing(tx, context, user.id);
       if (listing.status === 'archived') throw conflict('This listing is archived and can no longer be changed.');
+      if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
       const changed: ListingRecord = { ...listing, ...definedOnly(fields), updated_at: isoTime(clock.now()) };
       return {
         ops: [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps('listing.updated', changed.owner_id, changed)],
@@ -110,6 +115,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   function archive(context: KeyContext): Promise<Reply> {
     return context.commit((tx, { user }) => {
       const listing = ownedListing(tx, context, user.id);
+      if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
       // Archiving twice is not an error: the second call finds what the first one left.
       if (listing.status === 'archived') return { ops: [], reply: { status: 200, body: { data: listing } } };
       const archived: ListingRecord = { ...listing, status: 'archived', updated_at: isoTime(clock.now()) };
@@ -123,7 +129,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   /** The listing as it is now: 404 when missing, 403 when not the caller's, 412 when If-Match names another version. */
   function ownedListing(reader: RecordReader, context: KeyContext, userId: string): ListingRecord {
     const listing = reader.get(LISTINGS, context.params.id!);
-    if (!listing) throw notFound('Listing');
+    if (!listing || !isListingVisibleTo(reader, listing, userId)) throw notFound('Listing');
     if (listing.owner_id !== userId) throw forbidden('Only the owner of this listing may change or archive it.');
     assertIfMatch(context.req.headers['if-match'], () => serialised.shown(listing).etag);
     return listing;

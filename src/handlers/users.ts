@@ -2,7 +2,7 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { USERS, type UserRecord } from '../domain/records.ts';
+import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
 import { privateUser, publicUser } from '../domain/views.ts';
 import { assertIfMatch, etagOf } from '../http/conditional.ts';
 import { notFound } from '../http/errors.ts';
@@ -51,7 +51,8 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
 
   function profile(context: KeyContext): Reply {
     const user = store.get(USERS, context.params.id!);
-    if (!user) throw notFound('User');
+    // An erased user's record stays (emptied) so ids resolve for the operator; to others it is gone.
+    if (!user || userStatus(user) === 'erased') throw notFound('User');
     return { status: 200, body: { data: publicUser(user) } };
   }
 

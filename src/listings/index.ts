@@ -1,10 +1,11 @@
-// Active listings kept in order, so a page of the default sort is a slice, not a sort: one
-// array of every active listing ordered by (created_at, id), and one per type and per owner.
+// Listed listings kept in order, so a page of the default sort is a slice, not a sort: one
+// array of every listed listing ordered by (created_at, id), and one per type and per owner.
+// Listed = active and owned by a user in good standing (a suspension hides its listings).
 // Other sorts, and the matches of recent filtered queries, are built on first use and kept
 // until the next listing write.
 
 import { byCreation, compareText } from '../domain/order.ts';
-import { LISTINGS, type ListingRecord } from '../domain/records.ts';
+import { LISTINGS, USERS, userStatus, type ListingRecord, type UserRecord } from '../domain/records.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 
 /** Filtered results kept at once, and listings referenced by them all (memory stays bounded). */
@@ -36,9 +37,14 @@ export class ListingIndex {
   private keptMatches = 0;
   /** Bumped on every listing change; cached pages and views belong to one version. */
   version = 0;
+  /** Owners whose listings are hidden (suspended or erased users). */
+  private readonly hiddenOwners = new Set<string>();
+  private readonly store: Store;
 
   constructor(store: Store) {
-    const listings = [...store.values(LISTINGS)].filter((listing) => listing.status === 'active');
+    this.store = store;
+    for (const user of store.values(USERS)) if (userStatus(user) !== 'active') this.hiddenOwners.add(user.id);
+    const listings = [...store.values(LISTINGS)].filter((listing) => this.isListed(listing));
     listings.sort(byCreation);
     for (const listing of listings) {
       this.active.push(listing);
@@ -47,15 +53,44 @@ export class ListingIndex {
     }
   }
 
-  /** Moves the changed listing in or out of the sorted arrays; wired to the store's changes in app.ts. */
+  /**
+   * Moves the changed listing in or out of the sorted arrays, and a suspended (or reinstated)
+   * user's listings with them; wired to the store's changes in app.ts.
+   */
   onStoreChange({ collection, before, after }: ChangeEvent): void {
+    if (collection === USERS) this.onUserChange(after as UserRecord | undefined);
     if (collection !== LISTINGS) return;
+    this.invalidate();
+    if (before && this.isListed(before as ListingRecord)) this.remove(before as ListingRecord);
+    if (after && this.isListed(after as ListingRecord)) this.insert(after as ListingRecord);
+  }
+
+  private isListed(listing: ListingRecord): boolean {
+    return listing.status === 'active' && !this.hiddenOwners.has(listing.owner_id);
+  }
+
+  private invalidate(): void {
     this.version += 1;
     this.derived.clear();
     this.filtered.clear();
     this.keptMatches = 0;
-    if (before && (before as ListingRecord).status === 'active') this.remove(before as ListingRecord);
-    if (after && (after as ListingRecord).status === 'active') this.insert(after as ListingRecord);
+  }
+
+  /** A suspension (or its end) hides (or shows again) every active listing of that user. */
+  private onUserChange(after: UserRecord | undefined): void {
+    if (after === undefined) return;
+    const wasHidden = this.hiddenOwners.has(after.id);
+    const hidden = userStatus(after) !== 'active';
+    if (wasHidden === hidden) return;
+    const owned = [...this.store.values(LISTINGS)].filter((listing) => listing.owner_id === after.id && listing.status === 'active');
+    this.invalidate();
+    if (hidden) {
+      for (const listing of owned) this.remove(listing);
+      this.hiddenOwners.add(after.id);
+    } else {
+      this.hiddenOwners.delete(after.id);
+      for (const listing of owned) this.insert(listing);
+    }
   }
 
   /** `base` in ascending order of `sort`'s field (callers read it backwards for "-field"). */

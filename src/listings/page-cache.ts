@@ -2,7 +2,7 @@
 // show (impressions are counted on every hit). Any listing write drops every page at once, so
 // no client sees a page older than the last acknowledged write; otherwise a page lives 30 s.
 
-import { LISTINGS } from '../domain/records.ts';
+import { LISTINGS, USERS } from '../domain/records.ts';
 import { TtlCache } from '../limits/ttl-cache.ts';
 import type { ChangeEvent } from '../store/store.ts';
 
@@ -31,8 +31,8 @@ export class ListingPageCache {
     this.pages.set(cacheKey, page);
   }
 
-  /** Wired to the store's changes in app.ts. */
+  /** Wired to the store's changes in app.ts. A user's change may hide or show their listings (a suspension). */
   onStoreChange(change: ChangeEvent): void {
-    if (change.collection === LISTINGS) this.pages.clear();
+    if (change.collection === LISTINGS || change.collection === USERS) this.pages.clear();
   }
 }

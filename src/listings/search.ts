@@ -124,7 +124,8 @@ function matcherFor(query: ListingQuery, baseName: string): ((listing: ListingRe
 }
 
 /** Case-insensitive substring match in title, description and tags. */
-function matchesText(listing: ListingRecord, needle: string): boolean {
+/** `needle` must be lower-case already. */
+export function matchesText(listing: ListingRecord, needle: string): boolean {
   // A needle holding the separator could match across two fields: check those field by field.
   if (needle.includes(FIELD_SEPARATOR)) return fieldsOf(listing).some((field) => field.toLowerCase().includes(needle));
   return searchTextOf(listing).includes(needle);

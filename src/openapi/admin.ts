@@ -18,7 +18,7 @@ export const adminOperations: Operations = {
     description: 'Creates a user (a member unless role says creator). Strings are trimmed; emails are stored lower-cased and must be unique.',
     security,
     requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['name'], properties: { ...userFields, role: { ...role, default: 'member' } } }),
-    responses: { '201': answer('Created', dataOf(ref('User'))), '400': errorAnswer('Invalid body'), '409': errorAnswer('Email taken'), ...unauthorized },
+    responses: { '201': answer('Created', dataOf(ref('AdminUser'))), '400': errorAnswer('Invalid body'), '409': errorAnswer('Email taken'), ...unauthorized },
     ...curl(`curl -s ${TOKEN} -H 'Content-Type: application/json' -d '{"name":"Ada","email":"ada@example.com","role":"creator"}' http://127.0.0.1:3000/admin/v1/users`),
   },
   'GET /admin/v1/users': {
@@ -26,7 +26,7 @@ export const adminOperations: Operations = {
     description: 'Every user, oldest first, with email and role.',
     security,
     parameters: PAGE_PARAMS,
-    responses: { '200': answer('Users', listOf(ref('User'))), '400': errorAnswer('Bad page or limit'), ...unauthorized },
+    responses: { '200': answer('Users', listOf(ref('AdminUser'))), '400': errorAnswer('Bad page or limit'), ...unauthorized },
     ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/users?limit=50'`),
   },
   'PATCH /admin/v1/users/:id': {
@@ -35,7 +35,7 @@ export const adminOperations: Operations = {
     security,
     parameters: [pathId('User id')],
     requestBody: jsonBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { ...userFields, role } }),
-    responses: { '200': answer('Updated', dataOf(ref('User'))), '400': errorAnswer('Invalid body'), '404': errorAnswer('User not found'), '409': errorAnswer('Email taken'), ...unauthorized },
+    responses: { '200': answer('Updated', dataOf(ref('AdminUser'))), '400': errorAnswer('Invalid body'), '404': errorAnswer('User not found'), '409': errorAnswer('Email taken'), ...unauthorized },
     ...curl(`curl -s -X PATCH ${TOKEN} -H 'Content-Type: application/json' -d '{"role":"creator"}' http://127.0.0.1:3000/admin/v1/users/usr_8hJ3kQ0pLr5sT2vW9xYz`),
   },
   'POST /admin/v1/keys': {

@@ -7,6 +7,7 @@ import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
 import { adminOperations } from './admin.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
+import { moderationOperations, readinessOperations } from './moderation.ts';
 import { errorAnswer, type OperationDetails, type Operations, type Schema } from './schema.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { userOperations } from './users.ts';
@@ -24,8 +25,8 @@ const TAGS = [
   { name: 'users', description: 'Your own user and public profiles.' },
   { name: 'analytics', description: 'API usage of your key and the performance of your listings.' },
   { name: 'webhooks', description: 'Receivers of events about your listings and profile, and the events they get.' },
-  { name: 'operator', description: 'The operator API: users, keys, statistics, compaction and backups (operator token).' },
-  { name: 'service', description: 'Health and this document; no key needed.' },
+  { name: 'operator', description: 'The operator API: users, keys, moderation, the audit log, statistics, metrics, compaction and backups (operator token).' },
+  { name: 'service', description: 'Health, readiness and this document; no key needed.' },
 ];
 
 /** No key, no input: only a request Node's HTTP parser refuses gets a 4xx here. */
@@ -82,6 +83,8 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     ...analyticsOperations,
     ...webhookOperations,
     ...adminOperations,
+    ...moderationOperations,
+    ...readinessOperations,
   };
   const unused = new Set(Object.keys(details));
   const paths: Record<string, Record<string, Schema>> = {};

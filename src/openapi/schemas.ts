@@ -61,10 +61,12 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       type: { enum: LISTING_TYPES },
       price,
       tags,
-      status: { enum: ['active', 'archived'] },
+      status: { enum: ['active', 'archived', 'removed'], description: '`removed`: taken down by the operator; only its owner (and the operator) can see it.' },
       owner_id: { type: 'string' },
       created_at: timestamp,
       updated_at: timestamp,
+      removal_reason: { type: 'string', description: 'Only while removed.' },
+      removed_at: { ...timestamp, description: 'Only while removed.' },
     },
   },
   NewListing: {
@@ -97,6 +99,36 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       { $ref: '#/components/schemas/PublicUser' },
       { type: 'object', required: ['email', 'updated_at'], properties: { email: { type: 'string' }, updated_at: timestamp } },
     ],
+  },
+  AdminUser: {
+    allOf: [
+      { $ref: '#/components/schemas/User' },
+      {
+        type: 'object',
+        required: ['status', 'suspended_at', 'suspension_reason'],
+        properties: {
+          status: { enum: ['active', 'suspended', 'erased'] },
+          suspended_at: { type: ['string', 'null'], format: 'date-time' },
+          suspension_reason: { type: ['string', 'null'] },
+        },
+      },
+    ],
+  },
+  AuditEntry: {
+    type: 'object',
+    required: ['id', 'at', 'action', 'target_type', 'target_id', 'changes', 'request_id'],
+    properties: {
+      id: { type: 'string', examples: ['aud_9Xk2LmQ7pR4sT1vW3yZa'] },
+      at: timestamp,
+      action: {
+        type: 'string',
+        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact'],
+      },
+      target_type: { enum: ['user', 'key', 'listing', 'store'] },
+      target_id: { type: 'string' },
+      changes: { type: 'object', description: 'Field → {from, to} for edits; what was set or done for other actions. Never a secret; erased data reads "[erased]".' },
+      request_id: { type: 'string', description: 'The X-Request-Id of the operator request.' },
+    },
   },
   ProfileChanges: {
     type: 'object',

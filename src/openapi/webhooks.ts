@@ -167,6 +167,10 @@ const EVENT_DATA: Record<EventType, { summary: string; data: Schema }> = {
   'listing.created': { summary: 'One of your listings was created', data: ref('Listing') },
   'listing.updated': { summary: 'One of your listings was changed', data: ref('Listing') },
   'listing.archived': { summary: 'One of your listings was archived (DELETE)', data: { allOf: [ref('Listing'), { properties: { status: { const: 'archived' } } }] } },
+  'listing.removed': {
+    summary: 'One of your listings was removed by the marketplace operator',
+    data: { allOf: [ref('Listing'), { properties: { status: { const: 'removed' } } }] },
+  },
   'user.updated': { summary: 'Your profile was changed (by you or by the operator)', data: ref('User') },
   ping: { summary: 'Sent once, right after the webhook is registered', data: ref('Webhook') },
 };

@@ -8,6 +8,7 @@
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
+import { isUserBarred } from '../moderation/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
@@ -191,7 +192,7 @@ export class WebhookDispatcher {
 
   private markReady(delivery: DeliveryRecord): void {
     // A delivery whose webhook is gone waits under no user; its attempt just drops it.
-    const userId = this.store.get<WebhookRecord>(WEBHOOKS, delivery.webhook_id)?.user_id ?? '';
+    const userId = this.store.get(WEBHOOKS, delivery.webhook_id)?.user_id ?? '';
     let webhooks = this.ready.get(userId);
     if (webhooks === undefined) {
       webhooks = new Map();
@@ -297,8 +298,9 @@ export class WebhookDispatcher {
     };
     try {
       const webhook = this.store.get(WEBHOOKS, delivery.webhook_id);
-      if (webhook === undefined || !webhook.active) {
-        // Removed or turned off (a 410) since the event: the delivery is dropped unsent.
+      if (webhook === undefined || !webhook.active || isUserBarred(this.store, webhook.user_id)) {
+        // Removed or turned off (a 410) since the event, or its owner suspended: the delivery
+        // is dropped unsent (a suspended user's webhooks receive nothing).
         releaseSlot();
         await this.record(delivery, (current) => (current === undefined ? [] : [deleteDelivery(current.id)]));
         return;

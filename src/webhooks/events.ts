@@ -4,7 +4,7 @@
 
 import type { WriteOp } from '../store/format.ts';
 
-export const EVENT_TYPES = ['listing.created', 'listing.updated', 'listing.archived', 'user.updated', 'ping'] as const;
+export const EVENT_TYPES = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventOutbox {

@@ -9,6 +9,7 @@ import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
 import { newId } from '../domain/ids.ts';
+import { isUserBarred } from '../moderation/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 import type { EventOutbox, EventType } from './events.ts';
@@ -87,6 +88,8 @@ export class WebhookOutbox implements EventOutbox {
    * @example context.commit((tx, { user }) => ({ ops: [listingPut, ...outbox.eventOps('listing.created', user.id, listing)], reply }))
    */
   eventOps(type: EventType, ownerId: string, data: object): WriteOp[] {
+    // A suspended user's webhooks receive nothing: no event is even queued for them.
+    if (isUserBarred(this.store, ownerId)) return [];
     const targets = this.webhooksOf(ownerId).filter((webhook) => webhook.active && webhook.events.includes(type));
     return this.deliveryOps(type, data, targets);
   }

@@ -1,0 +1,128 @@
+// OpenAPI paths of moderation (users and listings), the audit log, and the operations routes
+// /readyz and /metrics.
+
+import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
+
+const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
+const security = OPERATOR_SECURITY;
+const unauthorized = OPERATOR_ERRORS;
+const reasonBody = jsonBody({
+  type: 'object',
+  additionalProperties: false,
+  required: ['reason'],
+  properties: { reason: { type: 'string', minLength: 1, maxLength: 500, description: 'Why; kept on the record and in the audit log.' } },
+});
+const counts = {
+  type: 'object',
+  required: ['listings', 'keys', 'active_keys', 'webhooks'],
+  properties: { listings: { type: 'integer' }, keys: { type: 'integer' }, active_keys: { type: 'integer' }, webhooks: { type: 'integer' } },
+};
+const userWithCounts = { allOf: [ref('AdminUser'), { type: 'object', required: ['counts'], properties: { counts } }] };
+const USER = 'usr_8hJ3kQ0pLr5sT2vW9xYz';
+const LISTING = 'lst_4fQ2kLm9XcVb7NpR1sTz';
+
+export const moderationOperations: Operations = {
+  'GET /admin/v1/users/:id': {
+      operationId: 'adminGetUser',
+      description: 'One user whatever their status (an erased user shows emptied fields and status erased), with counts of their listings (any status), keys (and unrevoked ones) and webhooks.',
+      security,
+      parameters: [pathId('User id')],
+      responses: { '200': answer('The user', dataOf(userWithCounts)), '404': errorAnswer('User not found'), ...unauthorized },
+      ...curl(`curl -s ${TOKEN} http://127.0.0.1:3000/admin/v1/users/${USER}`),
+  },
+  'DELETE /admin/v1/users/:id': {
+      operationId: 'adminEraseUser',
+      description: 'Erasure: keys revoked, webhooks (and their pending deliveries) removed, listings set to removed, name, email, bio, website and avatar_url erased (also from earlier audit entries and stored replies); GET /v1/users/:id answers 404. The log is compacted before the answer, so the erased data no longer exists in DATA_DIR (backups made earlier still hold it).',
+      security,
+      parameters: [pathId('User id')],
+      responses: {
+        '200': answer('Erased (asking again compacts again and answers the same)', dataOf(ref('AdminUser'))),
+        '404': errorAnswer('User not found'),
+        '503': errorAnswer('Disk unavailable: the erasure or the compaction did not complete; ask again'),
+        ...unauthorized,
+      },
+      ...curl(`curl -s -X DELETE ${TOKEN} http://127.0.0.1:3000/admin/v1/users/${USER}`),
+  },
+  'POST /admin/v1/users/:id/suspend': {
+      operationId: 'adminSuspendUser',
+      description: "Their keys get 403 on every /v1 request (after the key and limit checks), their listings leave lists and answer 404 by id to everyone else, their webhooks receive nothing (pending deliveries are dropped).",
+      security,
+      parameters: [pathId('User id')],
+      requestBody: reasonBody,
+      responses: { '200': answer('Suspended', dataOf(ref('AdminUser'))), '400': errorAnswer('Missing reason'), '404': errorAnswer('User not found'), '409': errorAnswer('Already suspended'), ...unauthorized },
+      ...curl(`curl -s ${TOKEN} -H 'Content-Type: application/json' -d '{"reason":"spam"}' http://127.0.0.1:3000/admin/v1/users/${USER}/suspend`),
+  },
+  'POST /admin/v1/users/:id/unsuspend': {
+      operationId: 'adminUnsuspendUser',
+      description: 'Back to status active: keys work again and listings reappear.',
+      security,
+      parameters: [pathId('User id')],
+      responses: { '200': answer('Active again', dataOf(ref('AdminUser'))), '404': errorAnswer('User not found'), '409': errorAnswer('Not suspended'), ...unauthorized },
+      ...curl(`curl -s -X POST ${TOKEN} http://127.0.0.1:3000/admin/v1/users/${USER}/unsuspend`),
+  },
+  'GET /admin/v1/listings': {
+      operationId: 'adminListListings',
+      description: 'Every listing whatever its status or its owner\'s, newest first.',
+      security,
+      parameters: [
+        queryParam('status', { enum: ['active', 'archived', 'removed'] }, 'Only listings with this status.'),
+        queryParam('owner_id', { type: 'string' }, "Only this user's listings."),
+        queryParam('q', { type: 'string', maxLength: 200 }, 'Case-insensitive text in title, description or tags.'),
+        ...PAGE_PARAMS,
+      ],
+      responses: { '200': answer('Listings', listOf(ref('Listing'))), '400': errorAnswer('Bad query'), ...unauthorized },
+      ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/listings?status=removed&limit=50'`),
+  },
+  'POST /admin/v1/listings/:id/remove': {
+      operationId: 'adminRemoveListing',
+      description: "Status removed with removal_reason and removed_at: gone from lists, 404 by id to everyone but its owner, the owner's PUT and DELETE answer 409, the owner's webhooks get listing.removed.",
+      security,
+      parameters: [pathId('Listing id')],
+      requestBody: reasonBody,
+      responses: { '200': answer('Removed', dataOf(ref('Listing'))), '400': errorAnswer('Missing reason'), '404': errorAnswer('Listing not found'), '409': errorAnswer('Already removed'), ...unauthorized },
+      ...curl(`curl -s ${TOKEN} -H 'Content-Type: application/json' -d '{"reason":"infringes a trademark"}' http://127.0.0.1:3000/admin/v1/listings/${LISTING}/remove`),
+  },
+  'POST /admin/v1/listings/:id/restore': {
+      operationId: 'adminRestoreListing',
+      description: 'A removed listing becomes active again (removal_reason and removed_at are dropped).',
+      security,
+      parameters: [pathId('Listing id')],
+      responses: { '200': answer('Active again', dataOf(ref('Listing'))), '404': errorAnswer('Listing not found'), '409': errorAnswer('Not removed, or its owner was erased'), ...unauthorized },
+      ...curl(`curl -s -X POST ${TOKEN} http://127.0.0.1:3000/admin/v1/listings/${LISTING}/restore`),
+  },
+  'GET /admin/v1/audit': {
+      operationId: 'adminListAudit',
+      description: 'Every operator action, newest first. Each entry was written in the same store write as its change.',
+      security,
+      parameters: [
+        queryParam('action', { type: 'string' }, 'Only this action, e.g. user.suspend.'),
+        queryParam('target_id', { type: 'string' }, 'Only actions on this user, key or listing.'),
+        ...PAGE_PARAMS,
+      ],
+      responses: { '200': answer('Audit entries', listOf(ref('AuditEntry'))), '400': errorAnswer('Bad query'), ...unauthorized },
+      ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/audit?action=user.suspend'`),
+  },
+  'GET /metrics': {
+      operationId: 'getMetrics',
+      description: 'Prometheus text format 0.0.4: request counts by route pattern, method and status class; request durations by route pattern; 429s; store fsync durations; log size; webhook deliveries by outcome and pending; resident memory; event-loop delay.',
+      security,
+      responses: { '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } }, ...unauthorized },
+      ...curl(`curl -s ${TOKEN} http://127.0.0.1:3000/metrics`),
+  },
+};
+
+export const readinessOperations: Operations = {
+  'GET /readyz': {
+      operationId: 'getReadiness',
+      description: 'Ready (200) when the store accepts writes (a probe file is written and fsynced beside the log, at most once a second) and the server is not stopping; otherwise 503 with the reasons. /healthz stays the liveness check.',
+      security: [],
+      responses: {
+        '200': answer('Ready', { type: 'object', required: ['status'], properties: { status: { const: 'ready' } } }),
+        '503': answer('Not ready', {
+          type: 'object',
+          required: ['status', 'reasons'],
+          properties: { status: { const: 'not_ready' }, reasons: { type: 'array', items: { type: 'string' } } },
+        }),
+      },
+  },
+};
