@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN_FILE } from './admin-token.ts';
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
-import type { AdminUserPatch, KeyPatch, NewKeyInput, NewUser, Role, UsageQuery } from './client/types.ts';
+import type { AdminListingQuery, AdminUserPatch, KeyPatch, ListingStatus, NewKeyInput, NewUser, Role, UsageQuery } from './client/types.ts';
 import { crashSafeWriteFile } from './store/crash-safe-write.ts';
 import { nodeFileSystem } from './store/files.ts';
 import { repairLog } from './store/repair.ts';
@@ -45,6 +45,13 @@ const OPTION_SPECS = {
   granularity: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
+  reason: { type: 'string' },
+  status: { type: 'string' },
+  'owner-id': { type: 'string' },
+  q: { type: 'string' },
+  action: { type: 'string' },
+  'target-id': { type: 'string' },
+  yes: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -70,6 +77,15 @@ interface Command {
   options: readonly OptionName[];
   args: number;
   run(context: CommandContext): Promise<unknown>;
+}
+
+/** A result printed as it is rather than as JSON (the metrics text). */
+class RawText {
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
 }
 
 /** A wrong command line: reported with the command's usage, exit code 2. */
@@ -127,6 +143,97 @@ const COMMANDS: Record<string, Command> = {
       if (options.bio !== undefined) patch.bio = options.bio;
       if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --role, --name, --email or --bio', this.usage);
       return (await admin()).users.update(args[0] ?? '', patch);
+    },
+  },
+  'users show': {
+    usage: 'users show <user-id>',
+    summary: 'one user (any status) with counts of their listings, keys and webhooks',
+    options: [],
+    args: 1,
+    async run({ args, admin }) {
+      return (await admin()).users.get(args[0] ?? '');
+    },
+  },
+  'users suspend': {
+    usage: 'users suspend <user-id> --reason <text>',
+    summary: 'suspend a user: keys refused (403), listings hidden, webhooks silent',
+    options: ['reason'],
+    args: 1,
+    async run({ options, args, admin }) {
+      return (await admin()).users.suspend(args[0] ?? '', required(options, 'reason', this.usage));
+    },
+  },
+  'users unsuspend': {
+    usage: 'users unsuspend <user-id>',
+    summary: 'end a suspension: keys work again, listings reappear',
+    options: [],
+    args: 1,
+    async run({ args, admin }) {
+      return (await admin()).users.unsuspend(args[0] ?? '');
+    },
+  },
+  'users delete': {
+    usage: 'users delete <user-id> --yes',
+    summary: 'erase a user for good: keys revoked, webhooks and listings removed, personal data erased',
+    options: ['yes'],
+    args: 1,
+    async run({ options, args, admin }) {
+      if (options.yes !== true) {
+        throw new UsageError('erasure cannot be undone (keys revoked, webhooks removed, listings removed, name/email/bio/website/avatar erased); add --yes to go ahead', this.usage);
+      }
+      return (await admin()).users.erase(args[0] ?? '');
+    },
+  },
+  'listings list': {
+    usage: 'listings list [--status active|archived|removed] [--owner-id <id>] [--q <text>] [--page <n>] [--limit <n>]',
+    summary: 'every listing whatever its status, newest first',
+    options: ['status', 'owner-id', 'q', 'page', 'limit'],
+    args: 0,
+    async run({ options, admin }) {
+      const query: AdminListingQuery = pageQuery(options, this.usage);
+      if (options.status !== undefined) {
+        if (!['active', 'archived', 'removed'].includes(options.status)) throw new UsageError('--status must be active, archived or removed', this.usage);
+        query.status = options.status as ListingStatus;
+      }
+      if (options['owner-id'] !== undefined) query.owner_id = options['owner-id'];
+      if (options.q !== undefined) query.q = options.q;
+      return (await admin()).listings.list(query);
+    },
+  },
+  'listings remove': {
+    usage: 'listings remove <listing-id> --reason <text>',
+    summary: "take a listing down (its owner's webhooks get listing.removed)",
+    options: ['reason'],
+    args: 1,
+    async run({ options, args, admin }) {
+      return (await admin()).listings.remove(args[0] ?? '', required(options, 'reason', this.usage));
+    },
+  },
+  'listings restore': {
+    usage: 'listings restore <listing-id>',
+    summary: 'make a removed listing active again',
+    options: [],
+    args: 1,
+    async run({ args, admin }) {
+      return (await admin()).listings.restore(args[0] ?? '');
+    },
+  },
+  audit: {
+    usage: 'audit [--action <action>] [--target-id <id>] [--page <n>] [--limit <n>]',
+    summary: 'what operators did, newest first',
+    options: ['action', 'target-id', 'page', 'limit'],
+    args: 0,
+    async run({ options, admin }) {
+      return (await admin()).audit({ ...pageQuery(options, this.usage), action: options.action, target_id: options['target-id'] });
+    },
+  },
+  metrics: {
+    usage: 'metrics',
+    summary: 'print the server\'s Prometheus metrics (text)',
+    options: [],
+    args: 0,
+    async run({ admin }) {
+      return new RawText(await (await admin()).metrics());
     },
   },
   'keys create': {
@@ -286,7 +393,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const cwd = io.cwd ?? process.cwd();
     const admin = () => connect(options, io, cwd);
     const result = await command.run({ options, args: found.args, io, cwd, admin });
-    io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    io.stdout.write(result instanceof RawText ? result.text : `${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -1,10 +1,16 @@
 // The typed client for the operator API (/admin/v1), authenticated with the admin token:
-// users, API keys, webhooks (read-only), server stats, log compaction and backup.
+// users (and their moderation), API keys, listings (moderation), the audit log, webhooks
+// (read-only), server stats, metrics, log compaction and backup.
 // The CLI is a thin shell around it.
 
 import { segment, Transport } from './transport.ts';
 import type {
+  AdminListingQuery,
   AdminUser,
+  AdminUserDetail,
+  AuditEntry,
+  AuditQuery,
+  Listing,
   AdminUserPatch,
   AdminWebhook,
   AdminWebhookQuery,
@@ -33,6 +39,7 @@ export class AdminClient {
   readonly users: AdminUsersApi;
   readonly keys: AdminKeysApi;
   readonly webhooks: AdminWebhooksApi;
+  readonly listings: AdminListingsApi;
   private readonly transport: Transport;
 
   constructor(options: AdminClientOptions) {
@@ -41,6 +48,18 @@ export class AdminClient {
     this.users = new AdminUsersApi(this.transport);
     this.keys = new AdminKeysApi(this.transport);
     this.webhooks = new AdminWebhooksApi(this.transport);
+    this.listings = new AdminListingsApi(this.transport);
+  }
+
+  /** What operators did, newest first (filters: action, target_id). */
+  audit(query: AuditQuery = {}, options: CallOptions = {}): Promise<ListResponse<AuditEntry>> {
+    return this.transport.json({ method: 'GET', path: '/admin/v1/audit', query: { ...query }, signal: options.signal });
+  }
+
+  /** The Prometheus text of GET /metrics. */
+  async metrics(options: CallOptions = {}): Promise<string> {
+    const stream = await this.transport.stream({ method: 'GET', path: '/metrics', signal: options.signal, accept: 'text/plain' });
+    return new Response(stream).text();
   }
 
   /** Uptime, user and key counts, and the store's counters (log size, fsyncs, writability). */
@@ -95,6 +114,32 @@ export class AdminUsersApi {
 
   list(query: PageQuery = {}, options: CallOptions = {}): Promise<ListResponse<AdminUser>> {
     return this.transport.json({ method: 'GET', path: '/admin/v1/users', query: { ...query }, signal: options.signal });
+  }
+
+  /** One user whatever their status, with counts of their listings, keys and webhooks. */
+  async get(id: string, options: CallOptions = {}): Promise<AdminUserDetail> {
+    const answer = await this.transport.json<Envelope<AdminUserDetail>>({ method: 'GET', path: `/admin/v1/users/${segment(id)}`, signal: options.signal });
+    return answer.data;
+  }
+
+  /** Suspends a user: their keys get 403, their listings are hidden, their webhooks receive nothing. */
+  async suspend(id: string, reason: string, options: CallOptions = {}): Promise<AdminUser> {
+    const answer = await this.transport.json<Envelope<AdminUser>>({ method: 'POST', path: `/admin/v1/users/${segment(id)}/suspend`, body: { reason }, signal: options.signal });
+    return answer.data;
+  }
+
+  async unsuspend(id: string, options: CallOptions = {}): Promise<AdminUser> {
+    const answer = await this.transport.json<Envelope<AdminUser>>({ method: 'POST', path: `/admin/v1/users/${segment(id)}/unsuspend`, signal: options.signal });
+    return answer.data;
+  }
+
+  /**
+   * Erases a user for good: keys revoked, webhooks removed, listings removed, personal data
+   * erased from the server's data directory. Asking again is harmless.
+   */
+  async erase(id: string, options: CallOptions = {}): Promise<AdminUser> {
+    const answer = await this.transport.json<Envelope<AdminUser>>({ method: 'DELETE', path: `/admin/v1/users/${segment(id)}`, signal: options.signal });
+    return answer.data;
   }
 
   /** Changes a user's role (e.g. to `creator`), name, email or bio. */
@@ -172,5 +217,30 @@ export class AdminWebhooksApi {
   /** Every user's webhooks (or one user's with `user_id`), newest first; never a secret. */
   list(query: AdminWebhookQuery = {}, options: CallOptions = {}): Promise<ListResponse<AdminWebhook>> {
     return this.transport.json({ method: 'GET', path: '/admin/v1/webhooks', query: { ...query }, signal: options.signal });
+  }
+}
+
+export class AdminListingsApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** Every listing whatever its status, newest first (filters: status, owner_id, q). */
+  list(query: AdminListingQuery = {}, options: CallOptions = {}): Promise<ListResponse<Listing>> {
+    return this.transport.json({ method: 'GET', path: '/admin/v1/listings', query: { ...query }, signal: options.signal });
+  }
+
+  /** Takes a listing down: gone from lists, 404 to all but its owner, who can no longer change it. */
+  async remove(id: string, reason: string, options: CallOptions = {}): Promise<Listing> {
+    const answer = await this.transport.json<Envelope<Listing>>({ method: 'POST', path: `/admin/v1/listings/${segment(id)}/remove`, body: { reason }, signal: options.signal });
+    return answer.data;
+  }
+
+  /** Makes a removed listing active again. */
+  async restore(id: string, options: CallOptions = {}): Promise<Listing> {
+    const answer = await this.transport.json<Envelope<Listing>>({ method: 'POST', path: `/admin/v1/listings/${segment(id)}/restore`, signal: options.signal });
+    return answer.data;
   }
 }

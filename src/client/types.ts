@@ -38,6 +38,9 @@ export interface Listing {
   owner_id: string;
   created_at: string;
   updated_at: string;
+  /** Only while `status` is `removed` (taken down by the operator). */
+  removal_reason?: string;
+  removed_at?: string;
 }
 
 export interface ListingQuery extends PageQuery {
@@ -201,7 +204,41 @@ export interface ListingStatsResponse extends ListResponse<ListingStats> {
 // Operator API (/admin/v1)
 
 /** The operator sees every user field, email included (the same shape as `/v1/users/me`). */
-export type AdminUser = User;
+export type UserStatus = 'active' | 'suspended' | 'erased';
+
+/** A user as the operator sees them: the private view plus moderation state. */
+export interface AdminUser extends User {
+  status: UserStatus;
+  suspended_at: string | null;
+  suspension_reason: string | null;
+}
+
+/** GET /admin/v1/users/:id: the user with counts of what they own. */
+export interface AdminUserDetail extends AdminUser {
+  counts: { listings: number; keys: number; active_keys: number; webhooks: number };
+}
+
+export interface AdminListingQuery extends PageQuery {
+  status?: ListingStatus;
+  owner_id?: string;
+  q?: string;
+}
+
+/** One operator action, recorded with the change it made. */
+export interface AuditEntry {
+  id: string;
+  at: string;
+  action: string;
+  target_type: 'user' | 'key' | 'listing' | 'store';
+  target_id: string;
+  changes: Record<string, unknown>;
+  request_id: string;
+}
+
+export interface AuditQuery extends PageQuery {
+  action?: string;
+  target_id?: string;
+}
 
 export interface NewUser {
   name: string;
