@@ -28,6 +28,8 @@ export interface RunningChild {
   stop(): Promise<void>;
 }
 
+/** How much of a child's output its log file keeps. */
+const MAX_LOG_BYTES = 4 * 1048576;
 const READY_LINE = /listening on http:\/\/\S+/;
 const everyChild = new Set<ChildProcess>();
 
@@ -89,6 +91,7 @@ export function startChild(options: ChildOptions): Promise<RunningChild> {
   everyChild.add(child);
   const log = createWriteStream(options.logFile, { flags: 'w' });
   let recent = '';
+  let logged = 0;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   exited.then(() => everyChild.delete(child));
 
@@ -103,9 +106,13 @@ export function startChild(options: ChildOptions): Promise<RunningChild> {
       reject(new Error(`${options.name} ${why}; its last output:\n${recent.trim()}\n(full log: ${options.logFile})`));
     };
     const watch = (chunk: Buffer): void => {
-      log.write(chunk);
+      // The server's access log goes to stdout (it is on by default): the file keeps its start,
+      // and once ready the output is only drained, quickly, so a full pipe never slows the server.
+      if (logged < MAX_LOG_BYTES) log.write(chunk);
+      logged += chunk.length;
+      if (settled) return;
       recent = (recent + chunk.toString('utf8')).slice(-2000);
-      if (settled || !READY_LINE.test(recent)) return;
+      if (!READY_LINE.test(recent)) return;
       settled = true;
       clearTimeout(timer);
       resolve({

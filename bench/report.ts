@@ -136,6 +136,8 @@ export function mainMarkdown(results: MainResults): string {
       formatDecimal(server.p99_ms),
       formatDecimal(server.cpu_us_per_request, 0),
       formatInteger(server.rss_peak_mib),
+      serverCell(scenario.targets.same, (same) => formatInteger(same.median_rps)),
+      withCpuRatio(scenario.ratio_same, scenario.cpu_ratio_same),
       serverCell(scenario.targets.ceiling, (ceiling) => formatInteger(ceiling.median_rps)),
       withCpuRatio(scenario.ratio_ceiling, scenario.cpu_ratio_ceiling),
       serverCell(scenario.targets.naive, (naive) => formatInteger(naive.median_rps)),
@@ -158,11 +160,12 @@ export function mainMarkdown(results: MainResults): string {
     '',
     ...contextLines(results),
     `Server ready in ${formatInteger(results.server.ready_ms)} ms, RSS ${formatInteger(results.server.rss_after_ready_mib)} MiB after load; ` +
-      `list answer ${results.body_bytes.list} B, one listing ${results.body_bytes.item} B (the ceiling answers bodies of those sizes).` +
+      `list answer ${results.body_bytes.list} B, one listing ${results.body_bytes.item} B (the ceiling answers bodies of those sizes with two headers; ` +
+      '"same bytes" replays the exact status, headers and body the server sent for the cached page, an uncached page and a lookup by id).' +
       (Object.keys(results.server_env).length > 0 ? ` Server run with \`${envText(results.server_env)}\`.` : ''),
     '',
     table(
-      ['scenario', 'conns', 'server req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MiB', 'ceiling req/s', '× ceiling', 'naive req/s', '× naive', 'targets', 'notes'],
+      ['scenario', 'conns', 'server req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MiB', 'same bytes req/s', '× same bytes', 'ceiling req/s', '× ceiling', 'naive req/s', '× naive', 'targets', 'notes'],
       rows,
     ),
     '',

@@ -77,9 +77,12 @@ export interface ScenarioResult {
   title: string;
   connections: number;
   targets: Partial<Record<TargetName, TargetSummary>>;
+  /** Against the same-bytes baseline (the server's own answers replayed by bare node:http). */
+  ratio_same: number | null;
   ratio_ceiling: number | null;
   ratio_naive: number | null;
   /** The same ratios from CPU time per request (baseline µs ÷ server µs): steadier on a noisy machine. */
+  cpu_ratio_same: number | null;
   cpu_ratio_ceiling: number | null;
   cpu_ratio_naive: number | null;
   fsyncs_per_write: number | null;
@@ -231,6 +234,7 @@ export async function runScenario(scenario: Scenario, targets: Target[], setting
   const acknowledged = server.rounds.reduce((sum, round) => sum + round.expected, 0);
   const isWrite = scenario.expectStatus === 201;
   const values: Record<Goal['metric'], number | null> = {
+    ratio_same: ratio(summaries.same),
     ratio_ceiling: ratio(summaries.ceiling),
     ratio_naive: ratio(summaries.naive),
     rps: server.median_expected_rps,
@@ -242,8 +246,10 @@ export async function runScenario(scenario: Scenario, targets: Target[], setting
     title: scenario.title,
     connections: scenario.connections,
     targets: summaries,
+    ratio_same: values.ratio_same,
     ratio_ceiling: values.ratio_ceiling,
     ratio_naive: values.ratio_naive,
+    cpu_ratio_same: cpuRatio(summaries.same),
     cpu_ratio_ceiling: cpuRatio(summaries.ceiling),
     cpu_ratio_naive: cpuRatio(summaries.naive),
     fsyncs_per_write: values.fsyncs_per_write,

@@ -14,7 +14,8 @@ import { chooseGenerator, drive, WRK_INSTALL_HINT, type GeneratorName } from './
 import { choosePinning, freePort, peakRssBytes, pinTargetsTo, rssBytes, startChild, type Pinning, type RunningChild } from './processes.ts';
 import { mainMarkdown, scaleMarkdown, startupMarkdown, type MainResults, type RunContext, type ScaleResults, type StartupResults } from './report.ts';
 import { BUSY_MACHINE_PERCENT, median, runScenario, type RoundSettings, type ScenarioResult, type Target } from './rounds.ts';
-import { FILTERED_PATH, LIST_PATH, MISS_SAMPLE_PATHS, otherScenarios, readScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
+import { captureAnswer, type CapturedAnswers } from './capture.ts';
+import { FILTERED_PATH, LIST_PATH, MISS_SAMPLE_PATHS, UNCACHED_SAMPLE_PATH, otherScenarios, readScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
 import { writeSeedLog, type SeedResult } from './seed.ts';
 import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
 
@@ -28,8 +29,10 @@ const USAGE = `npm run bench [-- options]
   --warmup S           warm-up seconds before each round (1)  --listings N  listings in the data set
   --connections N      connections for reads (default 10)     --write-connections N  for D (default 64)
   --only A,C,D         run only these scenarios               --sizes 1000,10000     listing counts for --scale
-  --entry FILE         server entry (default src/main.ts)     --keep        keep the temporary data dir
-  --server-env N=V     extra environment for the server (repeatable), e.g. --server-env MARKETPLACE_ANALYTICS=0
+  --entry FILE         server entry (default dist/main.js, built first by npm run build: what users run;
+                       a .ts entry runs through tsx)          --keep        keep the temporary data dir
+  --server-env N=V     extra environment for the server (repeatable), e.g. --server-env MARKETPLACE_ANALYTICS=0;
+                       the server otherwise runs with its shipped defaults (access log and analytics on)
   --variant N=V[,N=V]  also run a second server with this extra environment, in the same alternating
                        rounds, and compare it with the first (e.g. --only A --variant MARKETPLACE_ANALYTICS=0)
   --variant-entry FILE the second server's entry instead (e.g. another checkout's src/main.ts), to
@@ -38,6 +41,8 @@ const USAGE = `npm run bench [-- options]
   --pin auto|on|off    servers on CPU 0, load generator on the others (default auto: when there are
                        2+ CPUs and taskset); steadier figures
 wrk is used when installed (apt-get install wrk); otherwise bench/loadgen.ts drives the load.`;
+
+const DEFAULT_ENTRY = 'dist/main.js';
 
 const { values: options } = parseArgs({
   options: {
@@ -53,7 +58,7 @@ const { values: options } = parseArgs({
     'write-connections': { type: 'string', default: '64' },
     only: { type: 'string' },
     sizes: { type: 'string', default: '1000,10000,100000,1000000' },
-    entry: { type: 'string', default: 'src/main.ts' },
+    entry: { type: 'string', default: DEFAULT_ENTRY },
     'server-env': { type: 'string', multiple: true, default: [] },
     variant: { type: 'string' },
     'variant-entry': { type: 'string' },
@@ -156,14 +161,13 @@ async function startServer(
   }
   const child = await startChild({
     name: `server (${entry})`,
-    args: [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), '--import', 'tsx', entry],
+    args: [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), ...entryArgs(entry)],
     env: {
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       MARKETPLACE_DEMO: '0',
       MARKETPLACE_ADMIN_TOKEN: ADMIN_TOKEN,
-      ACCESS_LOG: '0',
       NODE_ENV: 'production',
       ...extraEnv,
     },
@@ -183,6 +187,18 @@ async function startServer(
     if (profileDir !== null) summariseProfiles(profileDir, label);
   };
   return { child: { ...child, stop }, baseUrl, healthzMs: performance.now() - started };
+}
+
+/** A built .js entry runs as users run it; a .ts one through tsx (e.g. another checkout's sources). */
+function entryArgs(entry: string): string[] {
+  return entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry];
+}
+
+/** The built entries come from the sources of this checkout: build them first so they are current. */
+function buildIfNeeded(entries: Array<string | undefined>): void {
+  if (!entries.some((entry) => entry !== undefined && entry.startsWith('dist/'))) return;
+  log('Building dist/ (npm run build)…');
+  execFileSync(process.execPath, ['--import', 'tsx', join(REPO_DIR, 'scripts/build.ts')], { cwd: REPO_DIR, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** After a profiled server stops: its .cpuprofile summarised into bench/results/profile-<label>.md. */
@@ -206,7 +222,7 @@ function relativeToRepo(path: string): string {
   return path.startsWith(`${REPO_DIR}/`) ? path.slice(REPO_DIR.length + 1) : path;
 }
 
-async function startBaseline(kind: 'ceiling' | 'naive', args: string[], label: string): Promise<{ child: RunningChild; baseUrl: string }> {
+async function startBaseline(kind: 'ceiling' | 'naive' | 'same-bytes', args: string[], label: string): Promise<{ child: RunningChild; baseUrl: string }> {
   const port = await freePort();
   const child = await startChild({
     name: `${kind} baseline`,
@@ -244,7 +260,7 @@ function serverTarget(server: StartedServer, warnings: string[], name: 'server' 
   };
 }
 
-function baselineTarget(name: 'ceiling' | 'headers' | 'naive', started: { child: RunningChild; baseUrl: string }): Target {
+function baselineTarget(name: 'ceiling' | 'headers' | 'naive' | 'same', started: { child: RunningChild; baseUrl: string }): Target {
   return { name, baseUrl: started.baseUrl, pid: started.child.pid, prepare: async () => [DUMMY_AUTH] };
 }
 
@@ -324,12 +340,22 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
 
   const probeKey = await createKey(server.baseUrl, ADMIN_TOKEN, 'bench-probe', 1_000_000);
   const auth = { Authorization: `Bearer ${probeKey}` };
-  const listAnswer = await request(`${server.baseUrl}${LIST_PATH}`, { headers: auth });
-  const itemAnswer = await request(`${server.baseUrl}/v1/listings/${seed.sampleIds[0]}`, { headers: auth });
-  const bodyBytes = { list: Buffer.byteLength(listAnswer.body), item: Buffer.byteLength(itemAnswer.body) };
+  // The page is asked for before anything else asks for it, so its answer is an uncached one.
+  // The list is asked for twice so the captured answer is the cache hit scenario A gets.
+  const page = await captureAnswer(server.baseUrl, UNCACHED_SAMPLE_PATH, auth);
+  await captureAnswer(server.baseUrl, LIST_PATH, auth);
+  const captured: CapturedAnswers = {
+    list: await captureAnswer(server.baseUrl, LIST_PATH, auth),
+    page,
+    item: await captureAnswer(server.baseUrl, `/v1/listings/${seed.sampleIds[0]}`, auth),
+  };
+  const answersFile = join(workDir, 'same-bytes-answers.json');
+  writeFileSync(answersFile, JSON.stringify(captured));
+  const bodyBytes = { list: Buffer.from(captured.list.body, 'base64').length, item: Buffer.from(captured.item.body, 'base64').length };
   await crossCheck(server.baseUrl, naive.baseUrl, probeKey, seed.sampleIds[0]!, warnings);
   const ceiling = await startBaseline('ceiling', ['--bytes', String(bodyBytes.list), '--item-bytes', String(bodyBytes.item)], 'main');
   const ceilingHeaders = await startBaseline('ceiling', ['--bytes', String(bodyBytes.list), '--item-bytes', String(bodyBytes.item), '--contract-headers'], 'headers');
+  const sameBytes = await startBaseline('same-bytes', ['--answers', answersFile], 'main');
 
   const inputs: ScenarioInputs = {
     dir: workDir,
@@ -338,7 +364,13 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
     readConnections: runContext.settings.read_connections,
     writeConnections: runContext.settings.write_connections,
   };
-  const targets = [serverTarget(server, warnings), baselineTarget('ceiling', ceiling), baselineTarget('headers', ceilingHeaders), baselineTarget('naive', naive)];
+  const targets = [
+    serverTarget(server, warnings),
+    baselineTarget('same', sameBytes),
+    baselineTarget('ceiling', ceiling),
+    baselineTarget('headers', ceilingHeaders),
+    baselineTarget('naive', naive),
+  ];
   if (variant !== null) targets.push(serverTarget(variant, warnings, 'variant'));
   const scenarios = [...readScenarios(inputs), ...otherScenarios(inputs)].filter((scenario) => only === null || only.has(scenario.id));
   if (variant !== null) for (const scenario of scenarios) scenario.targets.splice(1, 0, 'variant');
@@ -350,7 +382,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
       results.push(await runScenario(scenario, targets, settings));
     }
   } finally {
-    await Promise.all([server.child.stop(), naive.child.stop(), ceiling.child.stop(), ceilingHeaders.child.stop(), variant?.child.stop()]);
+    await Promise.all([server.child.stop(), naive.child.stop(), ceiling.child.stop(), ceilingHeaders.child.stop(), sameBytes.child.stop(), variant?.child.stop()]);
   }
   unexpectedStatusWarnings(results, warnings);
 
@@ -577,6 +609,7 @@ async function main(): Promise<void> {
   };
   process.on('exit', cleanUp);
   log(`Working in ${workDir}${options.keep ? ' (kept)' : ''}; child logs in bench/results/logs/`);
+  buildIfNeeded([options.entry, options['variant-entry']]);
   if (options.startup) {
     // Start-up is not a load test: the server gets the whole machine (GC helper threads included).
     pinTargetsTo(null);
