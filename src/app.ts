@@ -21,6 +21,8 @@ import { listingRoutes } from './handlers/listings.ts';
 import { userRoutes } from './handlers/users.ts';
 import { adminWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
+import { answerClientError } from './http/client-errors.ts';
+import { limitSockets, serverOptions } from './http/socket-limits.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
@@ -167,11 +169,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });
 
-  const server = createServer(listener);
-  // Slow or stalled clients must not hold sockets for ever.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
+  const server = createServer(serverOptions, listener);
+  // Slow, stalled or silent clients must not hold sockets or memory for ever.
+  const stopSocketLimits = limitSockets(server, config.maxConnections);
+  server.on('clientError', answerClientError);
 
   const sweepTimer = setInterval(() => {
     idempotency.sweepExpired().catch((error: unknown) => warn(`could not sweep idempotency records: ${(error as Error).message}`));
@@ -207,6 +208,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       closing ??= (async () => {
         clearInterval(sweepTimer);
         readiness.markStopping();
+        stopSocketLimits();
         await stopServer(server, graceMs);
         await dispatcher.stop();
         await usage.stop();

@@ -20,6 +20,8 @@ export interface Config {
   redisUrl: string | null;
   /** Origins whose browser pages may call /v1 (CORS_ORIGINS): '*', a list, or null for none. */
   corsOrigins: '*' | string[] | null;
+  /** Connections open at once (MAX_CONNECTIONS); further ones are closed as they arrive. */
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -47,6 +49,7 @@ export function loadConfig(env: Env): Config {
     analytics: flag(env, 'MARKETPLACE_ANALYTICS', true),
     redisUrl: null,
     corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
+    maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
   };
 }
 

@@ -100,8 +100,8 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     if (caller === null) {
       const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
       // The in-process limiter decides at once; a shared one (Redis) answers with a promise.
-      if (failures instanceof Promise) return failures.then(refuseUnauthenticated);
-      return refuseUnauthenticated(failures);
+      if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, keyRequired));
+      return refuseFailedAuthentication(failures, keyRequired);
     }
     context.caller = caller;
 
@@ -155,9 +155,16 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     return { status: 204 };
   }
 
-  /** /admin: the operator token (401), then the route (404/405), then the handler. */
+  /**
+   * /admin: the operator token (401, or 429 once the address has failed too often: the same
+   * count as /v1's keys, so guessing either one costs the same), then the route, then the handler.
+   */
   function dispatchOperator(context: Context): Reply | Promise<Reply> {
-    if (!operatorToken.matches(context.req.headers.authorization)) throw operatorTokenRequired();
+    if (!operatorToken.matches(context.req.headers.authorization)) {
+      const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
+      if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, operatorTokenRequired));
+      return refuseFailedAuthentication(failures, operatorTokenRequired);
+    }
     return matchRoute(deps.operatorRoutes, context).handle(context);
   }
 
@@ -222,11 +229,16 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   return handle;
 }
 
-/** Step 1's refusal: 401, or 429 once the caller's address has failed too often. */
-function refuseUnauthenticated(failures: RateDecision): never {
-  if (failures.allowed) throw new HttpError(401, AUTH_ERROR, { hint: AUTH_HINT });
+/** Step 1's 401 for a missing, malformed, unknown or revoked key. */
+function keyRequired(): HttpError {
+  return new HttpError(401, AUTH_ERROR, { hint: AUTH_HINT });
+}
+
+/** A failed key or operator token: its 401, or 429 once the caller's address has failed too often. */
+function refuseFailedAuthentication(failures: RateDecision, unauthorized: () => HttpError): never {
+  if (failures.allowed) throw unauthorized();
   const waitSeconds = retryAfterSeconds(failures);
-  throw new HttpError(429, `Too many failed authentications from your address. Wait ${waitSeconds} s and send a valid key.`, {
+  throw new HttpError(429, `Too many failed authentications from your address. Wait ${waitSeconds} s and send a valid key or token.`, {
     headers: { 'Retry-After': String(waitSeconds) },
   });
 }

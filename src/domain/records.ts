@@ -86,6 +86,8 @@ export interface IdempotencyRecord {
   readonly request_hash: string;
   readonly status: number;
   readonly body: string;
+  /** The first answer's Cache-Control, when it had one of its own (no-store on a secret). */
+  readonly cache_control?: string;
   readonly created_at: string;
 }
 

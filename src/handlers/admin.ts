@@ -14,6 +14,7 @@ import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type UserRecord } from 
 import { adminUser, keyView, privateUser } from '../domain/views.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
+import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
@@ -131,7 +132,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
       const changes = { user_id: key.user_id, name: key.name, prefix: key.prefix, permissions: key.permissions, rate_limit: key.rate_limit };
       return {
         ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }, audit.entryOp(context.requestId, { action: 'key.create', target_type: 'key', target_id: key.id, changes })],
-        reply: { status: 201, body: { data: { ...keyView(key, null), key: generated.key } } },
+        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: generated.key } } },
       };
     });
   }

@@ -11,6 +11,7 @@ import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
+import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Store } from '../store/store.ts';
 import { validateWebhookUrl } from '../webhooks/address-guard.ts';
@@ -113,7 +114,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
       };
       const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, ...outbox.pingOps(webhook)];
       // The only answer that ever carries the secret.
-      return { ops, reply: { status: 201, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
+      return { ops, reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
     });
   }
 

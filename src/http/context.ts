@@ -61,7 +61,8 @@ export class Context implements KeyContext {
     const queryStart = url.indexOf('?');
     this.path = queryStart === -1 ? url : url.slice(0, queryStart);
     this.search = queryStart === -1 ? '' : url.slice(queryStart + 1);
-    this.responseHeaders = { 'X-Request-Id': this.requestId };
+    // nosniff on every answer: a browser never reads a JSON error or a file as something else.
+    this.responseHeaders = { 'X-Request-Id': this.requestId, 'X-Content-Type-Options': 'nosniff' };
   }
 
   /** The caller's key; only /v1 handlers read it, and they run after step 1 found one. */

@@ -47,7 +47,7 @@ export class IdempotencyGuard {
         replay: {
           status: existing.status,
           bytes: Buffer.from(existing.body),
-          headers: { 'Idempotent-Replayed': 'true' },
+          headers: { 'Idempotent-Replayed': 'true', ...(existing.cache_control ? { 'Cache-Control': existing.cache_control } : {}) },
         },
       };
     }
@@ -66,6 +66,8 @@ export class IdempotencyGuard {
       request_hash: claim.requestHash,
       status: reply.status,
       body: reply.bytes ? reply.bytes.toString('utf8') : JSON.stringify(reply.body),
+      // A replayed secret must stay out of caches as the first answer did.
+      ...(typeof reply.headers?.['Cache-Control'] === 'string' ? { cache_control: reply.headers['Cache-Control'] } : {}),
       created_at: new Date(this.now()).toISOString(),
     };
     return { op: 'put', collection: IDEMPOTENCY, id: record.id, data: record };

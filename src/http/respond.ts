@@ -13,6 +13,9 @@ export type Headers = Record<string, string | number>;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** For an answer holding a secret (a new key, a new webhook's secret): no cache may keep it. */
+export const SECRET_ANSWER_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
+
 /** Writes a complete response. `body` is sent as-is; pass null for no body. */
 export function sendBytes(res: ServerResponse, status: number, body: Buffer | string | null, headers: Headers = {}): void {
   if (body === null) {

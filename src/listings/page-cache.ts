@@ -8,6 +8,11 @@ import type { ChangeEvent } from '../store/store.ts';
 
 const PAGE_TTL_MS = 30_000;
 const MAX_PAGES = 2_000;
+/**
+ * The bytes all kept pages may hold: by count alone, 2,000 distinct queries for pages of long
+ * listings pinned about a gigabyte for as long as nobody asked for them again.
+ */
+const MAX_PAGE_BYTES = 32 * 1024 * 1024;
 
 export interface CachedPage {
   bytes: Buffer;
@@ -19,7 +24,7 @@ export class ListingPageCache {
   private readonly pages: TtlCache<string, CachedPage>;
 
   constructor(monotonicNow: () => number) {
-    this.pages = new TtlCache({ ttlMs: PAGE_TTL_MS, maxEntries: MAX_PAGES, monotonicNow });
+    this.pages = new TtlCache({ ttlMs: PAGE_TTL_MS, maxEntries: MAX_PAGES, monotonicNow, weigh: (page) => page.bytes.length, maxWeight: MAX_PAGE_BYTES });
   }
 
   /** The page kept under `cacheKey` (see `queryCacheKey` in search.ts), if still fresh. */

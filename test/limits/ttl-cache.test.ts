@@ -75,3 +75,17 @@ test('delete and clear remove entries at once', () => {
   cache.clear();
   assert.equal(cache.size, 0);
 });
+
+test('with a weight cap, the oldest entries leave until the total fits; one too heavy is not kept', () => {
+  const cache = new TtlCache<string, Buffer>({ ttlMs: 1_000, maxEntries: 100, monotonicNow: () => 0, weigh: (value) => value.length, maxWeight: 10 });
+  cache.set('a', Buffer.alloc(4));
+  cache.set('b', Buffer.alloc(4));
+  cache.set('c', Buffer.alloc(4)); // 12 > 10: 'a' goes
+  assert.equal(cache.get('a'), undefined);
+  assert.equal(cache.get('b')?.length, 4);
+  cache.set('b', Buffer.alloc(6)); // replacing 'b' frees its 4 first: 4 + 6 fits
+  assert.equal(cache.size, 2);
+  cache.set('huge', Buffer.alloc(11));
+  assert.equal(cache.get('huge'), undefined);
+  assert.equal(cache.size, 2, 'nothing was evicted for an entry that could never fit');
+});

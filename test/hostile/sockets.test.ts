@@ -1,0 +1,110 @@
+// Sockets a hostile client holds, against a real server process: a connection that sends
+// nothing is closed after about 10 s, an idle keep-alive connection after about 5 s, clients
+// that never read their answers are cut off and the memory they pinned comes back, and no
+// more than MAX_CONNECTIONS connections are open at once.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { test } from 'node:test';
+import { ServerProcess } from '../crash/server-process.ts';
+import { startServer, temporaryDir } from '../helpers/server.ts';
+
+function portOf(url: string): number {
+  return Number(new URL(url).port);
+}
+
+/** Opens a connection and resolves once it is open; `closed` resolves (with the time) when the server ends it. */
+async function connect(url: string): Promise<{ socket: net.Socket; closed: Promise<number> }> {
+  const socket = net.connect(portOf(url), '127.0.0.1');
+  const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+  socket.on('error', () => {});
+  socket.resume(); // reads (and drops) what arrives, so the server's close is seen
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  return { socket, closed };
+}
+
+function residentBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match![1]) * 1024;
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+test('a connection that sends nothing is closed after about 10 s; an idle keep-alive one after about 5 s', { timeout: 60_000 }, async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const openedAt = performance.now();
+  const silent = await connect(server.url);
+  const keptAlive = await connect(server.url);
+  keptAlive.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  const answeredAt = performance.now();
+  const silentClosedAfter = (await silent.closed) - openedAt;
+  const keepAliveClosedAfter = (await keptAlive.closed) - answeredAt;
+  t.diagnostic(`silent connection closed after ${Math.round(silentClosedAfter)} ms; idle keep-alive after ${Math.round(keepAliveClosedAfter)} ms`);
+  assert.ok(silentClosedAfter > 9_000 && silentClosedAfter < 14_000, `silent: ${silentClosedAfter} ms`);
+  assert.ok(keepAliveClosedAfter > 4_000 && keepAliveClosedAfter < 9_000, `keep-alive: ${keepAliveClosedAfter} ms`);
+});
+
+test('MAX_CONNECTIONS bounds the open connections; a freed slot is usable again', { timeout: 60_000 }, async (t) => {
+  const server = await startServer(t, { dataDir: null, env: { MAX_CONNECTIONS: '20' } });
+  const held = await Promise.all(Array.from({ length: 20 }, () => connect(server.url)));
+  await pause(200);
+  const extra = await connect(server.url).catch(() => null);
+  if (extra !== null) {
+    // Accepted by the kernel, then closed by the server at once.
+    const closedWithin = await Promise.race([extra.closed.then(() => true), pause(3_000).then(() => false)]);
+    assert.ok(closedWithin, 'the 21st connection is closed at once');
+  }
+  for (const connection of held.slice(0, 5)) connection.socket.destroy();
+  await pause(200);
+  const health = await server.request('GET', '/healthz');
+  assert.equal(health.status, 200);
+  for (const connection of held) connection.socket.destroy();
+});
+
+test('clients that never read their answers are cut off and the memory they pinned returns', { timeout: 120_000 }, async (t) => {
+  const adminToken = 'test-operator-token-0123456789';
+  const child = new ServerProcess({ dataDir: temporaryDir(t), adminToken });
+  t.after(() => child.kill());
+  const url = await child.ready();
+  const pid = child.child.pid!;
+
+  // 100 listings of 5,000-character descriptions: a page of all of them is about half a megabyte.
+  const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+  const user = (await (await fetch(`${url}/admin/v1/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Seller', role: 'creator' }) })).json()) as { data: { id: string } };
+  const created = (await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ user_id: user.data.id, permissions: ['read:listings', 'write:listings'], rate_limit: 1_000_000 }) })).json()) as { data: { key: string } };
+  const key = created.data.key;
+  for (let index = 0; index < 100; index += 1) {
+    const response = await fetch(`${url}/v1/listings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: `Listing ${index}`, type: 'TOOL', price: 1, description: `${index} `.padEnd(5_000, 'd') }),
+    });
+    assert.equal(response.status, 201);
+  }
+  const pageBytes = (await (await fetch(`${url}/v1/listings?limit=100`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer()).byteLength;
+  // A different filter per client, so no two answers share one cached buffer.
+  const requestFor = (client: number): string =>
+    Array.from({ length: 5 }, (_, index) => `GET /v1/listings?limit=100&max_price=${1_000_000 - client * 5 - index} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`).join('');
+
+  await pause(1_000);
+  const before = residentBytes(pid);
+  const clients = await Promise.all(Array.from({ length: 300 }, () => connect(url)));
+  clients.forEach(({ socket }, client) => {
+    socket.pause(); // never reads: every answer piles up in the server's buffers
+    socket.write(requestFor(client));
+  });
+  await pause(4_000);
+  const pinned = residentBytes(pid);
+  await pause(16_000);
+  const after = residentBytes(pid);
+  const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
+  t.diagnostic(`page ${pageBytes} bytes; server RSS before ${mib(before)}, with 300 non-reading clients ${mib(pinned)}, 20 s after they stopped reading ${mib(after)}`);
+  for (const { socket } of clients) socket.destroy();
+  assert.ok(after - before < 60 * 1048576, `RSS still ${mib(after - before)} above the start 20 s later`);
+});
