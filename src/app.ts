@@ -82,6 +82,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const writeErr = options.writeErr ?? ((text: string) => void process.stderr.write(text));
   const warn = (message: string) => writeErr(`warning: ${message}\n`);
 
+  const accessLog = config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null;
   const metrics = new ServerMetrics({ residentMemoryBytes: () => process.memoryUsage.rss() });
   const fileSystem = options.fileSystem ?? nodeFileSystem;
   // The store's fsyncs are timed on their way to the disk, for GET /metrics.
@@ -163,7 +164,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     usage: recorder,
     idempotency,
     cors: new CorsPolicy(config.corsOrigins),
-    accessLog: config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null,
+    accessLog,
     metrics,
     staticAsset: serveDashboardAsset,
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
@@ -210,6 +211,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         readiness.markStopping();
         stopSocketLimits();
         await stopServer(server, graceMs);
+        accessLog?.flush(); // the last requests' lines, before the process may exit
         await dispatcher.stop();
         await usage.stop();
         await store.close();

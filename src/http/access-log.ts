@@ -1,6 +1,9 @@
 // One JSON line per request on stdout: time, method, route pattern, status, duration, key id
-// and request id, never a key. Lines are gathered and written once per event-loop turn,
-// because a write per request to a pipe costs more than the request itself.
+// and request id, never a key. Lines are gathered and written together at most every
+// FLUSH_MS (sooner once FLUSH_BYTES are waiting, and at close): standard output to a pipe is
+// written synchronously, and one write per event-loop turn was still the largest single cost
+// of a cached page (profiled: ~20% of the server's time); a write per request costs more than
+// the request itself.
 
 export interface AccessLogEntry {
   method: string;
@@ -12,11 +15,19 @@ export interface AccessLogEntry {
   requestId: string;
 }
 
+/** Longest a line waits before it is written. */
+const FLUSH_MS = 20;
+/** Lines waiting past this many characters are written at once (bounded memory under load). */
+const FLUSH_CHARS = 64 * 1024;
+
 export class AccessLog {
   private pending: string[] = [];
-  private scheduled = false;
+  private pendingChars = 0;
+  private timer: NodeJS.Timeout | null = null;
   private readonly write: (text: string) => void;
   private readonly now: () => number;
+  private lastMs = Number.NaN;
+  private lastTime = '';
 
   constructor(write: (text: string) => void, now: () => number) {
     this.write = write;
@@ -24,30 +35,38 @@ export class AccessLog {
   }
 
   record(entry: AccessLogEntry): void {
-    this.pending.push(
-      JSON.stringify({
-        time: new Date(this.now()).toISOString(),
-        method: entry.method,
-        route: entry.route,
-        // The raw path only when no route matched (a 404), so ids never fill the log.
-        path: entry.route === null ? entry.path.slice(0, 200) : undefined,
-        status: entry.status,
-        duration_ms: Math.round(entry.durationMs * 1000) / 1000,
-        key_id: entry.keyId,
-        request_id: entry.requestId,
-      }),
-    );
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
+    // Many requests share a millisecond under load: its ISO text is made once (profiled: a
+    // visible share of a cached page's cost).
+    const now = this.now();
+    if (now !== this.lastMs) {
+      this.lastMs = now;
+      this.lastTime = new Date(now).toISOString();
     }
+    const line = JSON.stringify({
+      time: this.lastTime,
+      method: entry.method,
+      route: entry.route,
+      // The raw path only when no route matched (a 404), so ids never fill the log.
+      path: entry.route === null ? entry.path.slice(0, 200) : undefined,
+      status: entry.status,
+      duration_ms: Math.round(entry.durationMs * 1000) / 1000,
+      key_id: entry.keyId,
+      request_id: entry.requestId,
+    });
+    this.pending.push(line);
+    this.pendingChars += line.length + 1;
+    if (this.pendingChars >= FLUSH_CHARS) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
   }
 
+  /** Writes every waiting line now (also called when the server closes). */
   flush(): void {
-    this.scheduled = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     if (this.pending.length === 0) return;
     const text = this.pending.join('\n') + '\n';
     this.pending = [];
+    this.pendingChars = 0;
     this.write(text);
   }
 }
