@@ -80,12 +80,19 @@ export class IdempotencyGuard {
   /** Deletes records older than 24 h (run now and then; they are ignored once expired anyway). */
   async sweepExpired(): Promise<number> {
     const cutoff = this.now() - IDEMPOTENCY_TTL_MS;
-    const expired: WriteOp[] = [];
-    for (const record of this.store.values(IDEMPOTENCY)) {
-      if (Date.parse(record.created_at) <= cutoff) expired.push({ op: 'del', collection: IDEMPOTENCY, id: record.id });
+    const isExpired = (record: IdempotencyRecord | undefined): boolean => record !== undefined && Date.parse(record.created_at) <= cutoff;
+    const expired: string[] = [];
+    for (const record of this.store.values(IDEMPOTENCY)) if (isExpired(record)) expired.push(record.id);
+    let swept = 0;
+    for (let start = 0; start < expired.length; start += 1000) {
+      const ids = expired.slice(start, start + 1000);
+      // Decided when it commits: a record written again meanwhile (the same key reused) is kept.
+      swept += await this.store.commit((tx) => {
+        const ops: WriteOp[] = ids.filter((id) => isExpired(tx.get(IDEMPOTENCY, id))).map((id) => ({ op: 'del', collection: IDEMPOTENCY, id }));
+        return { ops, result: ops.length };
+      });
     }
-    for (let start = 0; start < expired.length; start += 1000) await this.store.write(expired.slice(start, start + 1000));
-    return expired.length;
+    return swept;
   }
 }
 
