@@ -1,0 +1,76 @@
+// The access log writes its lines in batches: every answered request still gets exactly one
+// whole JSON line (many requests in flight), all written by the time the server has closed,
+// and a lone request's line comes soon without more traffic.
+
+import assert from 'node:assert/strict';
+import test from 'node:test';
+import { startServer } from '../helpers/server.ts';
+
+interface LogLine {
+  time: string;
+  method: string;
+  route: string | null;
+  path?: string;
+  status: number;
+  duration_ms: number;
+  key_id: string | null;
+  request_id: string;
+}
+
+function logLines(output: string[]): LogLine[] {
+  const text = output.join('');
+  if (text === '') return [];
+  assert.ok(text.endsWith('\n'), 'the log ends with a whole line');
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+}
+
+test('many requests in flight, then an immediate close: one whole line per answer, all written when close returns', async (t) => {
+  const output: string[] = [];
+  const server = await startServer(t, { output });
+  const { key, keyId } = await server.userWithKey('creator', ['read:listings']);
+  // Four waves of 100 requests in flight at once.
+  const requestIds: Array<string | null> = [];
+  for (let wave = 0; wave < 4; wave++) {
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, index) =>
+        index % 4 === 3 ? server.request('GET', `/v1/no/such/path/${wave}-${index}`, { key }) : server.request('GET', '/v1/listings?limit=20', { key }),
+      ),
+    );
+    requestIds.push(...answers.map((answer) => answer.headers.get('x-request-id')));
+  }
+  // Closed at once, with the last wave's lines possibly still waiting for their batch.
+  await server.close();
+
+  const lines = logLines(output).filter((line) => line.key_id === keyId);
+  assert.equal(lines.length, 400, 'one line per answered request');
+  assert.deepEqual(new Set(lines.map((line) => line.request_id)), new Set(requestIds), 'each line names its answer');
+  for (const line of lines) {
+    assert.match(line.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    if (line.status === 200) {
+      assert.equal(line.route, 'GET /v1/listings');
+      assert.equal(line.path, undefined, 'a matched route never logs the raw path');
+    } else {
+      assert.equal(line.status, 404);
+      assert.equal(line.route, null);
+      assert.match(line.path!, /^\/v1\/no\/such\/path\/\d-\d+$/);
+    }
+  }
+  const times = lines.map((line) => line.time);
+  assert.deepEqual(times, [...times].sort(), 'lines are written in the order the requests finished');
+});
+
+test('a lone request is logged soon, without waiting for more traffic or for close', async (t) => {
+  const output: string[] = [];
+  const server = await startServer(t, { output });
+  const answer = await server.request('GET', '/healthz');
+  assert.equal(answer.status, 200);
+  for (let waited = 0; logLines(output).length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+  const lines = logLines(output);
+  assert.equal(lines.length, 1);
+  assert.equal(lines[0]!.route, 'GET /healthz');
+  assert.equal(lines[0]!.request_id, answer.headers.get('x-request-id'));
+});
