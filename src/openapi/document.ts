@@ -8,7 +8,7 @@ import { adminOperations } from './admin.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
 import { moderationOperations, readinessOperations } from './moderation.ts';
-import { errorAnswer, type OperationDetails, type Operations, type Schema } from './schema.ts';
+import { errorAnswer, MALFORMED_REQUEST, type OperationDetails, type Operations, type Schema } from './schema.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { userOperations } from './users.ts';
 import { webhookEvents, webhookOperations, webhookSchemas } from './webhooks.ts';
@@ -29,9 +29,6 @@ const TAGS = [
   { name: 'service', description: 'Health, readiness and this document; no key needed.' },
 ];
 
-/** No key, no input: only a request Node's HTTP parser refuses gets a 4xx here. */
-const MALFORMED = { '4XX': errorAnswer('A request the HTTP parser refused (bad framing, headers too large)') };
-
 const serviceOperations: Operations = {
   'GET /healthz': {
     operationId: 'getHealth',
@@ -42,14 +39,14 @@ const serviceOperations: Operations = {
         description: 'Serving',
         content: { 'application/json': { schema: { type: 'object', required: ['status', 'version'], properties: { status: { const: 'ok' }, version: { type: 'string' } } } } },
       },
-      ...MALFORMED,
+      ...MALFORMED_REQUEST,
     },
   },
   'GET /openapi.json': {
     operationId: 'getOpenApiDocument',
     description: 'This document, made from the routes the server serves.',
     security: [],
-    responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }, ...MALFORMED },
+    responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }, ...MALFORMED_REQUEST },
   },
 };
 

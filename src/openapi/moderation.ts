@@ -1,7 +1,7 @@
 // OpenAPI paths of moderation (users and listings), the audit log, and the operations routes
 // /readyz and /metrics.
 
-import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, MALFORMED_REQUEST, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
 
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
 const security = OPERATOR_SECURITY;
@@ -123,6 +123,7 @@ export const readinessOperations: Operations = {
           required: ['status', 'reasons'],
           properties: { status: { const: 'not_ready' }, reasons: { type: 'array', items: { type: 'string' } } },
         }),
+        ...MALFORMED_REQUEST,
       },
   },
 };

@@ -75,6 +75,9 @@ export const GATE_ERRORS = {
   '429': errorAnswer('Rate limit exceeded; wait for Retry-After seconds.'),
 };
 
+/** For routes with no key and no input: only a request Node's HTTP parser refuses gets a 4xx. */
+export const MALFORMED_REQUEST = { '4XX': errorAnswer('A request the HTTP parser refused (bad framing, headers too large, too slow)') };
+
 /** The operator API's one refusal before any handler runs. */
 export const OPERATOR_ERRORS = { '401': errorAnswer('Operator token missing or wrong') };
 export const OPERATOR_SECURITY = [{ operatorToken: [] }];
