@@ -198,7 +198,7 @@ function entryArgs(entry: string): string[] {
 function buildIfNeeded(entries: Array<string | undefined>): void {
   if (!entries.some((entry) => entry !== undefined && entry.startsWith('dist/'))) return;
   log('Building dist/ (npm run build)…');
-  execFileSync(process.execPath, ['--import', 'tsx', join(REPO_DIR, 'scripts/build.ts')], { cwd: REPO_DIR, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, ['--import', 'tsx', join(REPO_DIR, 'src/build/build.ts')], { cwd: REPO_DIR, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** After a profiled server stops: its .cpuprofile summarised into bench/results/profile-<label>.md. */

@@ -1,4 +1,4 @@
-// The single executable's entry (scripts/build-binary.ts bundles it with everything it imports):
+// The single executable's entry (src/build/build-binary.ts bundles it with everything it imports):
 // hands the dashboard's files, packed inside the executable as an asset, to the dashboard
 // handler, then runs the command line as the `marketplace` command does: `serve`, `--version`
 // or an operator command.

@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 
-// Replaced by a string literal when scripts/build-binary.ts bundles the executable; absent otherwise.
+// Replaced by a string literal when src/build/build-binary.ts bundles the executable; absent otherwise.
 declare const MARKETPLACE_BUNDLED_VERSION: string | undefined;
 
 export const VERSION: string = typeof MARKETPLACE_BUNDLED_VERSION === 'string' ? MARKETPLACE_BUNDLED_VERSION : readPackageVersion();

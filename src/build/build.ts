@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const dist = join(root, 'dist');
 // The single executable and its intermediate files (npm run build:binary) survive a rebuild.
 const KEEP = new Set(['marketplace', 'sea']);

@@ -10,9 +10,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { DASHBOARD_ASSET, encodeDashboardFiles, readPublicFolder } from '../src/handlers/dashboard.ts';
+import { DASHBOARD_ASSET, encodeDashboardFiles, readPublicFolder } from '../handlers/dashboard.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const work = join(root, 'dist/sea');
 const executable = join(root, 'dist/marketplace');
 const startedAt = performance.now();
