@@ -373,3 +373,216 @@ test(
     assert.match(seen, /console error: .*Content Security Policy/);
   },
 );
+
+/** WCAG contrast ratio of two opaque CSS rgb() colours. */
+function contrastRatio(first: string, second: string): number {
+  const luminance = (colour: string): number => {
+    const [red, green, blue] = (colour.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map((channel) => {
+      const value = Number(channel) / 255;
+      return value <= 0.03928 ? value / 12.92 : ((value + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * red! + 0.7152 * green! + 0.0722 * blue!;
+  };
+  const [lighter, darker] = [luminance(first), luminance(second)].sort((left, right) => right - left);
+  return (lighter! + 0.05) / (darker! + 0.05);
+}
+
+/** True when the page is wider than its viewport (a sideways scroll). */
+function scrollsSideways(page: Page): Promise<boolean> {
+  return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth + 1');
+}
+
+/**
+ * Every visible form control (input, select, textarea) with its accessible name, computed as a
+ * browser does for these elements: aria-labelledby, aria-label, then its <label>s.
+ */
+function controlNames(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`(() => {
+    const text = (node) => (node ? node.textContent.replace(/\\s+/g, ' ').trim() : '');
+    const names = [];
+    for (const control of document.querySelectorAll('input, select, textarea')) {
+      if (control.type === 'hidden' || control.closest('[hidden]') || control.getClientRects().length === 0) continue;
+      let name = '';
+      const labelledBy = control.getAttribute('aria-labelledby');
+      if (labelledBy) name = labelledBy.split(/\\s+/).map((id) => text(document.getElementById(id))).join(' ').trim();
+      if (!name) name = (control.getAttribute('aria-label') || '').trim();
+      if (!name && control.labels) name = [...control.labels].map(text).join(' ').trim();
+      names.push(name || '(no name: ' + control.outerHTML.slice(0, 60) + ')');
+    }
+    return names;
+  })()`);
+}
+
+async function assertControlsNamedUniquely(page: Page, where: string): Promise<void> {
+  const names = await controlNames(page);
+  assert.ok(names.length > 0, `${where}: controls found`);
+  assert.ok(!names.some((name) => name.startsWith('(no name')), `${where}: every control has a name: ${names.join(' | ')}`);
+  const repeated = names.filter((name, index) => names.indexOf(name) !== index);
+  assert.deepEqual(repeated, [], `${where}: no two controls share a name`);
+}
+
+/** The notice's box lies inside the viewport. */
+async function assertNoticeInView(page: Page, where: string): Promise<void> {
+  const notice = page.locator('#notice:not([hidden])');
+  await notice.waitFor();
+  const box = await notice.boundingBox();
+  const viewport = page.viewportSize()!;
+  assert.ok(box, `${where}: the notice has a box`);
+  assert.ok(box.y >= 0 && box.x >= 0 && box.y + box.height <= viewport.height && box.x + box.width <= viewport.width, `${where}: the notice ${JSON.stringify(box)} is inside ${JSON.stringify(viewport)}`);
+}
+
+test(
+  'the dashboard moderates: Listings and Audit pages, suspend/unsuspend/delete with confirmations, notices in view, 390 px wide, unique control names, fresh "Used"',
+  { skip: search.found ? false : search.reason, timeout: 120_000 },
+  async (t) => {
+    assert.ok(search.found);
+    const cleanups: Array<() => unknown> = [];
+    t.after(async () => {
+      for (const cleanup of cleanups.reverse()) await cleanup();
+    });
+    const dataDir = mkdtempSync(join(tmpdir(), 'dashboard-moderation-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const server = await startServer(dataDir);
+    cleanups.push(() => stopServer(server.child));
+    const browser = await launchChromium(search.path);
+    cleanups.push(() => browser.close());
+
+    // Data to moderate: a creator with a key and two listings, and another user.
+    const creator = await admin<{ data: { id: string } }>(server.base, 'POST', '/users', { name: 'Carol Creator', email: 'carol@example.com', role: 'creator' });
+    const key = (await admin<{ data: { key: string } }>(server.base, 'POST', '/keys', { user_id: creator.data.id, name: 'carol key', permissions: ['read:listings', 'write:listings'] })).data.key;
+    for (const title of ['Needle prompt', 'Other tool']) {
+      const created = await fetch(`${server.base}/v1/listings`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ title, type: 'PROMPT', price: 1 }),
+      });
+      assert.equal(created.status, 201);
+    }
+    const freshKey = (await admin<{ data: { key: string } }>(server.base, 'POST', '/keys', { user_id: creator.data.id, name: 'fresh key' })).data.key;
+    for (let index = 0; index < 30; index += 1) await admin(server.base, 'POST', '/users', { name: `Filler ${index}` });
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+    // The duplicate-email attempt answers 409 on purpose.
+    const watch = await watchPages(context, [/status of 409/]);
+    const page = await context.newPage();
+    page.setDefaultTimeout(STEP_TIMEOUT_MS);
+    const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `dashboard-moderation-${name}.png`), fullPage: false });
+    await page.goto(`${server.base}/dashboard`);
+    await page.locator('#token').fill(OPERATOR_TOKEN);
+    await page.locator('#sign-in-button').click();
+    await page.locator('.users-panel').waitFor();
+    await assertControlsNamedUniquely(page, 'users page');
+
+    // A notice appears inside the viewport even when the page is scrolled to its bottom:
+    // creating a user with a taken email.
+    await page.getByLabel('Name', { exact: true }).fill('Carol Again');
+    await page.getByLabel('Email (optional)').fill('carol@example.com');
+    await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.locator('.notice.error').waitFor();
+    assert.match((await page.locator('.notice.error').textContent()) ?? '', /email/i);
+    await assertNoticeInView(page, 'after a refused creation');
+    await shot('1-notice-in-view');
+    await page.getByRole('button', { name: 'Dismiss message' }).click();
+
+    // The user: "Used never", then fresh after the key is used, without any click.
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.getByRole('button', { name: 'Carol Creator', exact: true }).click();
+    await page.locator('#user-title').waitFor();
+    await assertControlsNamedUniquely(page, 'user detail');
+    const keyRow = page.locator('.keys-table tr:has-text("fresh key")');
+    await keyRow.locator('.last-used:has-text("Used never")').waitFor();
+    assert.equal((await callListings(server.base, freshKey)).status, 200);
+    await keyRow.locator('.last-used:has-text("Used just now")').waitFor({ timeout: 15_000 });
+
+    // A pressed toggle stays readable under the pointer.
+    await page.getByRole('button', { name: 'Usage of carol key' }).click();
+    await page.locator('section.usage[aria-busy="false"]').waitFor();
+    const pressed = page.locator('section.usage button[aria-pressed="true"]').first();
+    await pressed.hover();
+    const colours = await pressed.evaluate((button) => {
+      const style = (globalThis as unknown as { getComputedStyle(element: unknown): { color: string; backgroundColor: string } }).getComputedStyle(button);
+      return { color: style.color, background: style.backgroundColor };
+    });
+    const ratio = contrastRatio(colours.color, colours.background);
+    assert.ok(ratio >= 4.5, `pressed and hovered: text ${colours.color} on ${colours.background}, contrast ${ratio.toFixed(2)} (WCAG AA needs 4.5)`);
+
+    // Suspend, with a confirmation that says what happens and asks a reason.
+    await page.getByRole('button', { name: 'Suspend user' }).click();
+    const dialog = page.locator('dialog');
+    assert.match((await dialog.textContent()) ?? '', /refused \(403\).*listings will disappear.*webhooks will receive nothing/s);
+    await dialog.getByRole('button', { name: 'Suspend user' }).click();
+    await dialog.locator('.error-text:not([hidden])').waitFor();
+    await dialog.getByLabel('Reason').fill('spam reports');
+    await dialog.getByRole('button', { name: 'Suspend user' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.locator('.user-detail .badge.status-suspended').waitFor();
+    await assertNoticeInView(page, 'after suspending');
+    assert.equal((await callListings(server.base, key)).status, 403);
+    await shot('2-suspended');
+    await page.getByRole('button', { name: 'Unsuspend user' }).click();
+    await page.locator('dialog').getByRole('button', { name: 'Unsuspend user' }).click();
+    await page.locator('.user-detail .badge.status-active').waitFor();
+    assert.equal((await callListings(server.base, key)).status, 200);
+
+    // The Listings page: search by text, remove with a reason, restore.
+    await page.getByRole('button', { name: 'Listings', exact: true }).click();
+    await page.locator('.listings-table').waitFor();
+    await assertControlsNamedUniquely(page, 'listings page');
+    await page.getByLabel('Text in title, description or tags').fill('needle');
+    await page.getByRole('button', { name: 'Search listings' }).click();
+    await page.locator('.listings-table tbody tr').first().waitFor();
+    await page.locator('.listings-table tbody tr:has-text("Other tool")').waitFor({ state: 'detached' });
+    assert.equal(await page.locator('.listings-table tbody tr').count(), 1);
+    await page.getByRole('button', { name: 'Remove Needle prompt' }).click();
+    assert.match((await page.locator('dialog').textContent()) ?? '', /leaves every list.*404.*listing\.removed/s);
+    await page.locator('dialog').getByLabel('Reason').fill('trademark');
+    await page.locator('dialog').getByRole('button', { name: 'Remove listing' }).click();
+    await page.locator('.listings-table .badge.status-removed').waitFor();
+    assert.match((await page.locator('.listings-table tbody tr').textContent()) ?? '', /trademark/);
+    const visible = await (await fetch(`${server.base}/v1/listings?q=needle`, { headers: { Authorization: `Bearer ${key}` } })).json() as { data: unknown[] };
+    assert.deepEqual(visible.data, [], 'gone from the public list');
+    await page.locator('#listing-status, select[name="status"]').first().selectOption('removed');
+    await page.getByRole('button', { name: 'Search listings' }).click();
+    await shot('3-listings');
+    await page.getByRole('button', { name: 'Restore Needle prompt' }).click();
+    await page.locator('dialog').getByRole('button', { name: 'Restore listing' }).click();
+    await page.locator('.listings-table .badge.status-removed').waitFor({ state: 'detached' });
+
+    // The Audit page lists what was done, newest first.
+    await page.getByRole('button', { name: 'Audit', exact: true }).click();
+    await page.locator('.audit-table').waitFor();
+    await assertControlsNamedUniquely(page, 'audit page');
+    const actions = await page.locator('.audit-table tbody tr td:nth-child(2)').allTextContents();
+    assert.deepEqual(actions.slice(0, 4), ['listing.restore', 'listing.remove', 'user.unsuspend', 'user.suspend']);
+    await shot('4-audit');
+
+    // Phone width: no sideways scroll on any page, notices still in view.
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const name of ['Users', 'Listings', 'Audit']) {
+      await page.getByRole('button', { name, exact: true }).click();
+      await page.locator(`.${name.toLowerCase()}-${name === 'Users' ? 'panel' : 'page'}`).waitFor();
+      await page.waitForTimeout(200);
+      assert.equal(await scrollsSideways(page), false, `${name} page scrolls sideways at 390 px`);
+      await page.screenshot({ path: join(ARTIFACTS, `dashboard-moderation-390-${name.toLowerCase()}.png`), fullPage: true });
+    }
+    await page.getByRole('button', { name: 'Users', exact: true }).click();
+    await page.getByRole('button', { name: 'Carol Creator', exact: true }).click();
+    await page.locator('#user-title').waitFor();
+    assert.equal(await scrollsSideways(page), false, 'user detail scrolls sideways at 390 px');
+
+    // Delete, after a confirmation that says what happens.
+    await page.getByRole('button', { name: 'Delete user' }).click();
+    assert.match((await page.locator('dialog').textContent()) ?? '', /key is revoked.*webhook removed.*listing taken down.*erased.*cannot be undone/s);
+    await page.locator('dialog').getByRole('button', { name: 'Delete user' }).click();
+    await page.locator('.user-detail .badge.status-erased').waitFor();
+    await page.locator('#user-title:has-text("(erased user)")').waitFor();
+    assert.ok(!((await page.locator('.user-detail').textContent()) ?? '').includes('carol@example.com'), 'the erased email is no longer shown');
+    await assertNoticeInView(page, 'after deleting, at 390 px');
+    assert.equal((await callListings(server.base, key)).status, 401);
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-moderation-390-erased.png'), fullPage: false });
+
+    assert.deepEqual(watch.problems(), [], 'no script errors and no Content-Security-Policy violations');
+  },
+);

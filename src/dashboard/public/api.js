@@ -91,6 +91,14 @@ export const api = {
   revokeKey: (id) => request('DELETE', `/keys/${encodeURIComponent(id)}`),
   keyUsage: (id, query) => request('GET', `/keys/${encodeURIComponent(id)}/usage`, { query }),
   listWebhooks: (userId, page, limit) => request('GET', '/webhooks', { query: { user_id: userId, page, limit } }),
+  getUser: (id) => request('GET', `/users/${encodeURIComponent(id)}`),
+  suspendUser: (id, reason) => request('POST', `/users/${encodeURIComponent(id)}/suspend`, { body: { reason } }),
+  unsuspendUser: (id) => request('POST', `/users/${encodeURIComponent(id)}/unsuspend`),
+  eraseUser: (id) => request('DELETE', `/users/${encodeURIComponent(id)}`),
+  listListings: (query) => request('GET', '/listings', { query }),
+  removeListing: (id, reason) => request('POST', `/listings/${encodeURIComponent(id)}/remove`, { body: { reason } }),
+  restoreListing: (id) => request('POST', `/listings/${encodeURIComponent(id)}/restore`),
+  listAudit: (query) => request('GET', '/audit', { query }),
 };
 
 /** Every item of a paginated list, fetching pages of 100 until done (capped, to stay bounded). */

@@ -1,8 +1,10 @@
-// Entry point of the operator dashboard: signing in and out with the operator token, and
-// laying out the users column beside the chosen user's details.
+// Entry point of the operator dashboard: signing in and out with the operator token, the
+// page navigation (Users, Listings, Audit), and the users column beside the chosen user.
 
 import { checkToken, clearToken, getToken, onUnauthorized, setToken } from './api.js';
+import { auditPage } from './audit.js';
 import { el, replaceChildren } from './dom.js';
+import { listingsPage } from './listings.js';
 import { clearNotice, showError, showNotice } from './notice.js';
 import { userDetail } from './user-detail.js';
 import { usersPanel } from './users.js';
@@ -23,10 +25,33 @@ function showSignIn(message) {
   tokenInput.focus();
 }
 
+const PAGES = [
+  { id: 'users', label: 'Users', build: usersView },
+  { id: 'listings', label: 'Listings', build: listingsPage },
+  { id: 'audit', label: 'Audit', build: auditPage },
+];
+
 function showWorkspace() {
   signInSection.hidden = true;
   workspace.hidden = false;
   replaceChildren(session, el('button', { type: 'button', class: 'secondary small', id: 'sign-out', onclick: signOut }, 'Sign out'));
+  const view = el('div', { class: 'view' });
+  const links = PAGES.map((page) =>
+    el('button', { type: 'button', class: 'tab', dataset: { page: page.id }, onclick: () => open(page) }, page.label),
+  );
+  function open(page) {
+    clearNotice();
+    for (const link of links) {
+      if (link.dataset.page === page.id) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+    replaceChildren(view, page.build());
+  }
+  replaceChildren(workspace, el('nav', { class: 'pages', 'aria-label': 'Dashboard pages' }, links), view);
+  open(PAGES[0]);
+}
+
+function usersView() {
 
   const detailArea = el('div', { class: 'detail-area' }, el('section', { class: 'panel placeholder' }, el('p', {}, 'Choose a user on the left to see their keys, usage and webhooks.')));
   const users = usersPanel({
@@ -39,7 +64,7 @@ function showWorkspace() {
       heading.focus();
     },
   });
-  replaceChildren(workspace, users.element, detailArea);
+  return el('div', { class: 'users-view' }, users.element, detailArea);
 }
 
 function signOut() {

@@ -34,6 +34,53 @@ export function confirmDialog({ title, message, confirmLabel, danger = false }) 
   });
 }
 
+/**
+ * Asks for a reason (kept on the record and in the audit log) before a moderation action;
+ * `message` says what will happen. Resolves the trimmed reason, or null if cancelled.
+ */
+export function reasonDialog({ title, message, confirmLabel }) {
+  return new Promise((resolve) => {
+    let reason = null;
+    const input = el('textarea', { id: 'dialog-reason', name: 'reason', rows: 3, maxlength: 500, required: true });
+    const problem = el('p', { class: 'hint error-text', id: 'dialog-reason-problem', hidden: true }, 'Give a reason (1 to 500 characters).');
+    const form = el(
+      'form',
+      {
+        class: 'dialog-form',
+        novalidate: true,
+        onsubmit: (event) => {
+          event.preventDefault();
+          const value = input.value.trim();
+          if (!value) {
+            problem.hidden = false;
+            input.setAttribute('aria-invalid', 'true');
+            input.focus();
+            return;
+          }
+          reason = value;
+          dialog.close();
+        },
+      },
+      el('h2', { id: 'dialog-title' }, title),
+      el('p', { id: 'dialog-message' }, message),
+      el('div', { class: 'field' }, el('label', { for: 'dialog-reason' }, 'Reason'), input, problem),
+      el(
+        'div',
+        { class: 'actions' },
+        el('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel'),
+        el('button', { type: 'submit', class: 'danger' }, confirmLabel),
+      ),
+    );
+    input.setAttribute('aria-describedby', 'dialog-message dialog-reason-problem');
+    const dialog = openDialog(form, { labelledBy: 'dialog-title' });
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      resolve(reason);
+    });
+    input.focus();
+  });
+}
+
 /** Resolves the chosen rate limit (requests per minute), or null if cancelled. */
 export function tierDialog({ title, current }) {
   return new Promise((resolve) => {

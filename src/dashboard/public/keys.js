@@ -14,6 +14,8 @@ function keyLabel(key) {
   return `${key.prefix}…${key.last_four}`;
 }
 
+const LAST_USED_REFRESH_MS = 5_000;
+
 function displayName(key) {
   return key.name ? `"${key.name}"` : keyLabel(key);
 }
@@ -123,7 +125,7 @@ export function keysSection(user) {
         'td',
         { class: 'nowrap small' },
         el('div', { title: key.created_at }, 'Created ', formatDay(key.created_at)),
-        el('div', { title: key.last_used_at ?? '' }, 'Used ', formatRelative(key.last_used_at)),
+        el('div', { class: 'last-used', title: key.last_used_at ?? '', dataset: { keyId: key.id } }, 'Used ', formatRelative(key.last_used_at)),
       ),
       el(
         'td',
@@ -178,5 +180,31 @@ export function keysSection(user) {
 
   draw();
   load();
-  return el('section', { class: 'keys', 'aria-labelledby': 'keys-title' }, el('h3', { id: 'keys-title' }, 'API keys'), body, usageArea);
+  const section = el('section', { class: 'keys', 'aria-labelledby': 'keys-title' }, el('h3', { id: 'keys-title' }, 'API keys'), body, usageArea);
+
+  // "Used …" follows the keys' use while the section is shown: only those cells are updated,
+  // so a form being filled in is left alone.
+  async function refreshLastUsed() {
+    if (!section.isConnected) {
+      clearInterval(timer);
+      return;
+    }
+    if (document.hidden) return;
+    try {
+      const keys = await fetchAll((page, limit) => api.listKeys(user.id, page, limit));
+      for (const key of keys) {
+        const kept = state.keys.find((known) => known.id === key.id);
+        if (kept) kept.last_used_at = key.last_used_at;
+        for (const cell of section.querySelectorAll('.last-used')) {
+          if (cell.dataset.keyId !== key.id) continue;
+          cell.title = key.last_used_at ?? '';
+          cell.textContent = `Used ${formatRelative(key.last_used_at)}`;
+        }
+      }
+    } catch {
+      // A failed refresh is tried again at the next tick; the table stays as it was.
+    }
+  }
+  const timer = setInterval(refreshLastUsed, LAST_USED_REFRESH_MS);
+  return section;
 }

@@ -1,7 +1,9 @@
-// The right-hand column for one user: who they are, their role (changeable), keys and webhooks.
+// The right-hand column for one user: who they are, their role (changeable), their standing
+// (suspend, unsuspend, erase, each confirmed with what will happen), keys and webhooks.
 
 import { api } from './api.js';
-import { el, field } from './dom.js';
+import { confirmDialog, reasonDialog } from './dialog.js';
+import { el, field, replaceChildren } from './dom.js';
 import { formatDate } from './format.js';
 import { keysSection } from './keys.js';
 import { showError, showNotice } from './notice.js';
@@ -35,6 +37,74 @@ export function userDetail(user, { onUserChanged }) {
     }
   }
 
+  const statusBadge = el('span', { class: 'badge' });
+  const standing = el('div', { class: 'toolbar moderation-actions' });
+
+  function drawStanding() {
+    const status = current.status ?? 'active';
+    statusBadge.className = `badge status-${status}`;
+    statusBadge.textContent = status === 'active' ? 'Active' : status === 'suspended' ? 'Suspended' : 'Erased';
+    statusBadge.title = current.suspension_reason ? `Reason: ${current.suspension_reason}` : '';
+    replaceChildren(
+      standing,
+      status === 'active' ? el('button', { type: 'button', class: 'secondary', onclick: suspend }, 'Suspend user') : null,
+      status === 'suspended' ? el('button', { type: 'button', class: 'secondary', onclick: unsuspend }, 'Unsuspend user') : null,
+      status === 'suspended' && current.suspension_reason ? el('p', { class: 'muted suspension-reason' }, `Suspended: ${current.suspension_reason}`) : null,
+      status !== 'erased' ? el('button', { type: 'button', class: 'danger', onclick: erase }, 'Delete user') : null,
+    );
+  }
+
+  async function act(work, done) {
+    try {
+      current = (await work()).data;
+      drawStanding();
+      showNotice(done);
+      onUserChanged(current);
+    } catch (error) {
+      showError(error);
+    }
+  }
+
+  async function suspend() {
+    const reason = await reasonDialog({
+      title: `Suspend "${current.name}"?`,
+      message:
+        'Their API keys will be refused (403) on every request, their listings will disappear from the marketplace ' +
+        '(404 to everyone else), and their webhooks will receive nothing while suspended. You can unsuspend them later.',
+      confirmLabel: 'Suspend user',
+    });
+    if (reason === null) return;
+    await act(() => api.suspendUser(current.id, reason), `"${current.name}" is suspended.`);
+  }
+
+  async function unsuspend() {
+    const confirmed = await confirmDialog({
+      title: `Unsuspend "${current.name}"?`,
+      message: 'Their keys will work again from the next request and their active listings will reappear.',
+      confirmLabel: 'Unsuspend user',
+    });
+    if (!confirmed) return;
+    await act(() => api.unsuspendUser(current.id), `"${current.name}" is active again.`);
+  }
+
+  async function erase() {
+    const name = current.name;
+    const confirmed = await confirmDialog({
+      title: `Delete "${name}" for good?`,
+      message:
+        'This erases the user: every key is revoked, every webhook removed, every listing taken down, and their name, email, bio, ' +
+        'website and avatar are erased from the server, including its data files. Backups made before stay as they are. This cannot be undone.',
+      confirmLabel: 'Delete user',
+      danger: true,
+    });
+    if (!confirmed) return;
+    await act(() => api.eraseUser(current.id), `"${name}" was erased.`);
+    // The page must not keep showing what was erased: draw the user afresh from the answer.
+    if ((current.status ?? 'active') === 'erased') section.replaceWith(userDetail(current, { onUserChanged }));
+  }
+
+  drawStanding();
+
   const facts = el(
     'dl',
     { class: 'facts' },
@@ -44,13 +114,15 @@ export function userDetail(user, { onUserChanged }) {
     user.bio ? el('div', {}, el('dt', {}, 'Bio'), el('dd', {}, user.bio)) : null,
   );
 
-  return el(
+  const section = el(
     'section',
     { class: 'panel user-detail', 'aria-labelledby': 'user-title', dataset: { userId: user.id } },
-    el('div', { class: 'section-head' }, el('h2', { id: 'user-title' }, user.name), roleBadge),
+    el('div', { class: 'section-head' }, el('h2', { id: 'user-title' }, user.name || '(erased user)'), el('div', { class: 'toolbar' }, roleBadge, statusBadge)),
     facts,
-    el('form', { class: 'role-form inline', novalidate: true, onsubmit: changeRole }, field('Role', roleChoice), saveRole),
+    el('form', { class: 'role-form inline', novalidate: true, onsubmit: changeRole }, field('Role of this user', roleChoice), saveRole),
+    standing,
     keysSection(user),
     webhooksSection(user),
   );
+  return section;
 }

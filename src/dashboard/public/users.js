@@ -55,10 +55,15 @@ export function usersPanel({ onSelect }) {
                   el(
                     'td',
                     {},
-                    el('button', { type: 'button', class: 'link user-choice', 'aria-current': selected ? 'true' : null, onclick: () => choose(user) }, user.name),
+                    el('button', { type: 'button', class: 'link user-choice', 'aria-current': selected ? 'true' : null, onclick: () => choose(user) }, user.name || `(erased ${user.id})`),
                     el('div', { class: 'email' }, user.email || el('span', { class: 'muted' }, 'no email')),
                   ),
-                  el('td', {}, el('span', { class: `badge role-${user.role === 'creator' ? 'creator' : 'member'}` }, String(user.role))),
+                  el(
+                    'td',
+                    {},
+                    el('span', { class: `badge role-${user.role === 'creator' ? 'creator' : 'member'}` }, String(user.role)),
+                    user.status && user.status !== 'active' ? el('span', { class: `badge status-${user.status}` }, user.status) : null,
+                  ),
                 );
               }),
             ),
@@ -116,7 +121,7 @@ export function usersPanel({ onSelect }) {
     el('h3', {}, 'New user'),
     field('Name', nameInput),
     field('Email (optional)', emailInput),
-    field('Role', newRole, 'Creators may publish listings; members may not.'),
+    field("New user's role", newRole, 'Creators may publish listings; members may not.'),
     el('div', { class: 'actions' }, createButton),
   );
 
