@@ -42,17 +42,14 @@ export class AccessLog {
       this.lastMs = now;
       this.lastTime = new Date(now).toISOString();
     }
-    const line = JSON.stringify({
-      time: this.lastTime,
-      method: entry.method,
-      route: entry.route,
-      // The raw path only when no route matched (a 404), so ids never fill the log.
-      path: entry.route === null ? entry.path.slice(0, 200) : undefined,
-      status: entry.status,
-      duration_ms: Math.round(entry.durationMs * 1000) / 1000,
-      key_id: entry.keyId,
-      request_id: entry.requestId,
-    });
+    // The same text as JSON.stringify of { time, method, route, path?, status, duration_ms,
+    // key_id, request_id }, put together directly: about half the cost (measured).
+    // The raw path only when no route matched (a 404), so ids never fill the log.
+    const path = entry.route === null ? `,"path":${JSON.stringify(entry.path.slice(0, 200))}` : '';
+    const line =
+      `{"time":"${this.lastTime}","method":${JSON.stringify(entry.method)},"route":${JSON.stringify(entry.route)}${path}` +
+      `,"status":${jsonNumber(entry.status)},"duration_ms":${jsonNumber(Math.round(entry.durationMs * 1000) / 1000)}` +
+      `,"key_id":${JSON.stringify(entry.keyId)},"request_id":${JSON.stringify(entry.requestId)}}`;
     this.pending.push(line);
     this.pendingChars += line.length + 1;
     if (this.pendingChars >= FLUSH_CHARS) this.flush();
@@ -69,4 +66,9 @@ export class AccessLog {
     this.pendingChars = 0;
     this.write(text);
   }
+}
+
+/** A number as JSON writes it (NaN and the infinities become null). */
+function jsonNumber(value: number): string {
+  return Number.isFinite(value) ? String(value) : 'null';
 }

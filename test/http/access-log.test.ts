@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import { AccessLog, type AccessLogEntry } from '../../src/http/access-log.ts';
 import { startServer } from '../helpers/server.ts';
 
 interface LogLine {
@@ -73,4 +74,30 @@ test('a lone request is logged soon, without waiting for more traffic or for clo
   assert.equal(lines.length, 1);
   assert.equal(lines[0]!.route, 'GET /healthz');
   assert.equal(lines[0]!.request_id, answer.headers.get('x-request-id'));
+});
+
+test('each line is exactly the JSON of its fields, whatever a 404 path holds', () => {
+  const written: string[] = [];
+  const now = Date.UTC(2026, 10, 23, 17, 38, 4, 15);
+  const log = new AccessLog((text) => written.push(text), () => now);
+  const entries: AccessLogEntry[] = [
+    { method: 'GET', route: 'GET /v1/listings', path: '/v1/listings', status: 200, durationMs: 0.1234567, keyId: 'key_1', requestId: 'a-b' },
+    { method: 'GET', route: null, path: '/v1/"quoted"\\back\u0001ctl/é/\u2028/' + 'x'.repeat(300), status: 404, durationMs: 12, keyId: null, requestId: 'c-d' },
+    { method: 'DELETE', route: 'DELETE /v1/listings/:id', path: '/v1/listings/lst_1', status: 500, durationMs: Number.NaN, keyId: 'k"2', requestId: 'e' },
+  ];
+  for (const entry of entries) log.record(entry);
+  log.flush();
+  const expected = entries.map((entry) =>
+    JSON.stringify({
+      time: new Date(now).toISOString(),
+      method: entry.method,
+      route: entry.route,
+      path: entry.route === null ? entry.path.slice(0, 200) : undefined,
+      status: entry.status,
+      duration_ms: Math.round(entry.durationMs * 1000) / 1000,
+      key_id: entry.keyId,
+      request_id: entry.requestId,
+    }),
+  );
+  assert.equal(written.join(''), `${expected.join('\n')}\n`);
 });
