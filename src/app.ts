@@ -97,7 +97,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.
-  const deliveryCounts = new DeliveryCounts();
+  const deliveryCounts = new DeliveryCounts((_outcome, howMany, source) => {
+    // Attempts reach /metrics through the webhook changes they write; drops write none.
+    if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
+  });
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts });
   const dispatcher = new WebhookDispatcher({
     store,

@@ -72,6 +72,11 @@ export class ServerMetrics {
     this.deliveries.inc({ outcome: outcome.status });
   }
 
+  /** Pending deliveries dropped past a webhook's cap: failed without an attempt, so no webhook change shows them. */
+  countDroppedDeliveries(howMany: number): void {
+    this.deliveries.inc({ outcome: 'failed' }, howMany);
+  }
+
   stop(): void {
     this.eventLoop.disable();
   }

@@ -178,7 +178,7 @@ export class WebhookOutbox implements EventOutbox {
         handedOut?.delete(change.id);
         if (handedOut?.size === 0) this.incoming.delete(webhookId);
       }
-      if (after === undefined && this.dropping.delete(change.id)) this.counts?.add('failed');
+      if (after === undefined && this.dropping.delete(change.id)) this.counts?.add('failed', 1, 'dropped');
       return;
     }
     if (change.collection !== WEBHOOKS) return;
