@@ -37,6 +37,7 @@ import { nodeFileSystem, type FileSystem } from './store/files.ts';
 import { Readiness } from './health/readiness.ts';
 import { metricsRoute, readinessRoute } from './handlers/operations.ts';
 import { ServerMetrics } from './metrics/server-metrics.ts';
+import type { Log } from './store/log.ts';
 import { Store } from './store/store.ts';
 import { DeliveryCounts } from './webhooks/delivery-counts.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
@@ -85,11 +86,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const accessLog = config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null;
   const metrics = new ServerMetrics({ residentMemoryBytes: () => process.memoryUsage.rss() });
   const fileSystem = options.fileSystem ?? nodeFileSystem;
+  // With a shared database nothing is kept in DATA_DIR: records in PostgreSQL, the token from the environment (config insists).
+  const dataDir = config.databaseUrl === null ? config.dataDir : null;
   // The store's fsyncs are timed on their way to the disk, for GET /metrics.
-  const store = await Store.open({ dataDir: config.dataDir, fileSystem: metrics.timedFileSystem(fileSystem), warn, now: () => clock.now() });
+  const store = await Store.open({ dataDir, log: await sharedLog(config, warn), fileSystem: metrics.timedFileSystem(fileSystem), warn, now: () => clock.now() });
   metrics.start(store);
-  const readiness = new Readiness({ fileSystem, dataDir: config.dataDir, monotonicNow: () => clock.monotonic() });
-  const adminToken = resolveAdminToken(config.adminToken, config.dataDir);
+  const readiness = new Readiness({ fileSystem, dataDir, monotonicNow: () => clock.monotonic() });
+  const adminToken = resolveAdminToken(config.adminToken, dataDir);
   const startedAtMs = clock.now();
 
   // Counting is in memory; snapshots reach the store every few seconds and at close.
@@ -224,6 +227,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       return closing;
     },
   };
+}
+
+/** With DATABASE_URL, the records' log in PostgreSQL (driver loaded only then); else the store picks the file or memory. */
+async function sharedLog(config: Config, warn: (message: string) => void): Promise<Log | undefined> {
+  if (config.databaseUrl === null) return undefined;
+  const { PostgresLog } = await import('./backends/postgres/postgres-log.ts');
+  return PostgresLog.open({ url: config.databaseUrl, warn });
 }
 
 /** In-process limits by default; with REDIS_URL, limits shared by every instance (loaded only then). */

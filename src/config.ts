@@ -16,7 +16,11 @@ export interface Config {
   accessLog: boolean;
   /** Usage counting (MARKETPLACE_ANALYTICS=0 turns it off, to measure what it costs). */
   analytics: boolean;
-  /** redis:// URL of the rate limits shared by many instances; null keeps them in this process. */
+  /**
+   * Many instances (set together): the postgres:// URL of the records, the redis:// URL of the
+   * rate limits. Both null (the default) keeps records in DATA_DIR and limits in this process.
+   */
+  databaseUrl: string | null;
   redisUrl: string | null;
   /** Origins whose browser pages may call /v1 (CORS_ORIGINS): '*', a list, or null for none. */
   corsOrigins: '*' | string[] | null;
@@ -47,10 +51,36 @@ export function loadConfig(env: Env): Config {
     webhookRetryDelaysMs: retryDelaysSetting(env.WEBHOOK_RETRY_DELAYS_MS),
     accessLog: flag(env, 'ACCESS_LOG', true),
     analytics: flag(env, 'MARKETPLACE_ANALYTICS', true),
-    redisUrl: null,
     corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
     maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+    ...sharedBackends(env),
   };
+}
+
+function sharedBackends(env: Env): { databaseUrl: string | null; redisUrl: string | null } {
+  const databaseUrl = urlSetting(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const redisUrl = urlSetting(env, 'REDIS_URL', ['redis:']);
+  if ((databaseUrl === null) !== (redisUrl === null)) {
+    const [set, unset] = databaseUrl === null ? ['REDIS_URL', 'DATABASE_URL'] : ['DATABASE_URL', 'REDIS_URL'];
+    throw new ConfigError(`${set} is set but ${unset} is not: instances sharing records must share rate limits too, so set both or neither`);
+  }
+  if (databaseUrl !== null && !env.MARKETPLACE_ADMIN_TOKEN) {
+    throw new ConfigError('DATABASE_URL needs MARKETPLACE_ADMIN_TOKEN, so that every instance accepts the same operator token');
+  }
+  return { databaseUrl, redisUrl };
+}
+
+function urlSetting(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  let protocol: string;
+  try {
+    protocol = new URL(raw.trim()).protocol;
+  } catch {
+    throw new ConfigError(`${name} must be a ${protocols[0]}// URL, got something that is not a URL`);
+  }
+  if (!protocols.includes(protocol)) throw new ConfigError(`${name} must be a ${protocols[0]}// URL, got a ${protocol}// one`);
+  return raw.trim();
 }
 
 function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {

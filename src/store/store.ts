@@ -327,7 +327,16 @@ export class Store implements RecordReader {
     });
     for (const item of committed) item.write.resolve(item.result);
     // Another server changed what these read: catch up with it, then decide them again.
-    if (conflicts.length > 0) await this.pullOthers();
+    if (conflicts.length > 0) {
+      try {
+        await this.pullOthers();
+      } catch (error) {
+        // Cannot catch up (the shared log is unreachable): refuse them rather than leave them waiting.
+        const failure = new StoreUnavailableError(error);
+        for (const write of conflicts) write.reject(failure);
+        return again;
+      }
+    }
     this.maybeScheduleCompaction();
     return [...conflicts, ...again];
   }

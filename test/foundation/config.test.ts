@@ -70,3 +70,22 @@ test('the server exits 1 with one line on bad config, before listening', () => {
   assert.equal(lines.length, 1, result.stderr);
   assert.match(lines[0]!, /^configuration error: PORT must be/);
 });
+
+test('DATABASE_URL and REDIS_URL go together, need the operator token, and must be URLs of their kind', () => {
+  const token = { MARKETPLACE_ADMIN_TOKEN: 'a-long-enough-operator-token' };
+  const both = loadConfig({ ...token, DATABASE_URL: 'postgres://app:secret@db:5432/market', REDIS_URL: 'redis://cache:6379' });
+  assert.equal(both.databaseUrl, 'postgres://app:secret@db:5432/market');
+  assert.equal(both.redisUrl, 'redis://cache:6379');
+  assert.equal(loadConfig({}).databaseUrl, null);
+  assert.equal(loadConfig({}).redisUrl, null);
+  const refused: Array<[Record<string, string>, RegExp]> = [
+    [{ ...token, DATABASE_URL: 'postgres://db/market' }, /DATABASE_URL is set but REDIS_URL is not/],
+    [{ ...token, REDIS_URL: 'redis://cache' }, /REDIS_URL is set but DATABASE_URL is not/],
+    [{ DATABASE_URL: 'postgres://db/market', REDIS_URL: 'redis://cache' }, /MARKETPLACE_ADMIN_TOKEN/],
+    [{ ...token, DATABASE_URL: 'mysql://db/market', REDIS_URL: 'redis://cache' }, /DATABASE_URL must be a postgres:\/\/ URL/],
+    [{ ...token, DATABASE_URL: 'postgres://db/market', REDIS_URL: 'not a url' }, /REDIS_URL must be a redis:\/\/ URL/],
+  ];
+  for (const [env, message] of refused) {
+    assert.throws(() => loadConfig(env), (error: Error) => error instanceof ConfigError && message.test(error.message) && !error.message.includes('secret'));
+  }
+});

@@ -1,0 +1,234 @@
+// The record log in PostgreSQL (contract: src/store/log.ts; tables: schema.ts), shared by any
+// number of instances. Each instance keeps every record in memory, as with the file, and
+// follows the others: a commit notifies (LISTEN/NOTIFY) with its version, and `pull` reads
+// every record changed since the last version this instance knows, in version order, in one
+// snapshot. After a lost connection the listener reconnects and pulls, so nothing is missed.
+//
+// Writes: `append` sends a batch in one call of marketplace_append, which commits only if no
+// other instance committed since this one last caught up; otherwise every entry is answered
+// `conflict`, the store pulls and decides them again on the new state. A PostgreSQL outage
+// rejects appends (the store answers 503) while reads go on from memory; the pool and the
+// listener reconnect by themselves when the database returns.
+//
+// The driver (`pg`) is an optional peer dependency, imported only when DATABASE_URL is set.
+
+import type { Client, Pool } from 'pg';
+import type { WriteOp } from '../../store/format.ts';
+import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from '../../store/log.ts';
+import { CHANGES_CHANNEL, migrate } from './schema.ts';
+
+export interface PostgresLogOptions {
+  url: string;
+  warn: (message: string) => void;
+  /** Tombstones (removed records) older than this are dropped at compaction. */
+  tombstoneRetentionMs?: number;
+}
+
+interface RecordRow {
+  collection: string;
+  id: string;
+  version: string;
+  data: { id: string } | null;
+}
+
+const RECONNECT_DELAY_MS = 500;
+const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
+
+export class PostgresLog implements Log {
+  private readonly pool: Pool;
+  private readonly url: string;
+  private readonly warn: (message: string) => void;
+  private readonly tombstoneRetentionMs: number;
+  private readonly makeClient: () => Client;
+  /** The last committed version this instance has in memory. */
+  private cursor = 1;
+  private othersWrote: () => void = () => {};
+  private listener: Client | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private counters = { fsyncs: 0, compactions: 0 };
+  private lastWriteError: string | null = null;
+  /** The listener is down: a catch-up pull is due when it comes back. */
+  private listenerLost = false;
+
+  private constructor(pgModule: typeof import('pg'), options: PostgresLogOptions) {
+    this.url = options.url;
+    this.warn = options.warn;
+    this.tombstoneRetentionMs = options.tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS;
+    this.pool = new pgModule.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000 });
+    // An idle connection dropped by the server (restart, outage) is replaced on next use.
+    this.pool.on('error', () => {});
+    this.makeClient = () => new pgModule.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
+  }
+
+  /** Connects, creates or migrates the tables, and starts listening for other instances' writes. */
+  static async open(options: PostgresLogOptions): Promise<PostgresLog> {
+    const pgModule = await importDriver();
+    const log = new PostgresLog(pgModule, options);
+    try {
+      const client = await log.pool.connect();
+      try {
+        await migrate(client);
+      } finally {
+        client.release();
+      }
+      await log.listen();
+    } catch (error) {
+      await log.close();
+      throw error;
+    }
+    return log;
+  }
+
+  async load(sink: LoadSink): Promise<{ lastVersion: number }> {
+    const client = await this.pool.connect();
+    try {
+      // One snapshot: the records and the version they are the state of.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const meta = await client.query<{ last_version: string }>('SELECT last_version FROM marketplace_meta WHERE id = 1');
+      const rows = await client.query<RecordRow>('SELECT collection, id, version, data FROM marketplace_records WHERE data IS NOT NULL');
+      await client.query('COMMIT');
+      for (const row of rows.rows) sink.put(row.collection, row.data!, Number(row.version));
+      this.cursor = Number(meta.rows[0]!.last_version);
+      return { lastVersion: this.cursor };
+    } finally {
+      client.release();
+    }
+  }
+
+  async append(entries: readonly LogEntry[]): Promise<AppendOutcome[]> {
+    const batch = JSON.stringify(entries.map((entry) => entry.ops.map(toRow)));
+    let committed: string | null;
+    try {
+      const result = await this.pool.query<{ version: string | null }>('SELECT marketplace_append($1, $2) AS version', [this.cursor, batch]);
+      committed = result.rows[0]!.version;
+      this.lastWriteError = null;
+    } catch (error) {
+      this.lastWriteError = (error as Error).message || 'PostgreSQL unavailable';
+      throw error;
+    }
+    // Another instance committed since we last caught up: nothing of this batch was stored.
+    if (committed === null) return entries.map(() => 'conflict');
+    this.counters.fsyncs += 1;
+    const last = Number(committed);
+    const first = last - entries.length + 1;
+    this.cursor = last;
+    return entries.map((_entry, index) => ({ version: first + index }));
+  }
+
+  async pull(apply: (write: PulledWrite) => void): Promise<void> {
+    const result = await this.pool.query<RecordRow & { last_version: string; dropped_through: string }>(
+      `SELECT m.last_version, m.tombstones_dropped_through AS dropped_through, r.collection, r.id, r.version, r.data
+         FROM marketplace_meta m LEFT JOIN marketplace_records r ON r.version > $1
+        WHERE m.id = 1 ORDER BY r.version`,
+      [this.cursor],
+    );
+    const first = result.rows[0];
+    if (!first) return;
+    if (Number(first.dropped_through) > this.cursor) {
+      // Removals this instance never saw are gone: its memory may keep removed records. Writes
+      // stop (503, /readyz not ready) until it is restarted and loads the current state.
+      this.lastWriteError = 'this instance fell behind the database for longer than removals are kept; restart it';
+      throw new Error(this.lastWriteError);
+    }
+    let ops: WriteOp[] = [];
+    let version = 0;
+    for (const row of result.rows) {
+      if (row.version === null) continue;
+      const rowVersion = Number(row.version);
+      if (rowVersion !== version && ops.length > 0) {
+        apply({ ops, version });
+        ops = [];
+      }
+      version = rowVersion;
+      ops.push(row.data === null ? { op: 'del', collection: row.collection, id: row.id } : { op: 'put', collection: row.collection, id: row.id, data: row.data });
+    }
+    if (ops.length > 0) apply({ ops, version });
+    this.cursor = Math.max(this.cursor, Number(first.last_version));
+  }
+
+  onOthersWrote(callback: () => void): void {
+    this.othersWrote = callback;
+  }
+
+  /** Drops old tombstones and lets PostgreSQL reclaim the space of superseded rows. */
+  async compact(_snapshot: () => Promise<Buffer[]>): Promise<CompactResult> {
+    const before = await this.tableBytes();
+    await this.pool.query(
+      `WITH dropped AS (
+         DELETE FROM marketplace_records WHERE data IS NULL AND changed_at < now() - make_interval(secs => $1) RETURNING version)
+       UPDATE marketplace_meta SET tombstones_dropped_through = GREATEST(tombstones_dropped_through, (SELECT max(version) FROM dropped))
+        WHERE id = 1 AND EXISTS (SELECT 1 FROM dropped)`,
+      [this.tombstoneRetentionMs / 1000],
+    );
+    await this.pool.query('VACUUM marketplace_records');
+    this.counters.compactions += 1;
+    return { bytesBefore: before, bytesAfter: await this.tableBytes() };
+  }
+
+  stats(): LogStats {
+    return { opsInLog: 0, logBytes: 0, fsyncs: this.counters.fsyncs, compactions: this.counters.compactions, lastWriteError: this.lastWriteError };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => {});
+    await this.pool.end().catch(() => {});
+  }
+
+  private async tableBytes(): Promise<number> {
+    const result = await this.pool.query<{ bytes: string }>("SELECT pg_total_relation_size('marketplace_records') AS bytes");
+    return Number(result.rows[0]!.bytes);
+  }
+
+  /** LISTEN on a connection of its own; on loss, reconnect and catch up. */
+  private async listen(): Promise<void> {
+    const client = this.makeClient();
+    client.on('notification', (message) => {
+      if (Number(message.payload) > this.cursor) this.othersWrote();
+    });
+    const lost = () => {
+      if (this.listener !== client || this.closed) return;
+      this.listener = null;
+      this.listenerLost = true;
+      client.end().catch(() => {});
+      this.scheduleReconnect();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    await client.connect();
+    await client.query(`LISTEN ${CHANGES_CHANNEL}`);
+    this.listener = client;
+    if (this.listenerLost) {
+      this.listenerLost = false;
+      // Writes committed while we were not listening: catch up now.
+      this.othersWrote();
+    }
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      this.listen().catch(() => this.scheduleReconnect());
+    }, RECONNECT_DELAY_MS);
+    this.reconnectTimer.unref();
+  }
+}
+
+function toRow(op: WriteOp): { op: string; c: string; id: string; d?: unknown } {
+  return op.op === 'put' ? { op: 'put', c: op.collection, id: op.id, d: op.data } : { op: 'del', c: op.collection, id: op.id };
+}
+
+async function importDriver(): Promise<typeof import('pg')> {
+  try {
+    // pg is CommonJS: its classes are on the default export when imported from ESM.
+    const imported = (await import('pg')) as typeof import('pg') & { default?: typeof import('pg') };
+    return imported.default ?? imported;
+  } catch {
+    throw new Error('DATABASE_URL is set but the PostgreSQL driver is not installed: run "npm install pg".');
+  }
+}

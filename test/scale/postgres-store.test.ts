@@ -1,0 +1,142 @@
+// The records in a real PostgreSQL shared by several instances (here in one process, each with
+// its own store, connections and caches): a write on one is seen by the others, concurrent
+// writes on different instances lose nothing, a restart loads everything, and an outage turns
+// writes into 503 while reads go on, healing by itself.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startServer, type TestServer } from '../helpers/server.ts';
+import { skipUnlessServices, sleep, startPostgres, startRedis, type PostgresService, type RedisService } from '../helpers/services.ts';
+
+const skip = skipUnlessServices('postgresBin', 'redisServer');
+let postgres: PostgresService;
+let redis: RedisService;
+let databases = 0;
+
+before(async () => {
+  if (skip) return;
+  postgres = await startPostgres();
+  redis = await startRedis();
+});
+after(async () => {
+  await postgres?.destroy();
+  await redis?.destroy();
+});
+
+/** A fresh database and `count` instances on it. */
+async function instances(t: import('node:test').TestContext, count: number, url?: string): Promise<{ servers: TestServer[]; url: string }> {
+  databases += 1;
+  const databaseUrl = url ?? postgres.createDatabase(`store_test_${process.pid}_${databases}`);
+  const servers: TestServer[] = [];
+  for (let index = 0; index < count; index += 1) {
+    servers.push(await startServer(t, { dataDir: null, config: { databaseUrl, redisUrl: redis.url } }));
+  }
+  return { servers, url: databaseUrl };
+}
+
+/** Polls until `check` holds (bounded), returning how long it took. */
+async function eventually(check: () => Promise<boolean>, timeoutMs = 5_000, what = "the condition"): Promise<number> {
+  const started = performance.now();
+  while (!(await check())) {
+    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not true within ${timeoutMs} ms`);
+    await sleep(10);
+  }
+  return performance.now() - started;
+}
+
+test('a listing created on one instance is read on the others; its update and archive follow', { skip, timeout: 120_000 }, async (t) => {
+  const { servers } = await instances(t, 3);
+  const [first, second, third] = servers as [TestServer, TestServer, TestServer];
+  const creator = await first.userWithKey('creator', ['read:listings', 'write:listings']);
+  const made = await first.request('POST', '/v1/listings', { key: creator.key, body: { title: 'Shared', type: 'TOOL', price: 5 } });
+  assert.equal(made.status, 201);
+  const id = made.body.data.id;
+  for (const server of [second, third]) {
+    await eventually(async () => (await server.request('GET', `/v1/listings/${id}`, { key: creator.key })).status === 200, 1_000);
+    assert.equal((await server.request('GET', `/v1/listings/${id}`, { key: creator.key })).body.data.title, 'Shared');
+  }
+  assert.equal((await second.request('PUT', `/v1/listings/${id}`, { key: creator.key, body: { price: 7 } })).status, 200);
+  await eventually(async () => (await third.request('GET', '/v1/listings', { key: creator.key })).body.data[0]?.price === 7, 1_000);
+  assert.equal((await third.request('DELETE', `/v1/listings/${id}`, { key: creator.key })).status, 200);
+  await eventually(async () => (await first.request('GET', '/v1/listings', { key: creator.key })).body.pagination.total === 0, 1_000);
+});
+
+test('20 concurrent PUTs of different fields spread over instances lose nothing; a concurrent archive is never undone (3 trials)', { skip, timeout: 120_000 }, async (t) => {
+  const { servers } = await instances(t, 3);
+  const creator = await servers[0]!.userWithKey('creator', ['read:listings', 'write:listings'], 10_000);
+  const base = { title: 'Base', description: 'base', price: 1, tags: ['base'] };
+  const change = (index: number): Record<string, unknown> =>
+    [{ title: `Title ${index}` }, { description: `Description ${index}` }, { price: 100 + index }, { tags: [`t${index}`] }][index % 4]!;
+  for (let trial = 0; trial < 3; trial += 1) {
+    const ids: string[] = [];
+    for (const _ of [0, 1]) ids.push((await servers[0]!.request('POST', '/v1/listings', { key: creator.key, body: { ...base, type: 'TOOL' } })).body.data.id);
+    const [kept, archived] = ids as [string, string];
+    await Promise.all(servers.map((server) => eventually(async () => (await server.request('GET', `/v1/listings/${archived}`, { key: creator.key })).status === 200)));
+    // Each PUT sends one field. A PUT decided on an older copy of the record would write that
+    // copy's other fields back: some field would return to its base value.
+    const puts = Array.from({ length: 20 }, (_unused, index) =>
+      servers[index % 3]!.request('PUT', `/v1/listings/${kept}`, { key: creator.key, body: change(index) }),
+    );
+    const racing = Array.from({ length: 6 }, (_unused, index) =>
+      servers[index % 3]!.request('PUT', `/v1/listings/${archived}`, { key: creator.key, body: { price: 50 + index } }),
+    );
+    const archive = servers[2]!.request('DELETE', `/v1/listings/${archived}`, { key: creator.key });
+    const answers = await Promise.all(puts);
+    assert.deepEqual(answers.map((answer) => answer.status), Array(20).fill(200));
+    for (const answer of await Promise.all(racing)) assert.ok([200, 409].includes(answer.status), answer.text);
+    assert.equal((await archive).status, 200);
+    for (const server of servers) {
+      await eventually(async () => {
+        const seen = (await server.request('GET', `/v1/listings/${kept}`, { key: creator.key })).body.data;
+        return seen.title !== base.title && seen.description !== base.description && seen.price !== base.price && seen.tags[0] !== 'base';
+      }, 5_000, `every field changed on ${server.url} (trial ${trial + 1})`);
+      await eventually(async () => (await server.request('GET', `/v1/listings/${archived}`, { key: creator.key })).body.data.status === 'archived', 5_000, 'archived');
+    }
+    const final = (await servers[1]!.request('GET', `/v1/listings/${kept}`, { key: creator.key })).body.data;
+    // Every field holds the value of one of the acknowledged PUTs that sent it.
+    assert.match(final.title, /^Title \d+$/);
+    assert.match(final.description, /^Description \d+$/);
+    assert.ok(final.price >= 100 && final.price < 120);
+    assert.match(final.tags[0], /^t\d+$/);
+  }
+});
+
+test('a new instance loads every record; the schema version is kept', { skip, timeout: 120_000 }, async (t) => {
+  const { servers, url } = await instances(t, 1);
+  const creator = await servers[0]!.userWithKey('creator', ['read:listings', 'write:listings']);
+  const ids: string[] = [];
+  for (let index = 0; index < 25; index += 1) {
+    ids.push((await servers[0]!.request('POST', '/v1/listings', { key: creator.key, body: { title: `L${index}`, type: 'TOOL', price: index } })).body.data.id);
+  }
+  await servers[0]!.request('DELETE', `/v1/listings/${ids[0]}`, { key: creator.key });
+  await servers[0]!.close();
+  const { servers: later } = await instances(t, 1, url);
+  const list = await later[0]!.request('GET', '/v1/listings?limit=100', { key: creator.key });
+  assert.equal(list.body.pagination.total, 24);
+  assert.equal((await later[0]!.request('GET', `/v1/listings/${ids[0]}`, { key: creator.key })).body.data.status, 'archived');
+});
+
+test('PostgreSQL stopped: writes 503, reads 200; restarted: writes resume on every instance without a restart', { skip, timeout: 180_000 }, async (t) => {
+  const { servers } = await instances(t, 2);
+  const [first, second] = servers as [TestServer, TestServer];
+  const creator = await first.userWithKey('creator', ['read:listings', 'write:listings']);
+  const id = (await first.request('POST', '/v1/listings', { key: creator.key, body: { title: 'Before', type: 'TOOL', price: 1 } })).body.data.id;
+  await eventually(async () => (await second.request('GET', `/v1/listings/${id}`, { key: creator.key })).status === 200);
+
+  await postgres.stop();
+  try {
+    for (const server of servers) {
+      const write = await server.request('PUT', `/v1/listings/${id}`, { key: creator.key, body: { price: 2 } });
+      assert.equal(write.status, 503, write.text);
+      assert.equal(write.headers.get('retry-after'), '5');
+      assert.equal((await server.request('GET', `/v1/listings/${id}`, { key: creator.key })).body.data.price, 1);
+      assert.equal((await server.request('GET', '/v1/listings', { key: creator.key })).status, 200);
+    }
+  } finally {
+    await postgres.start();
+  }
+  await eventually(async () => (await second.request('PUT', `/v1/listings/${id}`, { key: creator.key, body: { price: 3 } })).status === 200, 20_000);
+  await eventually(async () => (await first.request('GET', `/v1/listings/${id}`, { key: creator.key })).body.data.price === 3, 5_000);
+  assert.equal((await first.request('PUT', `/v1/listings/${id}`, { key: creator.key, body: { price: 4 } })).status, 200);
+  await eventually(async () => (await second.request('GET', `/v1/listings/${id}`, { key: creator.key })).body.data.price === 4, 1_000);
+});
