@@ -40,7 +40,8 @@ import { ServerMetrics } from './metrics/server-metrics.ts';
 import type { Log } from './store/log.ts';
 import { Store } from './store/store.ts';
 import { DeliveryCounts } from './webhooks/delivery-counts.ts';
-import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import { AttemptClaims } from './webhooks/attempt-claim.ts';
+import { DEFAULT_TIMEOUT_MS as WEBHOOK_SEND_TIMEOUT_MS, WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookOutbox } from './webhooks/outbox.ts';
 
 export interface AppOptions {
@@ -112,6 +113,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     isBeingDropped: (deliveryId) => outbox.isBeingDropped(deliveryId),
     retryDelaysMs: config.webhookRetryDelaysMs,
     allowPrivate: config.webhookAllowPrivate,
+    // Instances sharing a database claim each attempt, so one of them sends it.
+    claims: config.databaseUrl === null ? null : new AttemptClaims(store, WEBHOOK_SEND_TIMEOUT_MS),
     warn,
   });
 

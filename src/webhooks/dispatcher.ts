@@ -19,8 +19,9 @@ import type { DeliveryRecord, LastDelivery, WebhookRecord } from './records.ts';
 import { sendWebhook } from './send.ts';
 import type { SendOutcome } from './send.ts';
 import { buildDeliveryHeaders } from './signing.ts';
+import type { AttemptClaims } from './attempt-claim.ts';
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_IN_FLIGHT = 8;
 /** Sends one user may have under way at once: the rest of the senders stay free for others. */
 const DEFAULT_MAX_IN_FLIGHT_PER_USER = 2;
@@ -49,6 +50,8 @@ export interface WebhookDispatcherOptions {
   counts?: DeliveryCounts;
   /** True for a delivery the outbox is dropping (past the pending cap): it is deleted, not retried. */
   isBeingDropped?: (deliveryId: string) => boolean;
+  /** With many instances: claim each attempt so that one instance sends it (null/absent: one instance). */
+  claims?: AttemptClaims | null;
   /** How long stop() waits for sends under way. */
   stopTimeoutMs?: number;
   /** First pause before writing an outcome again when the store refused it (doubles, up to a minute). */
@@ -72,6 +75,7 @@ export class WebhookDispatcher {
   private readonly storeRetryMs: number;
   private readonly maxRetryAfterMs: number;
   private readonly warn: (message: string) => void;
+  private readonly claims: AttemptClaims | null;
 
   private started = false;
   private stopped = false;
@@ -108,6 +112,7 @@ export class WebhookDispatcher {
     this.storeRetryMs = options.storeRetryMs ?? DEFAULT_STORE_RETRY_MS;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.warn = options.warn ?? ((message: string) => console.warn(message));
+    this.claims = options.claims ?? null;
   }
 
   /** Schedules every pending delivery in the store, then each new one as it is written. Once only. */
@@ -156,7 +161,10 @@ export class WebhookDispatcher {
   private schedule(delivery: DeliveryRecord): void {
     if (this.stopped || this.inFlight.has(delivery.id)) return;
     this.unschedule(delivery.id);
-    const wait = Math.max(0, delivery.next_attempt_at - this.clock.now());
+    const now = this.clock.now();
+    // An attempt another instance is sending is looked at again when its claim lapses.
+    const due = Math.max(delivery.next_attempt_at, this.claims?.heldElsewhereUntil(delivery, now) ?? 0);
+    const wait = Math.max(0, due - now);
     // Always through a timer, even when due: the write (and the request) that created the
     // delivery finishes first, and no send starts inside a store callback.
     const timer = setTimeout(() => {
@@ -305,6 +313,7 @@ export class WebhookDispatcher {
         await this.record(delivery, (current) => (current === undefined ? [] : [deleteDelivery(current.id)]));
         return;
       }
+      if (this.claims && !(await this.claims.claim(delivery.id, this.clock.now()))) return;
       const outcome = await this.sendOnce(webhook, delivery);
       releaseSlot();
       let counted: CountedOutcome | undefined;

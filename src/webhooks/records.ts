@@ -50,6 +50,8 @@ export interface DeliveryRecord {
   readonly last_error: string | null;
   readonly created_at: string;
   readonly updated_at: string;
+  /** With many instances: the one sending attempt number `attempt`, until `until` (ms); see attempt-claim.ts. */
+  readonly claim?: { readonly by: string; readonly attempt: number; readonly until: number };
 }
 
 export interface WebhookView {

@@ -1,0 +1,126 @@
+// Instances of the real server (src/main.ts, each its own process) sharing one PostgreSQL and one
+// Redis, as a deployment runs them behind a load balancer; for the tests and the benchmark of
+// many instances. Each instance listens on a free port and can be stopped or SIGKILLed alone.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const CLUSTER_ADMIN_TOKEN = 'cluster-operator-token-0123456789';
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export interface Instance {
+  readonly url: string;
+  /** host:port, for an upstream list. */
+  readonly address: string;
+  readonly process: ChildProcess;
+  /** What the process printed on stderr (warnings, errors), for failure messages. */
+  errors(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts one instance on DATABASE_URL and REDIS_URL; resolves once it listens. */
+export function startInstance(databaseUrl: string, redisUrl: string, env: Record<string, string> = {}): Promise<Instance> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: ':memory:',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      MARKETPLACE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
+      MARKETPLACE_DEMO: '0',
+      ACCESS_LOG: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-8000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`instance did not start within 60 s:\n${stdout}\n${stderr}`));
+    }, 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`instance exited (${code}) before listening:\n${stdout}\n${stderr}`));
+    });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const listening = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (!listening) return;
+      clearTimeout(timer);
+      child.stdout!.removeAllListeners('data');
+      child.stdout!.resume();
+      const url = listening[1]!;
+      resolve({
+        url,
+        address: url.replace('http://', ''),
+        process: child,
+        errors: () => stderr,
+        async stop(signal: NodeJS.Signals = 'SIGTERM') {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          await exited;
+        },
+      });
+    });
+  });
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  // Test code reads fields of many shapes from answers.
+  body: any;
+}
+
+/** One JSON request; `key` an API key, or 'admin' for the operator token. */
+export async function call(base: string, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  const token = key === 'admin' ? CLUSTER_ADMIN_TOKEN : key;
+  const response = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === '' ? null : JSON.parse(text) };
+}
+
+/**
+ * A user of `role` and a key with `permissions`, made through the operator API of the first
+ * instance; resolves once every instance knows the key (asked through the operator API, so no
+ * request counts against its limit).
+ */
+export async function userWithKey(instances: readonly Instance[], role: 'creator' | 'member', permissions: string[], rateLimit = 100_000): Promise<{ userId: string; key: string; keyId: string }> {
+  const base = instances[0]!.url;
+  const user = await call(base, 'POST', '/admin/v1/users', 'admin', { name: `${role} user`, role });
+  if (user.status !== 201) throw new Error(`user: ${user.status} ${JSON.stringify(user.body)}`);
+  const key = await call(base, 'POST', '/admin/v1/keys', 'admin', { user_id: user.body.data.id, permissions, rate_limit: rateLimit });
+  if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`);
+  for (const instance of instances) {
+    const known = async () => (await call(instance.url, 'GET', `/admin/v1/keys?user_id=${user.body.data.id}`, 'admin')).body.data.length === 1;
+    await eventually(known, 1_000, `key known to ${instance.url}`);
+  }
+  return { userId: user.body.data.id, key: key.body.data.key, keyId: key.body.data.id };
+}
+
+/** Polls until `check` holds; returns the milliseconds it took, or throws after `timeoutMs`. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string, pollMs = 10): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (await check()) return performance.now() - started;
+    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not so within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+/** The value below which `fraction` of the samples lie (nearest rank). */
+export function percentile(samples: readonly number[], fraction: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
+}
