@@ -2,9 +2,12 @@
 // limiters), registers every route, and owns the HTTP server's start and graceful stop.
 // main.ts adds the process around it (signals, printing); tests build apps directly.
 
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { UsageRecorder } from './analytics/recorder.ts';
+import type { UsageReader } from './analytics/reader.ts';
+import { SummedUsage } from './analytics/summed-usage.ts';
 import { UsageCounters } from './analytics/usage-counters.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import { KeyAuthenticator } from './auth/authenticate.ts';
@@ -97,7 +100,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const startedAtMs = clock.now();
 
   // Counting is in memory; snapshots reach the store every few seconds and at close.
-  const usage = new UsageCounters({ store, clock, warn });
+  // With a shared database each instance saves its own counts and answers with everyone's.
+  const instanceTag = randomUUID();
+  const usage = new UsageCounters({ store, clock, warn, instanceTag: config.databaseUrl === null ? undefined : instanceTag });
+  const usageReader: UsageReader = config.databaseUrl === null ? usage : new SummedUsage(usage, instanceTag, store, clock);
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.
@@ -140,15 +146,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   const apiRoutes: ApiRoute[] = [
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
-    ...analyticsRoutes({ store, clock, usage, keyLimiter }),
+    ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
   ];
   const operatorRoutes: OperatorRoute[] = [
-    ...adminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usage.lastUsedAt(keyId), startedAtMs, audit }),
+    ...adminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit }),
     ...moderationRoutes({ store, clock, audit, outbox }),
     ...auditRoutes(audit),
     metricsRoute(metrics),
-    adminUsageRoute({ store, clock, usage, keyLimiter }),
+    adminUsageRoute({ store, clock, usage: usageReader, keyLimiter }),
     ...adminWebhookRoutes({ store, outbox }),
   ];
   let openApiBytes: Buffer | null = null;

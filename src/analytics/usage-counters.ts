@@ -41,6 +41,13 @@ export interface UsageCountersOptions {
   /** Hourly buckets older than this many days are dropped. Default 90. */
   retentionDays?: number;
   warn?: (message: string) => void;
+  /**
+   * With many instances (summed-usage.ts): this instance's records get ids ending in
+   * `#<instanceTag>` so no other instance overwrites them, and it starts from none of its own.
+   */
+  instanceTag?: string;
+  /** Loads only the records whose id passes (default: every record). */
+  loadOnly?: (recordId: string) => boolean;
 }
 
 export const DEFAULT_FLUSH_INTERVAL_MS = 5_000;
@@ -73,6 +80,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
   private pendingHourStart = -Infinity;
   private timer: NodeJS.Timeout | null = null;
   private flushes: Promise<void> = Promise.resolve();
+  private readonly idSuffix: string;
 
   constructor(options: UsageCountersOptions) {
     this.store = options.store;
@@ -82,7 +90,9 @@ export class UsageCounters implements UsageRecorder, UsageReader {
     this.warn = options.warn ?? ((message: string) => console.warn(message));
     if (!(this.flushIntervalMs > 0)) throw new RangeError('flushIntervalMs must be a positive number');
     if (!(this.retentionMs > 0)) throw new RangeError('retentionDays must be a positive number');
-    this.load();
+    this.idSuffix = options.instanceTag === undefined ? '' : `#${options.instanceTag}`;
+    // A tagged instance starts with no records of its own; the others' are summed by its reader.
+    if (options.instanceTag === undefined) this.load(options.loadOnly ?? (() => true));
   }
 
   // --- The request path: a few Map updates, no I/O. ---
@@ -232,13 +242,13 @@ export class UsageCounters implements UsageRecorder, UsageReader {
     const keysSeen = new Set<string>();
     for (const bucket of buckets) {
       if (bucket.kind === 'listing') {
-        ops.push(put(listingHourRecord(bucket)));
+        ops.push(this.put(listingHourRecord(bucket)));
         continue;
       }
-      ops.push(put(keyHourRecord(bucket)));
+      ops.push(this.put(keyHourRecord(bucket)));
       // A key's last use changes only with a request, which also changes one of its hours.
       const lastUsedMs = this.keys.get(bucket.keyId)?.lastUsedMs ?? -Infinity;
-      if (!keysSeen.has(bucket.keyId) && Number.isFinite(lastUsedMs)) ops.push(put(keyLastUsedRecord(bucket.keyId, lastUsedMs)));
+      if (!keysSeen.has(bucket.keyId) && Number.isFinite(lastUsedMs)) ops.push(this.put(keyLastUsedRecord(bucket.keyId, lastUsedMs)));
       keysSeen.add(bucket.keyId);
     }
     try {
@@ -348,7 +358,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       counters?.hours.delete(bucket.start);
       if (counters?.current === bucket) counters.current = null;
       // The key's entry stays: it holds the last use, which outlives the retention.
-      if (bucket.stored) this.tombstones.push(keyHourId(bucket.keyId, bucket.start));
+      if (bucket.stored) this.tombstones.push(keyHourId(bucket.keyId, bucket.start) + this.idSuffix);
       return;
     }
     const counters = this.listings.get(bucket.listingId);
@@ -359,13 +369,19 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       counters.impressions -= bucket.impressions;
       if (counters.hours.size === 0) this.listings.delete(bucket.listingId);
     }
-    if (bucket.stored) this.tombstones.push(listingHourId(bucket.listingId, bucket.start));
+    if (bucket.stored) this.tombstones.push(listingHourId(bucket.listingId, bucket.start) + this.idSuffix);
+  }
+
+  private put(data: StoredRecord): WriteOp {
+    const id = data.id + this.idSuffix;
+    return { op: 'put', collection: USAGE, id, data: this.idSuffix === '' ? data : { ...data, id } };
   }
 
   /** Rebuilds the counters from the snapshots in the store. */
-  private load(): void {
+  private load(loadOnly: (recordId: string) => boolean): void {
     let unreadable = 0;
     for (const record of this.store.values(USAGE)) {
+      if (!loadOnly(record.id)) continue;
       const decoded = decodeUsageRecord(record);
       if (decoded === null) {
         unreadable += 1;
@@ -377,7 +393,12 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       } else if (decoded.kind === 'key_hour') {
         const bucket = this.keyHour(this.keyCounters(decoded.keyId), decoded.keyId, decoded.start);
         bucket.total.addTally(decoded.total);
-        for (const [endpoint, tally] of decoded.endpoints) bucket.endpoints.set(endpoint, tally);
+        // Several instances' records of one hour add up.
+        for (const [endpoint, tally] of decoded.endpoints) {
+          const sum = bucket.endpoints.get(endpoint);
+          if (sum === undefined) bucket.endpoints.set(endpoint, tally);
+          else sum.addTally(tally);
+        }
         bucket.stored = true;
       } else {
         const counters = this.listingCounters(decoded.listingId);
@@ -396,6 +417,3 @@ export class UsageCounters implements UsageRecorder, UsageReader {
   }
 }
 
-function put(data: StoredRecord): WriteOp {
-  return { op: 'put', collection: USAGE, id: data.id, data };
-}

@@ -140,3 +140,28 @@ test('PostgreSQL stopped: writes 503, reads 200; restarted: writes resume on eve
   assert.equal((await first.request('PUT', `/v1/listings/${id}`, { key: creator.key, body: { price: 4 } })).status, 200);
   await eventually(async () => (await second.request('GET', `/v1/listings/${id}`, { key: creator.key })).body.data.price === 4, 1_000);
 });
+
+test('analytics sum every instance: requests counted on two instances show in one answer', { skip, timeout: 120_000 }, async (t) => {
+  const { servers } = await instances(t, 2);
+  const [first, second] = servers as [TestServer, TestServer];
+  const reader = await first.userWithKey('creator', ['read:listings', 'write:listings', 'read:analytics']);
+  await eventually(async () => (await second.request('GET', '/v1/listings', { key: reader.key })).status === 200, 5_000, 'key known');
+  const listing = (await first.request('POST', '/v1/listings', { key: reader.key, body: { title: 'Counted', type: 'TOOL', price: 1 } })).body.data.id;
+  await eventually(async () => (await second.request('GET', `/v1/listings/${listing}`, { key: reader.key })).status === 200, 5_000, 'listing known');
+  for (let index = 0; index < 5; index += 1) await first.request('GET', '/v1/listings', { key: reader.key });
+  for (let index = 0; index < 3; index += 1) await second.request('GET', '/v1/listings', { key: reader.key });
+  for (let index = 0; index < 4; index += 1) await first.request('GET', `/v1/listings/${listing}`, { key: reader.key });
+  // Its counts reach the database at the latest when it stops (and every few seconds before).
+  await first.close();
+  // second: 1 (key known) + 3 listing pages, plus its own listing views until the listing was known.
+  await eventually(async () => {
+    const usage = (await second.request('GET', '/v1/analytics/usage', { key: reader.key })).body.data;
+    const pages = usage.endpoints.find((endpoint: { endpoint: string }) => endpoint.endpoint === 'GET /v1/listings');
+    return pages?.requests === 5 + 1 + 3;
+  }, 10_000, 'pages counted on both instances');
+  const views = (await second.request('GET', '/v1/analytics/listings', { key: reader.key })).body.data.find((row: { listing_id: string }) => row.listing_id === listing);
+  // 4 views on the first instance, and at least one on the second (the look-up that found it).
+  assert.ok(views.views >= 5, `views ${views.views}`);
+  // The 8 pages asked after it was made showed it once each.
+  assert.equal(views.impressions, 8);
+});
