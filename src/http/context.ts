@@ -94,6 +94,9 @@ export class Context implements KeyContext {
     const keyId = this.caller?.key.id ?? null;
     const route = this.apiRoute;
     return store.commit((tx) => {
+      // Answered meanwhile (by another instance sharing the database): that answer, nothing written.
+      const recorded = claim ? idempotency.recordedAnswer(tx, claim) : null;
+      if (recorded !== null) return { ops: [], result: recorded };
       // The key and its user are part of what a keyed write is decided on.
       const decided =
         keyId === null || route === null ? (decide as (tx: Transaction) => Decided)(tx) : decide(tx, callerAtCommit(tx, keyId, route, this.path));

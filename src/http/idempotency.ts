@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY, type IdempotencyRecord } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
-import type { Store } from '../store/store.ts';
+import type { RecordReader, Store } from '../store/store.ts';
 import { HttpError } from './errors.ts';
 import type { Reply } from './route.ts';
 
@@ -35,27 +35,31 @@ export class IdempotencyGuard {
     }
     const recordId = 'idem_' + sha256(`${keyId}\n${idempotencyKey}`).slice(0, 40);
     const requestHash = sha256(`${method} ${path}\n`, rawBody);
-    const existing = this.store.get(IDEMPOTENCY, recordId);
-    if (existing && Date.parse(existing.created_at) > this.now() - IDEMPOTENCY_TTL_MS) {
-      if (existing.request_hash !== requestHash) {
-        throw new HttpError(
-          422,
-          'This Idempotency-Key was already used with a different request. Use a new key for a new request.',
-        );
-      }
-      return {
-        replay: {
-          status: existing.status,
-          bytes: Buffer.from(existing.body),
-          headers: { 'Idempotent-Replayed': 'true', ...(existing.cache_control ? { 'Cache-Control': existing.cache_control } : {}) },
-        },
-      };
-    }
+    const replay = this.recordedAnswer(this.store, { recordId, keyId, requestHash });
+    if (replay !== null) return { replay };
     if (this.inFlight.has(recordId)) {
       throw new HttpError(409, 'A request with this Idempotency-Key is still being processed; retry in a moment.');
     }
     this.inFlight.add(recordId);
     return { claim: { recordId, keyId, requestHash } };
+  }
+
+  /**
+   * The answer already recorded for this claim's key within 24 h (422 for another request), or
+   * null. Asked again when the write commits: with many instances, the same request may have
+   * been answered by another instance since the claim (its record arrives through the store).
+   */
+  recordedAnswer(records: RecordReader, claim: IdempotencyClaim): Reply | null {
+    const existing = records.get(IDEMPOTENCY, claim.recordId);
+    if (!existing || Date.parse(existing.created_at) <= this.now() - IDEMPOTENCY_TTL_MS) return null;
+    if (existing.request_hash !== claim.requestHash) {
+      throw new HttpError(422, 'This Idempotency-Key was already used with a different request. Use a new key for a new request.');
+    }
+    return {
+      status: existing.status,
+      bytes: Buffer.from(existing.body),
+      headers: { 'Idempotent-Replayed': 'true', ...(existing.cache_control ? { 'Cache-Control': existing.cache_control } : {}) },
+    };
   }
 
   /** The op that remembers `reply` for `claim`, written with the change itself. */

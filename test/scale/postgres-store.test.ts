@@ -61,6 +61,46 @@ test('a listing created on one instance is read on the others; its update and ar
   await eventually(async () => (await first.request('GET', '/v1/listings', { key: creator.key })).body.pagination.total === 0, 1_000);
 });
 
+test('20 concurrent PUTs of different fields spread over instances lose nothing; a concurrent archive is never undone (3 trials)', { skip, timeout: 120_000 }, async (t) => {
+  const { servers } = await instances(t, 3);
+  const creator = await servers[0]!.userWithKey('creator', ['read:listings', 'write:listings'], 10_000);
+  const base = { title: 'Base', description: 'base', price: 1, tags: ['base'] };
+  const change = (index: number): Record<string, unknown> =>
+    [{ title: `Title ${index}` }, { description: `Description ${index}` }, { price: 100 + index }, { tags: [`t${index}`] }][index % 4]!;
+  for (let trial = 0; trial < 3; trial += 1) {
+    const ids: string[] = [];
+    for (const _ of [0, 1]) ids.push((await servers[0]!.request('POST', '/v1/listings', { key: creator.key, body: { ...base, type: 'TOOL' } })).body.data.id);
+    const [kept, archived] = ids as [string, string];
+    await Promise.all(servers.map((server) => eventually(async () => (await server.request('GET', `/v1/listings/${archived}`, { key: creator.key })).status === 200)));
+    // Each PUT sends one field. A PUT decided on an older copy of the record would write that
+    // copy's other fields back: some field would return to its base value.
+    const puts = Array.from({ length: 20 }, (_unused, index) =>
+      servers[index % 3]!.request('PUT', `/v1/listings/${kept}`, { key: creator.key, body: change(index) }),
+    );
+    const racing = Array.from({ length: 6 }, (_unused, index) =>
+      servers[index % 3]!.request('PUT', `/v1/listings/${archived}`, { key: creator.key, body: { price: 50 + index } }),
+    );
+    const archive = servers[2]!.request('DELETE', `/v1/listings/${archived}`, { key: creator.key });
+    const answers = await Promise.all(puts);
+    assert.deepEqual(answers.map((answer) => answer.status), Array(20).fill(200));
+    for (const answer of await Promise.all(racing)) assert.ok([200, 409].includes(answer.status), answer.text);
+    assert.equal((await archive).status, 200);
+    for (const server of servers) {
+      await eventually(async () => {
+        const seen = (await server.request('GET', `/v1/listings/${kept}`, { key: creator.key })).body.data;
+        return seen.title !== base.title && seen.description !== base.description && seen.price !== base.price && seen.tags[0] !== 'base';
+      }, 5_000, `every field changed on ${server.url} (trial ${trial + 1})`);
+      await eventually(async () => (await server.request('GET', `/v1/listings/${archived}`, { key: creator.key })).body.data.status === 'archived', 5_000, 'archived');
+    }
+    const final = (await servers[1]!.request('GET', `/v1/listings/${kept}`, { key: creator.key })).body.data;
+    // Every field holds the value of one of the acknowledged PUTs that sent it.
+    assert.match(final.title, /^Title \d+$/);
+    assert.match(final.description, /^Description \d+$/);
+    assert.ok(final.price >= 100 && final.price < 120);
+    assert.match(final.tags[0], /^t\d+$/);
+  }
+});
+
 test('a new instance loads every record; the schema version is kept', { skip, timeout: 120_000 }, async (t) => {
   const { servers, url } = await instances(t, 1);
   const creator = await servers[0]!.userWithKey('creator', ['read:listings', 'write:listings']);
@@ -124,4 +164,21 @@ test('analytics sum every instance: requests counted on two instances show in on
   assert.ok(views.views >= 5, `views ${views.views}`);
   // The 8 pages asked after it was made showed it once each.
   assert.equal(views.impressions, 8);
+});
+
+test('an Idempotency-Key is honoured across instances: the same POST sent to three at once creates one listing (5 trials)', { skip, timeout: 120_000 }, async (t) => {
+  const { servers } = await instances(t, 3);
+  const creator = await servers[0]!.userWithKey('creator', ['read:listings', 'write:listings']);
+  await Promise.all(servers.map((server) => eventually(async () => (await server.request('GET', '/v1/listings', { key: creator.key })).status === 200, 5_000, 'key known')));
+  for (let trial = 0; trial < 5; trial += 1) {
+    const body = { title: `Once ${trial}`, type: 'TOOL', price: 1 };
+    const answers = await Promise.all(
+      servers.map((server) => server.request('POST', '/v1/listings', { key: creator.key, body, headers: { 'idempotency-key': `trial-${trial}` } })),
+    );
+    assert.deepEqual(answers.map((answer) => answer.status), [201, 201, 201], answers.map((answer) => answer.text).join('\n'));
+    assert.equal(new Set(answers.map((answer) => answer.body.data.id)).size, 1, 'one listing, the same answer everywhere');
+    const other = await servers[trial % 3]!.request('POST', '/v1/listings', { key: creator.key, body: { ...body, price: 2 }, headers: { 'idempotency-key': `trial-${trial}` } });
+    assert.equal(other.status, 422);
+  }
+  await eventually(async () => (await servers[1]!.request('GET', `/v1/listings?owner_id=${creator.userId}&limit=100`, { key: creator.key })).body.pagination.total === 5, 5_000, 'five listings');
 });
