@@ -5,8 +5,8 @@
 // the server itself (main.ts) and `marketplace --version` prints the version.
 
 import { realpathSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN_FILE } from './admin-token.ts';
@@ -335,6 +335,7 @@ const COMMANDS: Record<string, Command> = {
     args: 1,
     async run({ args, cwd, admin }) {
       const target = resolve(cwd, args[0] ?? '');
+      await makeBackupFolder(target);
       const stream = await (await admin()).backup();
       const bytes = await crashSafeWriteFile(nodeFileSystem, target, stream);
       return { file: target, bytes };
@@ -485,6 +486,16 @@ async function readTokenFile(options: ParsedOptions, io: CliIo, cwd: string): Pr
   }
   if (token === '') throw new CliError(`no admin token: ${file} is empty; ${advice}`);
   return token;
+}
+
+/** Creates the backup's folder when missing (0700, like the data dir: a backup holds emails and key hashes), or says in one line why it cannot. */
+async function makeBackupFolder(target: string): Promise<void> {
+  try {
+    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'EEXIST' || (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? `${dirname(target)} is not a folder` : (error as Error).message;
+    throw new CliError(`cannot write the backup to ${target}: ${reason}`);
+  }
 }
 
 function describeFailure(error: unknown): string {

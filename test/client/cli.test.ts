@@ -170,6 +170,28 @@ test('backup streams the log into the file through a temporary file, mode 0600',
   assert.deepEqual(await readdir(dir), ['copy.ndjson'], 'no temporary file left behind');
 });
 
+test('backup into a folder that does not exist yet creates it (mode 0700) instead of failing', async (t) => {
+  const log = '{"format":1}\n';
+  const server = await fakeAdminServer(t, () => ({ status: 200, body: log, contentType: 'application/x-ndjson' }));
+  const dir = await temporaryDir(t);
+  const result = await run(['backup', 'backups/2026/copy.log', '--url', server.url, '--token', TOKEN], {}, dir);
+  assert.equal(result.code, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout), { file: join(dir, 'backups/2026/copy.log'), bytes: Buffer.byteLength(log) });
+  assert.equal(await readFile(join(dir, 'backups/2026/copy.log'), 'utf8'), log);
+  assert.equal((await stat(join(dir, 'backups'))).mode & 0o777, 0o700);
+  assert.deepEqual(await readdir(join(dir, 'backups/2026')), ['copy.log'], 'no temporary file left behind');
+});
+
+test('backup to a path whose folder cannot be made says so in one line, without a raw ENOENT on a hidden file', async (t) => {
+  const server = await fakeAdminServer(t, () => ({ status: 200, body: '{"format":1}\n', contentType: 'application/x-ndjson' }));
+  const dir = await temporaryDir(t);
+  await writeFile(join(dir, 'not-a-folder'), 'x');
+  const result = await run(['backup', 'not-a-folder/copy.log', '--url', server.url, '--token', TOKEN], {}, dir);
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /^error: cannot write the backup to .*not-a-folder\/copy\.log: .*\n$/);
+  assert.doesNotMatch(result.stderr, /\.tmp/);
+});
+
 test('a failed backup leaves no file behind', async (t) => {
   const server = await fakeAdminServer(t, () => ({ status: 401, body: { error: 'Admin token missing or invalid' } }));
   const dir = await temporaryDir(t);
