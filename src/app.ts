@@ -20,6 +20,7 @@ import { moderationRoutes } from './handlers/moderation.ts';
 import { adminUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
 import { serveDashboardAsset } from './handlers/dashboard.ts';
 import { openRoutes } from './handlers/health.ts';
+import { homeRoute } from './handlers/home.ts';
 import { listingRoutes } from './handlers/listings.ts';
 import { userRoutes } from './handlers/users.ts';
 import { adminWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
@@ -160,6 +161,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.
   const publicRoutes: PublicRoute[] = [
+    homeRoute(),
     ...openRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, admin: operatorRoutes, open: publicRoutes }))))),
     readinessRoute(readiness),
   ];

@@ -12,10 +12,17 @@ import type { Store } from './store/store.ts';
 
 export interface DemoKey {
   user: string;
+  user_id: string;
   role: string;
+  /** The plain key on the start that made it; later only its prefix and last four characters (`market_live_…gyg1`). */
   key: string;
+  /** True when `key` is the plain key (the first start); false when it is only its outline. */
+  plain: boolean;
   permissions: readonly string[];
 }
+
+/** The name the demo gives its keys, so later starts can tell them apart from the operator's. */
+const DEMO_KEY_NAME = 'demo key';
 
 const LISTINGS_BY_CREATOR: Array<Array<[string, ListingType, number, string[], string]>> = [
   [
@@ -56,7 +63,7 @@ export async function seedDemo(store: Store, clock: Clock, brand: string): Promi
     const key: KeyRecord = {
       id: newId('key'),
       user_id: user.id,
-      name: 'demo key',
+      name: DEMO_KEY_NAME,
       prefix: generated.prefix,
       last_four: generated.lastFour,
       hash: generated.hash,
@@ -67,7 +74,7 @@ export async function seedDemo(store: Store, clock: Clock, brand: string): Promi
       revoked_at: null,
     };
     ops.push({ op: 'put', collection: KEYS, id: key.id, data: key });
-    keys.push({ user: name, role, key: generated.key, permissions });
+    keys.push({ user: name, user_id: user.id, role, key: generated.key, plain: true, permissions });
     for (const [title, type, price, tags, description] of LISTINGS_BY_CREATOR[index] ?? []) {
       const at = nextTime();
       const listing: ListingRecord = { id: newId('lst'), title, description, type, price, tags, status: 'active', owner_id: user.id, created_at: at, updated_at: at };
@@ -76,4 +83,16 @@ export async function seedDemo(store: Store, clock: Clock, brand: string): Promi
   }
   await store.write(ops);
   return keys;
+}
+
+/** The demo keys still usable, for the banner of a later start: the secrets are gone (only hashes are kept), so each shows as its outline. */
+export function describeDemoKeys(store: Store): DemoKey[] {
+  const keys: DemoKey[] = [];
+  for (const key of store.values(KEYS)) {
+    if (key.name !== DEMO_KEY_NAME || key.revoked_at !== null) continue;
+    const user = store.get(USERS, key.user_id);
+    if (!user) continue;
+    keys.push({ user: user.name, user_id: user.id, role: user.role, key: `${key.prefix}…${key.last_four}`, plain: false, permissions: key.permissions });
+  }
+  return keys.sort((left, right) => left.user.localeCompare(right.user));
 }

@@ -5,7 +5,8 @@
 import { createApp, type App } from './app.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { seedDemo } from './demo.ts';
+import { startBanner, type BannerFacts } from './banner.ts';
+import { describeDemoKeys, seedDemo, type DemoKey } from './demo.ts';
 import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -26,24 +27,20 @@ async function main(): Promise<void> {
   }
 
   const { config } = app;
-  if (app.adminTokenFile !== null && app.adminTokenCreated) {
-    process.stdout.write(`operator token created in ${app.adminTokenFile} (mode 0600); send it as "Authorization: Bearer <token>" to /admin/v1\n`);
-  } else if (app.adminTokenFile === null && app.adminTokenCreated) {
-    process.stdout.write(`operator token (memory only, gone at exit): ${app.adminToken}\n`);
-  }
-
   let url: string;
-  let demoKeys: Awaited<ReturnType<typeof seedDemo>> = [];
+  let demoKeys: DemoKey[] = [];
   try {
     if (config.demo) demoKeys = await seedDemo(app.store, systemClock, config.brand);
+    if (demoKeys.length === 0) demoKeys = describeDemoKeys(app.store);
     url = await app.listen();
   } catch (error) {
     process.stderr.write(`cannot start: ${(error as Error).message}\n`);
     await app.close(0).catch(() => {});
     process.exit(1);
   }
-  printDemoKeys(demoKeys, url);
-  process.stdout.write(`listening on ${url}\n`);
+  const operatorToken: BannerFacts['operatorToken'] =
+    app.adminTokenFile !== null ? { file: app.adminTokenFile, created: app.adminTokenCreated } : app.adminTokenCreated ? { memoryOnly: app.adminToken } : { fromEnvironment: true };
+  process.stdout.write(startBanner({ url, demoKeys, operatorToken }));
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -63,14 +60,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-}
-
-function printDemoKeys(keys: Awaited<ReturnType<typeof seedDemo>>, url: string): void {
-  if (keys.length === 0) return;
-  const lines = ['demo data created (MARKETPLACE_DEMO=0 starts empty). API keys, shown only now:'];
-  for (const demo of keys) lines.push(`  ${demo.user} (${demo.role}): ${demo.key}`);
-  lines.push(`try: curl -H "Authorization: Bearer ${keys[0]!.key}" ${url}/v1/listings`);
-  process.stdout.write(lines.join('\n') + '\n');
 }
 
 void main();

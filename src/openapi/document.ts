@@ -30,6 +30,38 @@ const TAGS = [
 ];
 
 const serviceOperations: Operations = {
+  'GET /': {
+    operationId: 'getHome',
+    description:
+      'Where things are: the API, the operator dashboard, this document, the health check and the docs. ' +
+      'A browser (Accept: text/html) gets the same links as a small HTML page.',
+    security: [],
+    responses: {
+      '200': {
+        description: 'Links, relative to the server',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['name', 'version', 'api', 'dashboard', 'openapi', 'health', 'docs', 'hint'],
+              properties: {
+                name: { type: 'string' },
+                version: { type: 'string' },
+                api: { type: 'string' },
+                dashboard: { type: 'string' },
+                openapi: { type: 'string' },
+                health: { type: 'string' },
+                docs: { type: 'string' },
+                hint: { type: 'string' },
+              },
+            },
+          },
+          'text/html': { schema: { type: 'string' } },
+        },
+      },
+      ...MALFORMED,
+    },
+  },
   'GET /healthz': {
     operationId: 'getHealth',
     description: 'Answers 200 while the server serves requests, with the version it runs. HEAD works too.',

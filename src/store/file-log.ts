@@ -61,6 +61,7 @@ export class FileLog implements Log {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const { dataDir } = options;
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    warnIfOthersCanList(dataDir, options.warn);
     const releaseLock = await acquireDataDirLock(dataDir);
     try {
       const logPath = join(dataDir, LOG_FILE_NAME);
@@ -227,4 +228,16 @@ async function discardLeftoverTempFiles(fileSystem: FileSystem, dataDir: string,
       warn(`Ignoring ${path} (${size} bytes), left by an interrupted compaction or repair (could not delete it: ${(error as Error).message}); the log itself is complete.`);
     }
   }
+}
+
+/**
+ * The server creates its data dir 0700, but leaves the mode of one it is given alone (the
+ * operator may share it on purpose); its files are 0600 either way. Others listing it would
+ * see file names and sizes, so say how to close it.
+ */
+function warnIfOthersCanList(dataDir: string, warn: (message: string) => void): void {
+  if (process.platform === 'win32') return;
+  const mode = statSync(dataDir).mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  warn(`the data directory ${dataDir} is mode 0${mode.toString(8)}: other users of this machine can list it (its files are 0600). "chmod 700 ${dataDir}" closes it.`);
 }
