@@ -93,7 +93,7 @@ function stopProcess(child: ChildProcess): Promise<number | null> {
 
 /** Shell helpers defined before the examples: curl reports its status on stderr, and tools a plain Debian lacks are refused. */
 const PRELUDE = String.raw`
-set -E -o pipefail
+set -o pipefail
 __block() { printf '\n@@block %s\n' "$1"; printf '@@block %s\n' "$1" >&2; }
 __expect() { printf '@@expect %s\n' "$1" >&2; }
 trap 'printf "@@fail %s (exit %s)\n" "$BASH_COMMAND" "$?" >&2' ERR
