@@ -59,7 +59,7 @@ const serviceOperations: Operations = {
           'text/html': { schema: { type: 'string' } },
         },
       },
-      ...MALFORMED,
+      ...MALFORMED_REQUEST,
     },
   },
   'GET /healthz': {
