@@ -1,10 +1,13 @@
 // A real server on 127.0.0.1 port 0 for HTTP tests, with helpers to make users and keys
-// through the operator API and to send requests. Each test gets its own app and data.
+// through the operator API and to send requests. Each test gets its own app and data, and
+// fails when its server answered a 5xx the test did not expect or logged an error, whether or
+// not the test looked at that answer.
 
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
+import { afterEach, type TestContext } from 'node:test';
 import { createApp, type App } from '../../src/app.ts';
 import type { Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -40,6 +43,11 @@ export interface StartOptions {
   output?: string[];
   /** Settings laid over the environment's (e.g. back-end URLs). */
   config?: Partial<Config>;
+  /**
+   * 5xx statuses this test provokes on purpose (e.g. [503] under disk faults). Any other 5xx,
+   * and any error the server logs, fails the test when it ends.
+   */
+  expectedServerErrors?: readonly number[];
 }
 
 export class TestServer {
@@ -141,7 +149,16 @@ export async function startServer(t: TestContext | null, options: StartOptions =
     clock: options.clock,
     fileSystem: options.fileSystem,
     writeOut: sink ? (text) => void sink.push(text) : () => {},
-    writeErr: sink ? (text) => void sink.push(text) : () => {},
+    writeErr: (text) => {
+      sink?.push(text);
+      if (text.startsWith('error:')) unexpected.push(`logged: ${text.trim()}`);
+    },
+  });
+  const expected = new Set(options.expectedServerErrors ?? []);
+  app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    res.once('finish', () => {
+      if (res.statusCode >= 500 && !expected.has(res.statusCode)) unexpected.push(`answered ${res.statusCode} to ${req.method} ${req.url}`);
+    });
   });
   const url = await app.listen();
   const server = new TestServer(app, url, dataDir);
@@ -151,6 +168,18 @@ export async function startServer(t: TestContext | null, options: StartOptions =
   });
   return server;
 }
+
+/** What servers started by this file did wrong since the last test ended. */
+const unexpected: string[] = [];
+
+// After each test and all its own `after` hooks (so its servers are closed and every answer is
+// in): a hook that throws fails the test, and a separate one skips none of the test's clean-ups.
+afterEach(() => {
+  const found = unexpected.splice(0);
+  if (found.length > 0) {
+    throw new Error(`The server failed during this test (pass expectedServerErrors if that is the point):\n${found.slice(0, 10).join('\n')}`);
+  }
+});
 
 /** A temporary directory removed when the test ends (for restart tests that reuse one dir). */
 export function temporaryDir(t: TestContext): string {

@@ -100,7 +100,7 @@ test('Redis away → LimiterUnavailableError; back → decisions again on the sa
 });
 
 test('HTTP with limits in Redis: X-RateLimit-* headers, 429 with Retry-After, 503 while Redis is away, then served again', { skip, timeout: 60_000 }, async (t) => {
-  const first = await startServer(t, { dataDir: null, config: { redisUrl: redis.url } });
+  const first = await startServer(t, { dataDir: null, config: { redisUrl: redis.url }, expectedServerErrors: [503] });
   const { key } = await first.userWithKey('member', ['read:listings'], 4);
   const answers = [];
   for (let index = 0; index < 5; index += 1) answers.push(await first.request('GET', '/v1/listings', { key }));

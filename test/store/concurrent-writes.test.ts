@@ -3,6 +3,7 @@
 // chose, the outcome must be that of running the acknowledged requests one at a time: no
 // acknowledged change lost, no archive or revocation undone, no operator change overwritten,
 // no email taken twice. Slow-body requests show a write is authorized when it commits.
+// Not in test:unit (slow: many trials of racing requests); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';

@@ -10,7 +10,7 @@ import { errorWithCode } from './helpers.ts';
 test('full disk: writes → 503 (nothing half-written), reads → 200, recovery → 201, restart loads it all', async (t) => {
   const dataDir = temporaryDir(t);
   const fileSystem = new FaultyFileSystem();
-  const server = await startServer(t, { dataDir, fileSystem });
+  const server = await startServer(t, { dataDir, fileSystem, expectedServerErrors: [503] });
   const { key } = await server.userWithKey('creator', ['read:listings', 'write:listings'], 1_000_000);
   const first = await server.request('POST', '/v1/listings', { key, body: { title: 'Before the fault', type: 'SKILL', price: 5 } });
   assert.equal(first.status, 201);

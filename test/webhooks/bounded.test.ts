@@ -2,6 +2,7 @@
 // more than 1,000 pending deliveries however many writes pile up behind a dead receiver (so the
 // log stops growing with them), and one user's hung receivers never hold up another user's
 // deliveries by more than a few seconds.
+// Not in test:unit (slow: minutes of writes behind dead receivers); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';

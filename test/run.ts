@@ -1,0 +1,93 @@
+// `npm test` (every test file, under c8 for coverage) and `npm run test:unit` (`--unit`: only
+// the files that start no child process and no browser, judged by what they import, and that
+// do not say "// Not in test:unit" in their header; without coverage, for a quick run). On a terminal node's spec reporter shows each test; otherwise
+// (CI, a pipe) test/reporters/summary.mjs prints failures in full, one line per file and node's
+// counts. The last line is always "N passed, N failed, N skipped in T s".
+// Usage: tsx test/run.ts [--unit] [test files…]
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
+/** What marks a file (or anything it imports from the project) as needing another process or a browser. */
+const NEEDS_PROCESS = /node:child_process|playwright|chromium/;
+/** A slow file's own opt-out from the quick run, with its reason. */
+const NOT_UNIT = /^\/\/ Not in test:unit/m;
+
+const args = process.argv.slice(2);
+const unit = args.includes('--unit');
+const named = args.filter((arg) => !arg.startsWith('--'));
+let files = named.length > 0 ? named : testFiles(join(ROOT, 'test'));
+if (unit) files = files.filter((file) => !NOT_UNIT.test(readFileSync(resolve(ROOT, file), 'utf8')) && !needsProcess(resolve(ROOT, file), new Set()));
+
+const countsDir = mkdtempSync(join(tmpdir(), 'marketplace-test-counts-'));
+const countsFile = join(countsDir, 'counts.json');
+const reporter = process.stdout.isTTY ? 'spec' : './test/reporters/summary.mjs';
+const nodeArgs = [
+  '--import', 'tsx', '--test', '--test-concurrency=2',
+  `--test-reporter=${reporter}`, '--test-reporter-destination=stdout',
+  '--test-reporter=./test/reporters/counts.mjs', `--test-reporter-destination=${countsFile}`,
+  ...files,
+];
+const coverage = ['--reporter=lcov', '--reporter=json-summary', '--report-dir=coverage', '--all', '--src=src', "--include=src/**/*.ts", '--exclude=src/dashboard/**', '--exclude=src/build/**'];
+const [command, commandArgs] = unit ? [process.execPath, nodeArgs] : [join(ROOT, 'node_modules/.bin/c8'), [...coverage, process.execPath, ...nodeArgs]];
+
+const startedAt = performance.now();
+const child = spawn(command, commandArgs, { cwd: ROOT, stdio: 'inherit' });
+const exitCode = await new Promise<number>((done) => child.on('close', (code, signal) => done(code ?? (signal ? 1 : 0))));
+const seconds = ((performance.now() - startedAt) / 1000).toFixed(1);
+
+if (!unit) console.log(coverageLine());
+const counts = readCounts();
+rmSync(countsDir, { recursive: true, force: true });
+const skipped = (counts.skipped ?? 0) + (counts.todo ?? 0);
+console.log(`${counts.pass ?? 0} passed, ${counts.fail ?? 0} failed, ${skipped} skipped (${files.length} files${unit ? ', unit tests only' : ''}) in ${seconds} s`);
+process.exit(exitCode);
+
+function testFiles(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...testFiles(path));
+    else if (entry.name.endsWith('.test.ts')) found.push(relative(ROOT, path));
+  }
+  return found.sort();
+}
+
+/** True when `file`, or a project file it imports (transitively), starts processes or a browser. */
+function needsProcess(file: string, seen: Set<string>): boolean {
+  if (seen.has(file)) return false;
+  seen.add(file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return false;
+  }
+  if (NEEDS_PROCESS.test(text)) return true;
+  for (const [, specifier] of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.[^'"]+)['"]/g)) {
+    if (needsProcess(resolve(dirname(file), specifier!), seen)) return true;
+  }
+  return false;
+}
+
+function readCounts(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(countsFile, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+function coverageLine(): string {
+  try {
+    const { total } = JSON.parse(readFileSync(join(ROOT, 'coverage/coverage-summary.json'), 'utf8')) as {
+      total: Record<'lines' | 'branches' | 'functions', { pct: number }>;
+    };
+    return `coverage: ${total.lines.pct} % of lines, ${total.branches.pct} % of branches, ${total.functions.pct} % of functions (coverage/lcov-report/index.html)`;
+  } catch {
+    return 'coverage: no summary written';
+  }
+}
