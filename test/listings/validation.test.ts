@@ -37,13 +37,17 @@ test('POST /v1/listings refuses each bad body with 400 naming the field, and cre
   const server = await startServer(t);
   const { key } = await server.userWithKey('creator', WRITE);
   for (const [name, body, field] of BAD_CREATES) {
-    const response = await server.request('POST', '/v1/listings', { key, body });
-    assert.equal(response.status, 400, `POST /v1/listings ${name} → 400 (got ${response.status} ${response.text})`);
-    assert.ok(response.body.details && field in response.body.details, `${name}: details name ${field}: ${response.text}`);
-    assert.match(response.body.error, new RegExp(field));
+    await t.test(`POST /v1/listings with ${name} → 400 naming ${field}`, async () => {
+      const response = await server.request('POST', '/v1/listings', { key, body });
+      assert.equal(response.status, 400, `got ${response.status} ${response.text}`);
+      assert.ok(response.body.details && field in response.body.details, `details name ${field}: ${response.text}`);
+      assert.match(response.body.error, new RegExp(field));
+    });
   }
-  const list = await server.request('GET', '/v1/listings', { key });
-  assert.equal(list.body.pagination.total, 0);
+  await t.test('nothing was created', async () => {
+    const list = await server.request('GET', '/v1/listings', { key });
+    assert.equal(list.body.pagination.total, 0);
+  });
 });
 
 test('POST /v1/listings accepts the edges: price 0, 1,000,000, 2 decimals, 200-character title, 10 tags', async (t) => {
@@ -58,14 +62,16 @@ test('POST /v1/listings accepts the edges: price 0, 1,000,000, 2 decimals, 200-c
     ['every type', { ...VALID, type: 'DATASET', description: 'd'.repeat(5000) }],
   ];
   for (const [name, body] of goods) {
-    const response = await server.request('POST', '/v1/listings', { key, body });
-    assert.equal(response.status, 201, `${name}: ${response.text}`);
-    const listing = response.body.data;
-    assert.equal(listing.owner_id, userId);
-    assert.equal(listing.status, 'active');
-    assert.match(listing.id, /^lst_/);
-    assert.equal(listing.created_at, listing.updated_at);
-    assert.equal(listing.price, body.price);
+    await t.test(`POST /v1/listings with ${name} → 201`, async () => {
+      const response = await server.request('POST', '/v1/listings', { key, body });
+      assert.equal(response.status, 201, response.text);
+      const listing = response.body.data;
+      assert.equal(listing.owner_id, userId);
+      assert.equal(listing.status, 'active');
+      assert.match(listing.id, /^lst_/);
+      assert.equal(listing.created_at, listing.updated_at);
+      assert.equal(listing.price, body.price);
+    });
   }
   const trimmed = await server.request('POST', '/v1/listings', { key, body: { ...VALID, title: '  padded  ' } });
   assert.equal(trimmed.body.data.title, 'padded');
@@ -88,12 +94,16 @@ test('PUT /v1/listings/:id: empty body and mass assignment refused; nothing chan
     ['bad price', { price: -5 }, 'price'],
   ];
   for (const [name, body, field] of attempts) {
-    const response = await server.request('PUT', `/v1/listings/${created.id}`, { key, body });
-    assert.equal(response.status, 400, `PUT ${name} → 400`);
-    if (field) assert.ok(field in response.body.details, `${name}: ${response.text}`);
+    await t.test(`PUT /v1/listings/:id with ${name} → 400${field ? ` naming ${field}` : ''}`, async () => {
+      const response = await server.request('PUT', `/v1/listings/${created.id}`, { key, body });
+      assert.equal(response.status, 400, response.text);
+      if (field) assert.ok(field in response.body.details, response.text);
+    });
   }
-  const after = await server.request('GET', `/v1/listings/${created.id}`, { key });
-  assert.deepEqual(after.body.data, created);
+  await t.test('the listing is unchanged', async () => {
+    const after = await server.request('GET', `/v1/listings/${created.id}`, { key });
+    assert.deepEqual(after.body.data, created);
+  });
 });
 
 test('PUT applies a non-empty subset and moves updated_at only', async (t) => {
