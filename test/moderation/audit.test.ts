@@ -106,7 +106,7 @@ test('every operator write route leaves one audit entry with its action, target,
 
 test('under a failing disk an operator write answers 503 and neither its change nor its audit entry exists', async (t) => {
   const fileSystem = new FaultyFileSystem();
-  const server = await startServer(t, { fileSystem });
+  const server = await startServer(t, { fileSystem, expectedServerErrors: [503] });
   for (const route of writeRoutes(server)) {
     const write = await WRITE_CALLS[route]!(server);
     const backupBefore = await server.admin('GET', '/admin/v1/backup');

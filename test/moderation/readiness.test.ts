@@ -22,7 +22,7 @@ async function readyzUntil(server: TestServer, status: number, timeoutMs = 8000)
 
 test('GET /readyz flips to 503 under each injected disk fault and back to 200 when the disk recovers', async (t) => {
   const fileSystem = new FaultyFileSystem();
-  const server = await startServer(t, { fileSystem });
+  const server = await startServer(t, { fileSystem, expectedServerErrors: [503] });
   const ready = await server.request('GET', '/readyz');
   assert.equal(ready.status, 200);
   assert.deepEqual(ready.body, { status: 'ready' });
