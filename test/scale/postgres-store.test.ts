@@ -29,7 +29,7 @@ async function instances(t: import('node:test').TestContext, count: number, url?
   const databaseUrl = url ?? postgres.createDatabase(`store_test_${process.pid}_${databases}`);
   const servers: TestServer[] = [];
   for (let index = 0; index < count; index += 1) {
-    servers.push(await startServer(t, { dataDir: null, config: { databaseUrl, redisUrl: redis.url } }));
+    servers.push(await startServer(t, { dataDir: null, config: { databaseUrl, redisUrl: redis.url }, expectedServerErrors: [503] }));
   }
   return { servers, url: databaseUrl };
 }
