@@ -72,6 +72,8 @@ test('npm pack → install into a fresh project → a strict NodeNext consumer c
   // A copy of the sources, so packing (which rebuilds dist/) never touches this working copy.
   const source = join(work, 'source');
   cpSync(root, source, { recursive: true, filter: (path) => !NOT_SOURCES.has(relative(root, path)) && !relative(root, path).startsWith('data/') });
+  // A fresh clone has no data/ (the first start makes it, mode 0700); a used checkout has one.
+  mkdirSync(join(source, 'data'), { recursive: true });
   writeFileSync(join(source, 'data/marketplace.log'), '{"a record that must never ship"}\n');
   symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');
   await run('npm', ['pack', '--pack-destination', work], { cwd: source, timeout: 480_000, maxBuffer: 64 * 1024 * 1024 });
