@@ -59,9 +59,13 @@ test('HEAD answers 304 to a matching If-None-Match, and HEAD is listed in Allow'
  * legitimately differs in length and tag from one request to the next).
  */
 function comparable(answer: RawResponse, before: RawResponse, after: RawResponse): Record<string, unknown> {
+  // A body that changed between the two GETs (a compressed one can keep its length by chance)
+  // says the HEAD's own length and tag may differ too.
+  const bodyChanged = !before.body.equals(after.body);
   const kept: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(answer.headers)) {
     if (PER_REQUEST.has(name) || String(before.headers[name]) !== String(after.headers[name])) continue;
+    if (bodyChanged && (name === 'content-length' || name === 'etag')) continue;
     kept[name] = value;
   }
   return kept;
