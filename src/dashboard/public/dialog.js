@@ -35,57 +35,12 @@ export function confirmDialog({ title, message, confirmLabel, danger = false }) 
 }
 
 /**
- * Asks for a reason (kept on the record and in the audit log) before a moderation action;
- * `message` says what will happen. Resolves the trimmed reason, or null if cancelled.
+ * A dialog holding a small form: `read()` returns the value to resolve, or null after showing
+ * what is missing (the dialog then stays open). Resolves that value, or null if cancelled.
  */
-export function reasonDialog({ title, message, confirmLabel }) {
-  return new Promise((resolve) => {
-    let reason = null;
-    const input = el('textarea', { id: 'dialog-reason', name: 'reason', rows: 3, maxlength: 500, required: true });
-    const problem = el('p', { class: 'hint error-text', id: 'dialog-reason-problem', hidden: true }, 'Give a reason (1 to 500 characters).');
-    const form = el(
-      'form',
-      {
-        class: 'dialog-form',
-        novalidate: true,
-        onsubmit: (event) => {
-          event.preventDefault();
-          const value = input.value.trim();
-          if (!value) {
-            problem.hidden = false;
-            input.setAttribute('aria-invalid', 'true');
-            input.focus();
-            return;
-          }
-          reason = value;
-          dialog.close();
-        },
-      },
-      el('h2', { id: 'dialog-title' }, title),
-      el('p', { id: 'dialog-message' }, message),
-      el('div', { class: 'field' }, el('label', { for: 'dialog-reason' }, 'Reason'), input, problem),
-      el(
-        'div',
-        { class: 'actions' },
-        el('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel'),
-        el('button', { type: 'submit', class: 'danger' }, confirmLabel),
-      ),
-    );
-    input.setAttribute('aria-describedby', 'dialog-message dialog-reason-problem');
-    const dialog = openDialog(form, { labelledBy: 'dialog-title' });
-    dialog.addEventListener('close', () => {
-      dialog.remove();
-      resolve(reason);
-    });
-    input.focus();
-  });
-}
-
-/** Resolves the chosen rate limit (requests per minute), or null if cancelled. */
-export function tierDialog({ title, current }) {
+function formDialog({ title, fields, confirmLabel, confirmClass, read, focus }) {
   return new Promise((resolve) => {
     let chosen = null;
-    const picker = tierPicker({ name: 'dialog-tier', initial: current, markCurrent: true });
     const form = el(
       'form',
       {
@@ -93,22 +48,19 @@ export function tierDialog({ title, current }) {
         novalidate: true,
         onsubmit: (event) => {
           event.preventDefault();
-          const value = picker.value();
-          if (value === null) {
-            picker.focusProblem();
-            return;
-          }
+          const value = read();
+          if (value === null) return;
           chosen = value;
           dialog.close();
         },
       },
       el('h2', { id: 'dialog-title' }, title),
-      picker.element,
+      ...fields,
       el(
         'div',
         { class: 'actions' },
         el('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel'),
-        el('button', { type: 'submit', class: 'primary' }, 'Change tier'),
+        el('button', { type: 'submit', class: confirmClass }, confirmLabel),
       ),
     );
     const dialog = openDialog(form, { labelledBy: 'dialog-title' });
@@ -116,6 +68,48 @@ export function tierDialog({ title, current }) {
       dialog.remove();
       resolve(chosen);
     });
-    picker.focusFirst();
+    focus();
+  });
+}
+
+/**
+ * Asks for a reason (kept on the record and in the audit log) before a moderation action;
+ * `message` says what will happen. Resolves the trimmed reason, or null if cancelled.
+ */
+export function reasonDialog({ title, message, confirmLabel }) {
+  const input = el('textarea', { id: 'dialog-reason', name: 'reason', rows: 3, maxlength: 500, required: true });
+  const problem = el('p', { class: 'hint error-text', id: 'dialog-reason-problem', hidden: true }, 'Give a reason (1 to 500 characters).');
+  input.setAttribute('aria-describedby', 'dialog-message dialog-reason-problem');
+  return formDialog({
+    title,
+    fields: [el('p', { id: 'dialog-message' }, message), el('div', { class: 'field' }, el('label', { for: 'dialog-reason' }, 'Reason'), input, problem)],
+    confirmLabel,
+    confirmClass: 'danger',
+    read: () => {
+      const value = input.value.trim();
+      if (value) return value;
+      problem.hidden = false;
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+      return null;
+    },
+    focus: () => input.focus(),
+  });
+}
+
+/** Resolves the chosen rate limit (requests per minute), or null if cancelled. */
+export function tierDialog({ title, current }) {
+  const picker = tierPicker({ name: 'dialog-tier', initial: current, markCurrent: true });
+  return formDialog({
+    title,
+    fields: [picker.element],
+    confirmLabel: 'Change tier',
+    confirmClass: 'primary',
+    read: () => {
+      const value = picker.value();
+      if (value === null) picker.focusProblem();
+      return value;
+    },
+    focus: () => picker.focusFirst(),
   });
 }
