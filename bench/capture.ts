@@ -1,5 +1,6 @@
 // Captures real answers of the server under test (status, raw headers in order, body bytes) for
-// the same-bytes baseline (bench/baseline-same-bytes.ts) to replay.
+// the same-bytes and group-commit baselines (bench/baseline-same-bytes.ts,
+// bench/baseline-group-commit.ts) to replay.
 
 import { request } from 'node:http';
 
@@ -22,9 +23,12 @@ export interface CapturedAnswers {
 /** Node's server writes these itself (Date per second, the keep-alive pair from its own settings). */
 const ADDED_BY_NODE = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
-export function captureAnswer(baseUrl: string, path: string, headers: Record<string, string>): Promise<CapturedAnswer> {
+/** A GET by default; with `post`, a POST of that JSON text. */
+export function captureAnswer(baseUrl: string, path: string, headers: Record<string, string>, post?: string): Promise<CapturedAnswer> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(`${baseUrl}${path}`, { headers }, (res) => {
+    const method = post === undefined ? 'GET' : 'POST';
+    const sent = post === undefined ? headers : { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(post)) };
+    const outgoing = request(`${baseUrl}${path}`, { method, headers: sent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('error', reject);
@@ -37,6 +41,6 @@ export function captureAnswer(baseUrl: string, path: string, headers: Record<str
       });
     });
     outgoing.on('error', reject);
-    outgoing.end();
+    outgoing.end(post);
   });
 }

@@ -108,6 +108,13 @@ export function mainMarkdown(results: MainResults): string {
     if (isWrite) {
       notes.push(`${formatInteger(server.median_expected_rps)} acknowledged writes/s`);
       notes.push(`${formatDecimal(scenario.fsyncs_per_write, 3)} fsyncs/write`);
+      const group = scenario.targets.group;
+      if (group !== undefined) {
+        notes.push(
+          `group commit: ${formatInteger(group.median_expected_rps)} writes/s, ${formatDecimal(scenario.group_fsyncs_per_write, 3)} fsyncs/write, ` +
+            `p50 ${formatDecimal(group.p50_ms)} / p99 ${formatDecimal(group.p99_ms)} ms, ${formatDecimal(group.cpu_us_per_request, 0)} µs CPU/write`,
+        );
+      }
       if (scenario.store_ops_per_write !== null) notes.push(`${formatDecimal(scenario.store_ops_per_write)} store ops/write`);
     }
     if (scenario.id === 'E') notes.push(`${formatInteger(server.median_expected_rps)} × 429/s`);
@@ -138,6 +145,8 @@ export function mainMarkdown(results: MainResults): string {
       formatInteger(server.rss_peak_mib),
       serverCell(scenario.targets.same, (same) => formatInteger(same.median_rps)),
       withCpuRatio(scenario.ratio_same, scenario.cpu_ratio_same),
+      serverCell(scenario.targets.group, (group) => formatInteger(group.median_rps)),
+      withCpuRatio(scenario.ratio_group, scenario.cpu_ratio_group),
       serverCell(scenario.targets.ceiling, (ceiling) => formatInteger(ceiling.median_rps)),
       withCpuRatio(scenario.ratio_ceiling, scenario.cpu_ratio_ceiling),
       serverCell(scenario.targets.naive, (naive) => formatInteger(naive.median_rps)),
@@ -161,11 +170,13 @@ export function mainMarkdown(results: MainResults): string {
     ...contextLines(results),
     `Server ready in ${formatInteger(results.server.ready_ms)} ms, RSS ${formatInteger(results.server.rss_after_ready_mib)} MiB after load; ` +
       `list answer ${results.body_bytes.list} B, one listing ${results.body_bytes.item} B (the ceiling answers bodies of those sizes with two headers; ` +
-      '"same bytes" replays the exact status, headers and body the server sent for the cached page, an uncached page and a lookup by id).' +
+      '"same bytes" replays the exact status, headers and body the server sent for the cached page, an uncached page and a lookup by id; ' +
+      '"group commit" is a bare durable writer that appends the log line the server wrote for a POST, one write and one fdatasync per batch, ' +
+      'and answers with the bytes the server answered it).' +
       (Object.keys(results.server_env).length > 0 ? ` Server run with \`${envText(results.server_env)}\`.` : ''),
     '',
     table(
-      ['scenario', 'conns', 'server req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MiB', 'same bytes req/s', '× same bytes', 'ceiling req/s', '× ceiling', 'naive req/s', '× naive', 'targets', 'notes'],
+      ['scenario', 'conns', 'server req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MiB', 'same bytes req/s', '× same bytes', 'group commit req/s', '× group commit', 'ceiling req/s', '× ceiling', 'naive req/s', '× naive', 'targets', 'notes'],
       rows,
     ),
     '',

@@ -1,4 +1,4 @@
-// Runs a scenario as alternating rounds over its targets (server, ceiling, naive, with the
+// Runs a scenario as alternating rounds over its targets (server and baselines, with the
 // order rotated each round so machine noise and position in the round hit all alike), then
 // reduces the rounds to medians, ratios and goal verdicts.
 
@@ -79,13 +79,18 @@ export interface ScenarioResult {
   targets: Partial<Record<TargetName, TargetSummary>>;
   /** Against the same-bytes baseline (the server's own answers replayed by bare node:http). */
   ratio_same: number | null;
+  /** Against the group-commit baseline (scenario D: bare node:http appending the server's own log line per write). */
+  ratio_group: number | null;
   ratio_ceiling: number | null;
   ratio_naive: number | null;
   /** The same ratios from CPU time per request (baseline µs ÷ server µs): steadier on a noisy machine. */
   cpu_ratio_same: number | null;
+  cpu_ratio_group: number | null;
   cpu_ratio_ceiling: number | null;
   cpu_ratio_naive: number | null;
   fsyncs_per_write: number | null;
+  /** The same for the group-commit baseline, from its own counters. */
+  group_fsyncs_per_write: number | null;
   store_ops_per_write: number | null;
   /** The --variant server against the main one: req/s ratio and extra CPU µs per request. */
   variant: { ratio_rps: number | null; cpu_us_difference: number | null } | null;
@@ -194,6 +199,13 @@ function counterTotal(rounds: RoundResult[], name: string): number | null {
   return rounds.reduce((sum, round) => sum + (round.stats_delta?.[name] ?? 0), 0);
 }
 
+/** fsyncs over acknowledged writes, summed over the rounds, from the target's store counters. */
+function fsyncsPerWrite(summary: TargetSummary): number | null {
+  const fsyncs = counterTotal(summary.rounds, 'store.fsyncs');
+  const acknowledged = summary.rounds.reduce((sum, round) => sum + round.expected, 0);
+  return fsyncs !== null && acknowledged > 0 ? Math.round((fsyncs / acknowledged) * 1000) / 1000 : null;
+}
+
 function judge(goal: Goal, values: Record<Goal['metric'], number | null>): GoalVerdict {
   const value = values[goal.metric];
   if (value === null || Number.isNaN(value)) return { label: goal.label, value: null, ok: null };
@@ -229,17 +241,17 @@ export async function runScenario(scenario: Scenario, targets: Target[], setting
     other === undefined || other.cpu_us_per_request === null || !server.cpu_us_per_request
       ? null
       : round2(other.cpu_us_per_request / server.cpu_us_per_request);
-  const fsyncs = counterTotal(server.rounds, 'store.fsyncs');
   const storeWrites = counterTotal(server.rounds, 'store.writes');
   const acknowledged = server.rounds.reduce((sum, round) => sum + round.expected, 0);
   const isWrite = scenario.expectStatus === 201;
   const values: Record<Goal['metric'], number | null> = {
     ratio_same: ratio(summaries.same),
+    ratio_group: ratio(summaries.group),
     ratio_ceiling: ratio(summaries.ceiling),
     ratio_naive: ratio(summaries.naive),
     rps: server.median_expected_rps,
     p99_ms: server.p99_ms,
-    fsyncs_per_write: isWrite && fsyncs !== null && acknowledged > 0 ? Math.round((fsyncs / acknowledged) * 1000) / 1000 : null,
+    fsyncs_per_write: isWrite ? fsyncsPerWrite(server) : null,
   };
   return {
     id: scenario.id,
@@ -247,12 +259,15 @@ export async function runScenario(scenario: Scenario, targets: Target[], setting
     connections: scenario.connections,
     targets: summaries,
     ratio_same: values.ratio_same,
+    ratio_group: values.ratio_group,
     ratio_ceiling: values.ratio_ceiling,
     ratio_naive: values.ratio_naive,
     cpu_ratio_same: cpuRatio(summaries.same),
+    cpu_ratio_group: cpuRatio(summaries.group),
     cpu_ratio_ceiling: cpuRatio(summaries.ceiling),
     cpu_ratio_naive: cpuRatio(summaries.naive),
     fsyncs_per_write: values.fsyncs_per_write,
+    group_fsyncs_per_write: isWrite && summaries.group !== undefined ? fsyncsPerWrite(summaries.group) : null,
     store_ops_per_write: isWrite && storeWrites !== null && acknowledged > 0 ? round2(storeWrites / acknowledged) : null,
     variant: variantComparison(server, summaries.variant),
     goals: scenario.goals.map((goal) => judge(goal, values)),

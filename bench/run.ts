@@ -5,7 +5,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,7 +15,18 @@ import { choosePinning, freePort, peakRssBytes, pinTargetsTo, rssBytes, startChi
 import { mainMarkdown, scaleMarkdown, startupMarkdown, type MainResults, type RunContext, type ScaleResults, type StartupResults } from './report.ts';
 import { BUSY_MACHINE_PERCENT, median, runScenario, type RoundSettings, type ScenarioResult, type Target } from './rounds.ts';
 import { captureAnswer, type CapturedAnswers } from './capture.ts';
-import { FILTERED_PATH, LIST_PATH, MISS_SAMPLE_PATHS, UNCACHED_SAMPLE_PATH, otherScenarios, readScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
+import {
+  durableWriteBodies,
+  FILTERED_PATH,
+  LIST_PATH,
+  MISS_SAMPLE_PATHS,
+  otherScenarios,
+  readScenarios,
+  UNCACHED_SAMPLE_PATH,
+  WRITE_PATH,
+  type Scenario,
+  type ScenarioInputs,
+} from './scenarios.ts';
 import { writeSeedLog, type SeedResult } from './seed.ts';
 import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
 
@@ -222,7 +233,7 @@ function relativeToRepo(path: string): string {
   return path.startsWith(`${REPO_DIR}/`) ? path.slice(REPO_DIR.length + 1) : path;
 }
 
-async function startBaseline(kind: 'ceiling' | 'naive' | 'same-bytes', args: string[], label: string): Promise<{ child: RunningChild; baseUrl: string }> {
+async function startBaseline(kind: 'ceiling' | 'naive' | 'same-bytes' | 'group-commit', args: string[], label: string): Promise<{ child: RunningChild; baseUrl: string }> {
   const port = await freePort();
   const child = await startChild({
     name: `${kind} baseline`,
@@ -262,6 +273,27 @@ function serverTarget(server: StartedServer, warnings: string[], name: 'server' 
 
 function baselineTarget(name: 'ceiling' | 'headers' | 'naive' | 'same', started: { child: RunningChild; baseUrl: string }): Target {
   return { name, baseUrl: started.baseUrl, pid: started.child.pid, prepare: async () => [DUMMY_AUTH] };
+}
+
+/** The group-commit writer: it answers GET /admin/v1/stats with its counters, as the server does. */
+function groupCommitTarget(started: { child: RunningChild; baseUrl: string }): Target {
+  return { name: 'group', baseUrl: started.baseUrl, pid: started.child.pid, prepare: async () => [DUMMY_AUTH], stats: () => readStats(started.baseUrl, '') };
+}
+
+/**
+ * Scenario D's baseline: one POST of D's own bodies to the server, its answer, and the log line
+ * the server appended for it (the last line of its log, read once the 201 says it is durable).
+ */
+async function startGroupCommit(server: StartedServer, logPath: string, workDir: string, auth: Record<string, string>, warnings: string[]) {
+  const answer = await captureAnswer(server.baseUrl, WRITE_PATH, auth, durableWriteBodies()[0]);
+  if (answer.status !== 201) warnings.push(`D: the captured POST ${WRITE_PATH} answered ${answer.status}, not 201: the group-commit baseline replays it anyway`);
+  const log = readFileSync(logPath);
+  const line = log.subarray(log.lastIndexOf(0x0a, log.length - 2) + 1);
+  const answerFile = join(workDir, 'group-commit-answer.json');
+  const lineFile = join(workDir, 'group-commit-line.txt');
+  writeFileSync(answerFile, JSON.stringify(answer));
+  writeFileSync(lineFile, line);
+  return startBaseline('group-commit', ['--answer', answerFile, '--line', lineFile, '--log', join(workDir, 'group-commit.log')], 'main');
 }
 
 /** Compares the server's answers with the naive baseline's (same data, same query) and notes any difference. */
@@ -356,6 +388,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
   const ceiling = await startBaseline('ceiling', ['--bytes', String(bodyBytes.list), '--item-bytes', String(bodyBytes.item)], 'main');
   const ceilingHeaders = await startBaseline('ceiling', ['--bytes', String(bodyBytes.list), '--item-bytes', String(bodyBytes.item), '--contract-headers'], 'headers');
   const sameBytes = await startBaseline('same-bytes', ['--answers', answersFile], 'main');
+  const groupCommit = only === null || only.has('D') ? await startGroupCommit(server, seed.logPath, workDir, auth, warnings) : null;
 
   const inputs: ScenarioInputs = {
     dir: workDir,
@@ -370,6 +403,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
     baselineTarget('ceiling', ceiling),
     baselineTarget('headers', ceilingHeaders),
     baselineTarget('naive', naive),
+    ...(groupCommit === null ? [] : [groupCommitTarget(groupCommit)]),
   ];
   if (variant !== null) targets.push(serverTarget(variant, warnings, 'variant'));
   const scenarios = [...readScenarios(inputs), ...otherScenarios(inputs)].filter((scenario) => only === null || only.has(scenario.id));
@@ -382,7 +416,7 @@ async function runMain(workDir: string, settings: RoundSettings, runContext: Run
       results.push(await runScenario(scenario, targets, settings));
     }
   } finally {
-    await Promise.all([server.child.stop(), naive.child.stop(), ceiling.child.stop(), ceilingHeaders.child.stop(), sameBytes.child.stop(), variant?.child.stop()]);
+    await Promise.all([server.child.stop(), naive.child.stop(), ceiling.child.stop(), ceilingHeaders.child.stop(), sameBytes.child.stop(), groupCommit?.child.stop(), variant?.child.stop()]);
   }
   unexpectedStatusWarnings(results, warnings);
 
