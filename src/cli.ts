@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The operator CLI: turns a command line into one AdminClient call against a running server
-// (or, for `repair`, one offline call into the store's repair) and prints the result as JSON.
-// Exit codes: 0 done, 1 the call failed, 2 the command line is wrong. `marketplace serve` starts
+// (or, offline, one call into the store: `repair`, `migrate`) and prints the result as JSON.
+// Exit codes: 0 done, 1 the call failed, 2 the command line is wrong (or `migrate` refused). `marketplace serve` starts
 // the server itself (main.ts) and `marketplace --version` prints the version.
 
 import { realpathSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ADMIN_TOKEN_FILE } from './admin-token.ts';
+import { describeLocation, migrateStore, MigrationRefusedError, parseLocation } from './backends/migrate.ts';
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
 import type { AdminListingQuery, AdminUserPatch, KeyPatch, ListingStatus, NewKeyInput, NewUser, Role, UsageQuery } from './client/types.ts';
@@ -76,6 +77,8 @@ interface Command {
   summary: string;
   options: readonly OptionName[];
   args: number;
+  /** Works on a store directly, with the server stopped: takes no connection options. */
+  offline?: true;
   run(context: CommandContext): Promise<unknown>;
 }
 
@@ -85,6 +88,17 @@ class RawText {
 
   constructor(text: string) {
     this.text = text;
+  }
+}
+
+/** A result printed as JSON like any other, but the command failed: exit code 1 with `message` on stderr. */
+class FailedResult {
+  readonly result: unknown;
+  readonly message: string;
+
+  constructor(result: unknown, message: string) {
+    this.result = result;
+    this.message = message;
   }
 }
 
@@ -346,11 +360,26 @@ const COMMANDS: Record<string, Command> = {
     summary: 'offline: keep every good record of a damaged log and move bad lines aside (server stopped)',
     options: ['data-dir'],
     args: 0,
+    offline: true,
     async run({ options, io, cwd }) {
       const dataDir = options['data-dir'] ?? io.env.DATA_DIR;
       if (dataDir === undefined || dataDir === '') throw new UsageError('repair needs --data-dir <dir> (or DATA_DIR)', this.usage);
       if (dataDir === ':memory:') throw new UsageError('an in-memory store has nothing on disk to repair', this.usage);
       return repairLog(resolve(cwd, dataDir));
+    },
+  },
+  migrate: {
+    usage: 'migrate --from <data dir | postgres:// URL> --to <postgres:// URL | data dir>',
+    summary: 'offline: copy every record into an empty database or data dir, then compare both record by record (servers stopped)',
+    options: ['from', 'to'],
+    args: 0,
+    offline: true,
+    async run({ options, io, cwd }) {
+      const from = parseLocation(required(options, 'from', this.usage), cwd);
+      const to = parseLocation(required(options, 'to', this.usage), cwd);
+      const summary = await migrateStore(from, to, (message) => io.stderr.write(`warning: ${message}\n`));
+      if (summary.identical) return summary;
+      return new FailedResult(summary, `${summary.mismatch_count} record(s) differ between ${describeLocation(from)} and ${describeLocation(to)} after the copy`);
     },
   },
 };
@@ -394,9 +423,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const cwd = io.cwd ?? process.cwd();
     const admin = () => connect(options, io, cwd);
     const result = await command.run({ options, args: found.args, io, cwd, admin });
+    if (result instanceof FailedResult) {
+      io.stdout.write(`${JSON.stringify(result.result, null, 2)}\n`);
+      io.stderr.write(`error: ${result.message}\n`);
+      return 1;
+    }
     io.stdout.write(result instanceof RawText ? result.text : `${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (error) {
+    if (error instanceof MigrationRefusedError) {
+      io.stderr.write(`error: ${error.message}; nothing was changed\n`);
+      return 2;
+    }
     if (error instanceof UsageError) {
       const usage = error.usage ?? command?.usage;
       io.stderr.write(`error: ${error.message}\n${usage ? `usage: marketplace ${usage}\n` : "run 'marketplace help' for the commands\n"}`);
@@ -421,7 +459,7 @@ function findCommand(positionals: string[]): { command: Command; args: string[] 
 }
 
 function checkOptions(command: Command, options: ParsedOptions): void {
-  const allowed = new Set<string>([...command.options, ...(command === COMMANDS.repair ? [] : CONNECTION_OPTIONS), 'help']);
+  const allowed = new Set<string>([...command.options, ...(command.offline ? [] : CONNECTION_OPTIONS), 'help']);
   for (const name of Object.keys(options)) {
     if (!allowed.has(name)) throw new UsageError(`--${name} does not apply to this command`, command.usage);
   }
@@ -529,7 +567,7 @@ function helpText(): string {
     `  ${'help'.padEnd(width)}  this text; <command> --help shows its options`,
     `  ${'--version'.padEnd(width)}  the version`,
     '',
-    'connection (every command but repair):',
+    'connection (every command but repair and migrate):',
     `  --url <url>        server address; else MARKETPLACE_URL, else ${DEFAULT_URL}`,
     `  --token <token>    admin token; else MARKETPLACE_ADMIN_TOKEN, else the file <data-dir>/${ADMIN_TOKEN_FILE}`,
     `  --data-dir <dir>   where to find ${ADMIN_TOKEN_FILE}; else DATA_DIR, else ./data`,

@@ -9,6 +9,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 
 const POSTGRES_USER = 'marketplace';
 /** The unprivileged account PostgreSQL runs as when the tests run as root. */
@@ -219,6 +220,31 @@ function unprivilegedRunner(ownedDir: string): (command: string, args: string[])
   chmodSync(ownedDir, 0o700);
   // setpriv execs the command itself (runuser would stay in between and not pass signals on).
   return (command, args) => ['setpriv', [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', command, ...args]];
+}
+
+/** The services every test of one file shares. */
+export interface SharedServices {
+  postgres: PostgresService;
+  redis: RedisService;
+}
+
+/**
+ * PostgreSQL and Redis for the tests of the calling file: started before the first test and
+ * removed after the last (not started when `skip`). Fields are set once `before` has run.
+ * @example const services = postgresAndRedisForFile(skip); ... services.postgres.createDatabase('x')
+ */
+export function postgresAndRedisForFile(skip: false | string): SharedServices {
+  const services = {} as SharedServices;
+  before(async () => {
+    if (skip) return;
+    services.postgres = await startPostgres();
+    services.redis = await startRedis();
+  });
+  after(async () => {
+    await services.postgres?.destroy();
+    await services.redis?.destroy();
+  });
+  return services;
 }
 
 // ---------------------------------------------------------------- Redis

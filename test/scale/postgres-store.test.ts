@@ -4,32 +4,22 @@
 // writes into 503 while reads go on, healing by itself.
 
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { skipUnlessServices, sleep, startPostgres, startRedis, type PostgresService, type RedisService } from '../helpers/services.ts';
+import { skipUnlessServices, sleep, postgresAndRedisForFile } from '../helpers/services.ts';
 
 const skip = skipUnlessServices('postgresBin', 'redisServer');
-let postgres: PostgresService;
-let redis: RedisService;
+const services = postgresAndRedisForFile(skip);
 let databases = 0;
 
-before(async () => {
-  if (skip) return;
-  postgres = await startPostgres();
-  redis = await startRedis();
-});
-after(async () => {
-  await postgres?.destroy();
-  await redis?.destroy();
-});
 
 /** A fresh database and `count` instances on it. */
 async function instances(t: import('node:test').TestContext, count: number, url?: string): Promise<{ servers: TestServer[]; url: string }> {
   databases += 1;
-  const databaseUrl = url ?? postgres.createDatabase(`store_test_${process.pid}_${databases}`);
+  const databaseUrl = url ?? services.postgres.createDatabase(`store_test_${process.pid}_${databases}`);
   const servers: TestServer[] = [];
   for (let index = 0; index < count; index += 1) {
-    servers.push(await startServer(t, { dataDir: null, config: { databaseUrl, redisUrl: redis.url }, expectedServerErrors: [503] }));
+    servers.push(await startServer(t, { dataDir: null, config: { databaseUrl, redisUrl: services.redis.url }, expectedServerErrors: [503] }));
   }
   return { servers, url: databaseUrl };
 }
@@ -123,7 +113,7 @@ test('PostgreSQL stopped: writes 503, reads 200; restarted: writes resume on eve
   const id = (await first.request('POST', '/v1/listings', { key: creator.key, body: { title: 'Before', type: 'TOOL', price: 1 } })).body.data.id;
   await eventually(async () => (await second.request('GET', `/v1/listings/${id}`, { key: creator.key })).status === 200);
 
-  await postgres.stop();
+  await services.postgres.stop();
   try {
     for (const server of servers) {
       const write = await server.request('PUT', `/v1/listings/${id}`, { key: creator.key, body: { price: 2 } });
@@ -133,7 +123,7 @@ test('PostgreSQL stopped: writes 503, reads 200; restarted: writes resume on eve
       assert.equal((await server.request('GET', '/v1/listings', { key: creator.key })).status, 200);
     }
   } finally {
-    await postgres.start();
+    await services.postgres.start();
   }
   await eventually(async () => (await second.request('PUT', `/v1/listings/${id}`, { key: creator.key, body: { price: 3 } })).status === 200, 20_000);
   await eventually(async () => (await first.request('GET', `/v1/listings/${id}`, { key: creator.key })).body.data.price === 3, 5_000);

@@ -22,7 +22,12 @@ export interface PostgresLogOptions {
   warn: (message: string) => void;
   /** Tombstones (removed records) older than this are dropped at compaction. */
   tombstoneRetentionMs?: number;
+  /** False: do not follow other instances' writes (a one-off tool such as `migrate`). Default true. */
+  follow?: boolean;
 }
+
+/** `fillEmpty` found records (or writes) in the database: nothing was written. */
+export class DatabaseNotEmptyError extends Error {}
 
 interface RecordRow {
   collection: string;
@@ -32,6 +37,8 @@ interface RecordRow {
 }
 
 const RECONNECT_DELAY_MS = 500;
+/** Records per INSERT when filling an empty database (keeps each statement's JSON a few MB). */
+const FILL_ROWS_PER_STATEMENT = 2_000;
 const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
 
 export class PostgresLog implements Log {
@@ -72,7 +79,7 @@ export class PostgresLog implements Log {
       } finally {
         client.release();
       }
-      await log.listen();
+      if (options.follow !== false) await log.listen();
     } catch (error) {
       await log.close();
       throw error;
@@ -145,6 +152,53 @@ export class PostgresLog implements Log {
     }
     if (ops.length > 0) apply({ ops, version });
     this.cursor = Math.max(this.cursor, Number(first.last_version));
+  }
+
+  /**
+   * Copies `records` into a database no instance has written to, as one write in one
+   * transaction (all or nothing): the destination side of `marketplace migrate`. Throws
+   * DatabaseNotEmptyError, storing nothing, when the database holds any record or write.
+   */
+  async fillEmpty(records: readonly WriteOp[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // The meta row's lock keeps any instance starting meanwhile from writing in between.
+      const meta = await client.query<{ last_version: string }>('SELECT last_version FROM marketplace_meta WHERE id = 1 FOR UPDATE');
+      const rows = await client.query<{ count: string }>('SELECT count(*) AS count FROM marketplace_records');
+      const lastVersion = Number(meta.rows[0]!.last_version);
+      if (lastVersion !== 1 || Number(rows.rows[0]!.count) !== 0) {
+        throw new DatabaseNotEmptyError(`the database is not empty (${rows.rows[0]!.count} records, last write version ${lastVersion})`);
+      }
+      const version = lastVersion + 1;
+      for (let start = 0; start < records.length; start += FILL_ROWS_PER_STATEMENT) {
+        const chunk = records.slice(start, start + FILL_ROWS_PER_STATEMENT).map(toRow);
+        await client.query(
+          `INSERT INTO marketplace_records (collection, id, version, data)
+           SELECT c, id, $2, d FROM json_to_recordset($1) AS rows(op text, c text, id text, d json) WHERE op = 'put'`,
+          [JSON.stringify(chunk), version],
+        );
+      }
+      await client.query('UPDATE marketplace_meta SET last_version = $1 WHERE id = 1', [version]);
+      await client.query(`SELECT pg_notify('${CHANGES_CHANNEL}', $1)`, [String(version)]);
+      await client.query('COMMIT');
+      this.cursor = version;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** How many other connections follow this database's changes: the instances running on it. */
+  async followers(): Promise<number> {
+    const result = await this.pool.query<{ count: string }>(
+      `SELECT count(*) AS count FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE $1`,
+      [`LISTEN ${CHANGES_CHANNEL}`],
+    );
+    return Number(result.rows[0]!.count);
   }
 
   onOthersWrote(callback: () => void): void {
