@@ -1,6 +1,7 @@
 // Demo data for a first start on an empty data dir (MARKETPLACE_DEMO=1, the default): two
 // creators with a dozen listings and one member, and a key each, printed once so a newcomer
-// can make a first request at once. Written through the store, like any other change.
+// can make a first request at once. Written through the store, like any other change, and
+// decided when it commits, so instances sharing one database seed it once.
 
 import { generateApiKey } from './auth/keys.ts';
 import type { Clock } from './clock.ts';
@@ -43,7 +44,11 @@ const LISTINGS_BY_CREATOR: Array<Array<[string, ListingType, number, string[], s
   ],
 ];
 
-/** Seeds the demo when the store has no users yet; returns the plain keys to print (or [] when not seeded). */
+/**
+ * Seeds the demo when the store has no users yet, also when other instances sharing its
+ * database try at the same moment (one of them seeds); returns the plain keys to print (or []
+ * when this call did not seed).
+ */
 export async function seedDemo(store: Store, clock: Clock, brand: string): Promise<DemoKey[]> {
   if (store.size(USERS) > 0) return [];
   const ops: WriteOp[] = [];
@@ -81,8 +86,9 @@ export async function seedDemo(store: Store, clock: Clock, brand: string): Promi
       ops.push({ op: 'put', collection: LISTINGS, id: listing.id, data: listing });
     }
   }
-  await store.write(ops);
-  return keys;
+  // Decided when it commits, not on the size read above: instances sharing one database and
+  // starting together all found it empty, and only the first to commit may seed it.
+  return store.commit((tx) => (tx.size(USERS) > 0 ? { ops: [], result: [] } : { ops, result: keys }));
 }
 
 /** The demo keys still usable, for the banner of a later start: the secrets are gone (only hashes are kept), so each shows as its outline. */
