@@ -64,9 +64,9 @@ export interface StartupResults extends RunContext {
   goals: GoalVerdict[];
 }
 
-const formatInteger = (value: number | null | undefined): string =>
+export const formatInteger = (value: number | null | undefined): string =>
   value === null || value === undefined || Number.isNaN(value) ? '–' : Math.round(value).toLocaleString('en');
-const formatDecimal = (value: number | null | undefined, digits = 2): string =>
+export const formatDecimal = (value: number | null | undefined, digits = 2): string =>
   value === null || value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits);
 
 function withCpuRatio(ratio: number | null, cpuRatio: number | null): string {

@@ -2,7 +2,9 @@
 // docs/*.md: every relative link resolves to a committed file inside the repository (and a
 // #fragment to a heading); README.md is at most 200 lines; and every shell example runs, in
 // order, against a fresh server started as `npm start` starts it on a fresh clone, with each
-// documented answer checked. The rules for writing examples are at the top of examples.ts.
+// documented answer checked; and every results block (`<!-- results:NAME:begin -->`) holds
+// exactly what the committed docs/performance-results*.json render, so performance figures are
+// never typed by hand nor left stale. The rules for writing examples are at the top of examples.ts.
 // Usage: npm run check:docs [-- FILE.md …]   (exit 0 when everything passes)
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -12,6 +14,8 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareAnswer, jsonValuesIn, runnableExamples, type RunnableExample } from './examples.ts';
 import { checkLinks } from './links.ts';
+import { staleBlocks } from '../../bench/marked-blocks.ts';
+import { PUBLISH_COMMAND, readPublished, renderBlock, type PublishedResults } from '../../bench/published-figures.ts';
 
 export const README_MAX_LINES = 200;
 const DOCUMENTED_ORIGIN = 'http://127.0.0.1:3000';
@@ -206,6 +210,27 @@ function committedFiles(root: string): Set<string> | null {
   return listed.status === 0 ? new Set(listed.stdout.split('\0').filter(Boolean)) : null;
 }
 
+/**
+ * Each results block of `files` that differs from what the committed result files of `root`
+ * render (a hand edit, or a result file changed without re-rendering), as "FILE:LINE problem".
+ */
+export function publishedFigureProblems(root: string, files: string[]): string[] {
+  let published: PublishedResults;
+  try {
+    published = readPublished(root);
+  } catch (error) {
+    return [(error as Error).message];
+  }
+  const problems: string[] = [];
+  for (const file of files) {
+    const doc = relative(root, file);
+    for (const problem of staleBlocks(readFileSync(file, 'utf8'), (name) => renderBlock(name, published, doc))) {
+      problems.push(`${doc}:${problem.line} ${problem.problem} (figures come from the committed results: \`${PUBLISH_COMMAND} -- --render-only\` rewrites the blocks)`);
+    }
+  }
+  return problems;
+}
+
 async function main(argv: string[]): Promise<number> {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const files = argv.length > 0 ? argv.map((file) => resolve(file)) : documentationFiles(root);
@@ -217,6 +242,7 @@ async function main(argv: string[]): Promise<number> {
   };
   const readmeLines = readFileSync(join(root, 'README.md'), 'utf8').replace(/\n$/, '').split('\n').length;
   if (readmeLines > README_MAX_LINES) fail(`README.md has ${readmeLines} lines; at most ${README_MAX_LINES}`);
+  for (const problem of publishedFigureProblems(root, files)) fail(problem);
   for (const file of files) {
     const name = relative(root, file) || basename(file);
     for (const problem of checkLinks(file, root, tracked)) fail(`${name}:${problem.line} link ${problem.target}: ${problem.problem}`);
