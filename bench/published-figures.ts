@@ -136,12 +136,19 @@ function verdicts(goals: GoalVerdict[] | undefined): string {
 }
 
 /** Baselines the report knows by name; any other target of a scenario is shown in its notes. */
-const KNOWN_TARGETS = new Set(['server', 'variant', 'same', 'ceiling', 'headers', 'naive']);
+const KNOWN_TARGETS = new Set(['server', 'variant', 'same', 'group', 'ceiling', 'headers', 'naive']);
 
 function notes(scenario: ScenarioResult, server: TargetSummary | undefined): string {
   const found: string[] = [];
   if (scenario.fsyncs_per_write !== null && scenario.fsyncs_per_write !== undefined) {
     found.push(`${formatDecimal(scenario.fsyncs_per_write, 3)} fsyncs per write`);
+  }
+  const group = scenario.targets?.group;
+  if (group) {
+    found.push(
+      `group commit baseline: ${formatInteger(group.median_expected_rps)} writes/s, ` +
+        `${formatDecimal(scenario.group_fsyncs_per_write, 3)} fsyncs per write, p99 ${formatDecimal(group.p99_ms)} ms`,
+    );
   }
   const headers = scenario.targets?.headers;
   const ceiling = scenario.targets?.ceiling;
@@ -149,7 +156,7 @@ function notes(scenario: ScenarioResult, server: TargetSummary | undefined): str
     found.push(`bare \`node:http\` sending the ceiling's body with the five headers every answer carries: ${formatDecimal(headers.median_rps / ceiling.median_rps)} × ceiling`);
   }
   const record = scenario as unknown as Record<string, unknown>;
-  const shownRatios = new Set(['ratio_same', 'ratio_ceiling', 'ratio_naive']);
+  const shownRatios = new Set(['ratio_same', 'ratio_group', 'ratio_ceiling', 'ratio_naive']);
   for (const [name, target] of Object.entries(scenario.targets ?? {})) {
     if (KNOWN_TARGETS.has(name) || target === undefined) continue;
     const ratioKey = `ratio_${name}`;
@@ -191,6 +198,7 @@ function mainBlock(published: PublishedResults, doc: string): string {
       `**${scenario.id}** ${titleText(scenario.title)}`,
       isWrite(scenario) ? `${formatInteger(server?.median_expected_rps)} writes/s` : formatInteger(server?.median_rps),
       formatDecimal(scenario.ratio_same),
+      formatDecimal(scenario.ratio_group),
       formatDecimal(scenario.ratio_ceiling),
       formatDecimal(scenario.ratio_naive),
       `${formatDecimal(server?.p50_ms)} / ${formatDecimal(server?.p99_ms)}`,
@@ -206,8 +214,8 @@ function mainBlock(published: PublishedResults, doc: string): string {
       (environment.length > 0 ? ` The server ran with \`${environment.join(' ')}\`.` : ' The server ran with its shipped defaults (access log and analytics on).'),
     '',
     ...table(
-      ['scenario', 'server req/s', '× same bytes', '× ceiling', '× naive', 'p50 / p99 ms', 'CPU µs/req', 'targets', 'notes'],
-      ['---', '---:', '---:', '---:', '---:', '---:', '---:', '---', '---'],
+      ['scenario', 'server req/s', '× same bytes', '× group commit', '× ceiling', '× naive', 'p50 / p99 ms', 'CPU µs/req', 'targets', 'notes'],
+      ['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---', '---'],
       rows,
     ),
   ];

@@ -68,18 +68,32 @@ test('the README summary gives the headline figures and where they come from', (
   assert.doesNotMatch(text, /listing by id/, 'no C in this run, so no C figure');
 });
 
+test('D against the group-commit baseline: its ratio in its column, its rate, fsyncs and p99 in the notes', () => {
+  const run = mainRun();
+  const writes = run.scenarios.find((scenario) => scenario.id === 'D')!;
+  writes.targets.group = { ...writes.targets.server!, median_rps: 8000, median_expected_rps: 8000, p99_ms: 9 };
+  writes.ratio_group = 0.82;
+  writes.group_fsyncs_per_write = 0.01;
+  const text = renderBlock('main', only(run), 'docs/performance.md')!;
+  const cells = (start: string): string[] => text.split('\n').find((line) => line.startsWith(start))!.slice(2, -2).split(' | ');
+  const header = cells('| scenario');
+  const row = cells('| **D**');
+  assert.equal(row[header.indexOf('× group commit')], '0.82');
+  assert.match(row[header.indexOf('notes')]!, /group commit baseline: 8,000 writes\/s, 0\.010 fsyncs per write, p99 9\.00 ms/);
+});
+
 test('a file from a newer bench renders: added fields are ignored and an added baseline shows in the notes', () => {
   const run = mainRun() as MainResults & { new_top_level: unknown };
   run.new_top_level = { anything: [1, 2] };
   const writes = run.scenarios.find((scenario) => scenario.id === 'D')! as unknown as Record<string, unknown> & { targets: Record<string, unknown> };
-  writes.targets.group = { ...(writes.targets.server as object), median_rps: 8000, median_expected_rps: 8000, p99_ms: 9 };
-  writes.ratio_group = 0.82;
-  writes.ratio_group_commit_fsyncs = 1.5;
+  writes.targets.journal = { ...(writes.targets.server as object), median_rps: 8000, median_expected_rps: 8000, p99_ms: 9 };
+  writes.ratio_journal = 0.82;
+  writes.ratio_disk_bytes = 1.5;
   writes.some_new_column = 'x';
   const text = renderBlock('main', only(run), 'docs/performance.md')!;
   const row = text.split('\n').find((line) => line.startsWith('| **D**'))!;
-  assert.match(row, /group baseline: 8,000\/s, the server 0\.82 × it/);
-  assert.match(row, /× group commit fsyncs: 1\.50/);
+  assert.match(row, /journal baseline: 8,000\/s, the server 0\.82 × it/);
+  assert.match(row, /× disk bytes: 1\.50/);
   assert.equal(row.split(' | ').length, text.split('\n').find((line) => line.startsWith('| scenario'))!.split(' | ').length, 'same number of columns as the header');
 });
 
@@ -90,7 +104,7 @@ test('a file from an older bench renders: missing ratios show as "–"', () => {
   delete cached.ratio_ceiling;
   delete cached.goals;
   const row = renderBlock('main', only(run), 'docs/performance.md')!.split('\n').find((line) => line.startsWith('| **A**'))!;
-  assert.match(row, /\| 12,345 \| – \| – \|/);
+  assert.match(row, /\| 12,345 \| – \| – \| – \|/);
 });
 
 test('scale and start-up blocks: one row per size, the start-up medians; a run not published says how to publish it', () => {
