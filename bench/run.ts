@@ -51,7 +51,9 @@ const USAGE = `npm run bench [-- options]
   --profile            run the server under node --cpu-prof; hot spots go to bench/results/profile-*.md
   --pin auto|on|off    servers on CPU 0, load generator on the others (default auto: when there are
                        2+ CPUs and taskset); steadier figures
-wrk is used when installed (apt-get install wrk); otherwise bench/loadgen.ts drives the load.`;
+wrk is used when installed (apt-get install wrk); otherwise bench/loadgen.ts drives the load.
+Results go to bench/results/ (git-ignored); npm run bench:publish copies them into the committed
+docs/performance-results*.json and rewrites the figures in README.md and docs/performance.md.`;
 
 const DEFAULT_ENTRY = 'dist/main.js';
 
@@ -343,6 +345,7 @@ function saveResults(name: string, json: unknown, markdown: string): void {
   log('');
   log(markdown);
   log(`Saved bench/results/${name}.json and bench/results/${name}.md`);
+  if (name !== 'latest-calibrate') log('To make this run the one README.md and docs/performance.md show: npm run bench:publish');
 }
 
 async function runMain(workDir: string, settings: RoundSettings, runContext: RunContext, only: Set<string> | null): Promise<void> {
