@@ -15,12 +15,15 @@ export function keyPrefix(kind: KeyPrefixKind, brand: string): string {
   return kind === 'mk' ? 'mk_' : `${brand}_live_`;
 }
 
-export function randomBase62(length: number): string {
+/** `length` random base62 characters, from `source`'s bytes (the system's generator by default). */
+export function randomBase62(length: number, source: (size: number) => Buffer = randomBytes): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
+    const bytes = source(length * 2);
+    for (let index = 0; index < bytes.length && out.length < length; index++) {
+      const byte = bytes[index]!;
       // 248 = 4 × 62: rejecting the top bytes keeps every character equally likely.
-      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+      if (byte < 248) out += BASE62[byte % 62];
     }
   }
   return out;

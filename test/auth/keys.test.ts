@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyPrefix, randomBase62 } from '../../src/auth/keys.ts';
+import { newId } from '../../src/domain/ids.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const CHECKSUM_LENGTH = 6;
@@ -113,4 +114,23 @@ test('MARKETPLACE_BRAND changes the long prefix; mk_ is accepted under any brand
   const short = generateApiKey('mk', 'acme');
   assert.equal(isWellFormedApiKey(short.key, 'market'), true);
   assert.equal(isWellFormedApiKey(short.key, 'acme'), true);
+});
+
+test('ids: a prefix and 20 base62 characters, no repeats and no bias over many thousands (their random bytes come from a shared pool)', () => {
+  const sample = 20_000;
+  const ids = new Set<string>();
+  const counts = new Map<string, number>();
+  for (let index = 0; index < sample; index++) {
+    const id = newId('lst');
+    assert.match(id, /^lst_[0-9A-Za-z]{20}$/);
+    ids.add(id);
+    for (const character of id.slice(4)) counts.set(character, (counts.get(character) ?? 0) + 1);
+  }
+  assert.equal(ids.size, sample, 'no repeats');
+  const expected = (sample * 20) / 62;
+  for (const [character, count] of counts) {
+    // ±10% is about 9 standard deviations here: a pool handing out the same bytes twice, or a biased mapping, fails.
+    assert.ok(Math.abs(count - expected) < expected * 0.1, `${character} appeared ${count} times, expected about ${expected.toFixed(0)}`);
+  }
+  assert.equal(counts.size, 62, 'every base62 character appears');
 });
