@@ -58,6 +58,8 @@ export class TtlCache<Key, Value> {
   }
 
   clear(): void {
+    // Called on every listing write, mostly on an empty cache: clearing an empty Map still allocates.
+    if (this.entries.size === 0) return;
     this.entries.clear();
     this.totalWeight = 0;
   }

@@ -71,8 +71,9 @@ export class ListingIndex {
 
   private invalidate(): void {
     this.version += 1;
-    this.derived.clear();
-    this.filtered.clear();
+    // Once per listing write; between reads the maps are mostly empty already (clearing allocates).
+    if (this.derived.size > 0) this.derived.clear();
+    if (this.filtered.size > 0) this.filtered.clear();
     this.keptMatches = 0;
   }
 
