@@ -77,6 +77,12 @@ export interface LogStats {
   compactions: number;
   /** The last append's failure, null once one succeeds. */
   lastWriteError: string | null;
+  /**
+   * For a back-end that keeps each record once and remembers removals (PostgreSQL): the removals
+   * it keeps, and those a compaction would drop now. The store then counts the log as its live
+   * records plus the removals kept, and compacts on the removals that can be dropped.
+   */
+  removals?: { kept: number; droppable: number };
 }
 
 export interface CompactResult {

@@ -208,7 +208,7 @@ export class Store implements RecordReader {
     return {
       ...this.counters,
       fsyncs: log.fsyncs,
-      opsInLog: log.opsInLog,
+      opsInLog: log.removals === undefined ? log.opsInLog : this.collections.liveRecords() + log.removals.kept,
       liveRecords: this.collections.liveRecords(),
       logBytes: log.logBytes,
       compactions: log.compactions,
@@ -360,10 +360,15 @@ export class Store implements RecordReader {
     }
   }
 
+  /** Compacts once the log holds compactAtOps operations or more and most of them could be dropped. */
   private maybeScheduleCompaction(): void {
-    const { opsInLog } = this.log.stats();
-    if (this.compactionQueued || this.closing || opsInLog < this.compactAtOps) return;
-    if (this.collections.liveRecords() * 2 >= opsInLog) return;
+    if (this.compactionQueued || this.closing) return;
+    const { opsInLog, removals } = this.log.stats();
+    const live = this.collections.liveRecords();
+    // The file holds every operation written (superseded = all but the live records); a
+    // back-end that keeps each record once says which of its removals could be dropped.
+    const droppable = removals === undefined ? opsInLog - live : removals.droppable;
+    if (live + droppable < this.compactAtOps || droppable <= live) return;
     this.compactionQueued = true;
     this.compact()
       .catch((error: Error) => this.warn(`Log compaction failed (the log is still complete and loadable): ${error.message}`))

@@ -12,9 +12,10 @@
 //
 // The driver (`pg`) is an optional peer dependency, imported only when DATABASE_URL is set.
 
-import type { Client, Pool } from 'pg';
+import type { Client, ClientBase, Pool } from 'pg';
 import type { WriteOp } from '../../store/format.ts';
 import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from '../../store/log.ts';
+import { RemovalCount } from './removals.ts';
 import { CHANGES_CHANNEL, migrate } from './schema.ts';
 
 export interface PostgresLogOptions {
@@ -37,6 +38,9 @@ interface RecordRow {
 }
 
 const RECONNECT_DELAY_MS = 500;
+/** One compaction at a time across instances (session lock, held on one pooled connection). */
+const COMPACTION_LOCK = 'SELECT pg_advisory_lock(727274002)';
+const COMPACTION_UNLOCK = 'SELECT pg_advisory_unlock(727274002)';
 /** Records per INSERT when filling an empty database (keeps each statement's JSON a few MB). */
 const FILL_ROWS_PER_STATEMENT = 2_000;
 const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
@@ -57,11 +61,14 @@ export class PostgresLog implements Log {
   private lastWriteError: string | null = null;
   /** The listener is down: a catch-up pull is due when it comes back. */
   private listenerLost = false;
+  /** The removals the table keeps, for the store's compaction trigger. */
+  private readonly removals: RemovalCount;
 
   private constructor(pgModule: typeof import('pg'), options: PostgresLogOptions) {
     this.url = options.url;
     this.warn = options.warn;
     this.tombstoneRetentionMs = options.tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS;
+    this.removals = new RemovalCount(this.tombstoneRetentionMs);
     this.pool = new pgModule.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000 });
     // An idle connection dropped by the server (restart, outage) is replaced on next use.
     this.pool.on('error', () => {});
@@ -94,6 +101,7 @@ export class PostgresLog implements Log {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const meta = await client.query<{ last_version: string }>('SELECT last_version FROM marketplace_meta WHERE id = 1');
       const rows = await client.query<RecordRow>('SELECT collection, id, version, data FROM marketplace_records WHERE data IS NOT NULL');
+      await this.countRemovals(client);
       await client.query('COMMIT');
       for (const row of rows.rows) sink.put(row.collection, row.data!, Number(row.version));
       this.cursor = Number(meta.rows[0]!.last_version);
@@ -117,6 +125,7 @@ export class PostgresLog implements Log {
     // Another instance committed since we last caught up: nothing of this batch was stored.
     if (committed === null) return entries.map(() => 'conflict');
     this.counters.fsyncs += 1;
+    this.removals.removed(entries.reduce((count, entry) => count + entry.ops.filter((op) => op.op === 'del').length, 0));
     const last = Number(committed);
     const first = last - entries.length + 1;
     this.cursor = last;
@@ -149,6 +158,7 @@ export class PostgresLog implements Log {
       }
       version = rowVersion;
       ops.push(row.data === null ? { op: 'del', collection: row.collection, id: row.id } : { op: 'put', collection: row.collection, id: row.id, data: row.data });
+      if (row.data === null) this.removals.removed(1);
     }
     if (ops.length > 0) apply({ ops, version });
     this.cursor = Math.max(this.cursor, Number(first.last_version));
@@ -205,23 +215,49 @@ export class PostgresLog implements Log {
     this.othersWrote = callback;
   }
 
-  /** Drops old tombstones and lets PostgreSQL reclaim the space of superseded rows. */
+  /**
+   * Drops old tombstones and lets PostgreSQL reclaim the space of superseded rows. Instances
+   * compacting at the same moment take turns (an advisory lock): the later ones find nothing
+   * left to drop, and only count the removals again.
+   */
   async compact(_snapshot: () => Promise<Buffer[]>): Promise<CompactResult> {
+    const client = await this.pool.connect();
+    try {
+      await client.query(COMPACTION_LOCK);
+      try {
+        return await this.compactHoldingLock(client);
+      } finally {
+        await client.query(COMPACTION_UNLOCK);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  private async compactHoldingLock(client: ClientBase): Promise<CompactResult> {
     const before = await this.tableBytes();
-    await this.pool.query(
+    await client.query(
       `WITH dropped AS (
          DELETE FROM marketplace_records WHERE data IS NULL AND changed_at < now() - make_interval(secs => $1) RETURNING version)
        UPDATE marketplace_meta SET tombstones_dropped_through = GREATEST(tombstones_dropped_through, (SELECT max(version) FROM dropped))
         WHERE id = 1 AND EXISTS (SELECT 1 FROM dropped)`,
       [this.tombstoneRetentionMs / 1000],
     );
-    await this.pool.query('VACUUM marketplace_records');
+    await client.query('VACUUM marketplace_records');
+    await this.countRemovals(client);
     this.counters.compactions += 1;
     return { bytesBefore: before, bytesAfter: await this.tableBytes() };
   }
 
   stats(): LogStats {
-    return { opsInLog: 0, logBytes: 0, fsyncs: this.counters.fsyncs, compactions: this.counters.compactions, lastWriteError: this.lastWriteError };
+    return {
+      opsInLog: 0,
+      logBytes: 0,
+      fsyncs: this.counters.fsyncs,
+      compactions: this.counters.compactions,
+      lastWriteError: this.lastWriteError,
+      removals: this.removals.stats(),
+    };
   }
 
   async close(): Promise<void> {
@@ -231,6 +267,18 @@ export class PostgresLog implements Log {
     this.listener = null;
     await listener?.end().catch(() => {});
     await this.pool.end().catch(() => {});
+  }
+
+  /** Counts the table's removals again: those old enough to drop, and the ages of the others. */
+  private async countRemovals(client: ClientBase): Promise<void> {
+    const result = await client.query<{ older: string; younger_ages_ms: number[] | null }>(
+      `SELECT count(*) FILTER (WHERE changed_at < now() - make_interval(secs => $1)) AS older,
+              array_agg((extract(epoch FROM now() - changed_at) * 1000)::float8) FILTER (WHERE changed_at >= now() - make_interval(secs => $1)) AS younger_ages_ms
+         FROM marketplace_records WHERE data IS NULL`,
+      [this.tombstoneRetentionMs / 1000],
+    );
+    const row = result.rows[0]!;
+    this.removals.reset(Number(row.older), row.younger_ages_ms ?? []);
   }
 
   private async tableBytes(): Promise<number> {

@@ -1,0 +1,79 @@
+// Compaction of the PostgreSQL back-end starts by itself on the same rule as the file's: once
+// the table holds enough, and the removals old enough to drop outnumber the live records. Young
+// removals are kept (instances briefly cut off still learn of them), so it does not compact
+// again and again while they wait; and an instance following another's compaction carries on.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import pg from 'pg';
+import { PostgresLog } from '../../src/backends/postgres/postgres-log.ts';
+import { collectionName, Store, type StoredRecord } from '../../src/store/store.ts';
+import { postgresAndRedisForFile, skipUnlessServices, sleep } from '../helpers/services.ts';
+
+const skip = skipUnlessServices('postgresBin');
+const services = postgresAndRedisForFile(skip);
+interface Thing extends StoredRecord {
+  n: number;
+}
+const THINGS = collectionName<Thing>('things');
+
+/** One write putting `thing_<index>` with the number `n`. */
+function put(id: string, n: number) {
+  const data: Thing = { id, n };
+  return { op: 'put' as const, collection: THINGS, id, data };
+}
+const KEEP_MS = 300;
+
+async function openStore(url: string): Promise<Store> {
+  const log = await PostgresLog.open({ url, warn: () => {}, tombstoneRetentionMs: KEEP_MS });
+  return Store.open({ dataDir: null, log, compactAtOps: 40, warn: () => {} });
+}
+
+async function tombstones(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return Number((await client.query('SELECT count(*) AS n FROM marketplace_records WHERE data IS NULL')).rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
+test('removals outnumbering the live records are dropped by an automatic compaction once old enough', { skip, timeout: 60_000 }, async (t) => {
+  const url = services.postgres.createDatabase(`compaction_${process.pid}`);
+  const writer = await openStore(url);
+  const follower = await openStore(url);
+  t.after(() => Promise.all([writer.close(), follower.close()]));
+
+  const ids = Array.from({ length: 60 }, (_unused, index) => `thing_${index}`);
+  await writer.write(ids.map((id, n) => put(id, n)));
+  await writer.write(ids.slice(5).map((id) => ({ op: 'del', collection: THINGS, id })));
+  assert.equal(await tombstones(url), 55);
+  assert.equal(writer.stats().opsInLog, 5 + 55, 'the live records and the removals kept');
+
+  // Young removals must be kept: writes meanwhile do not compact (nor try to, again and again).
+  for (let index = 0; index < 5; index += 1) await writer.write([put('thing_0', 100 + index)]);
+  assert.equal(writer.stats().compactions, 0);
+  assert.equal(await tombstones(url), 55);
+
+  // Once they are old enough (the count rounds to the second), the next write compacts.
+  await sleep(KEEP_MS + 1_500);
+  await writer.write([put('thing_1', 200)]);
+  const deadline = Date.now() + 10_000;
+  while (writer.stats().compactions === 0 && Date.now() < deadline) await sleep(20);
+  assert.equal(writer.stats().compactions, 1, 'compacted by itself');
+  assert.equal(await tombstones(url), 0, 'the removals are gone from the table');
+  assert.equal(writer.stats().opsInLog, 5);
+
+  // Only once: later writes with nothing to drop do not compact again.
+  for (let index = 0; index < 5; index += 1) await writer.write([put('thing_2', 300 + index)]);
+  assert.equal(writer.stats().compactions, 1);
+
+  // The follower saw every removal before they were dropped, and keeps writing.
+  await follower.write([put('thing_99', 99)]);
+  const wait = Date.now() + 5_000;
+  while (writer.size(THINGS) < 6 && Date.now() < wait) await sleep(10);
+  const contents = (store: Store) => [...store.values(THINGS)].map((thing) => `${thing.id}=${thing.n}`).sort();
+  assert.deepEqual(contents(follower), contents(writer));
+  assert.deepEqual(contents(writer), ['thing_0=104', 'thing_1=200', 'thing_2=304', 'thing_3=3', 'thing_4=4', 'thing_99=99']);
+});
