@@ -28,6 +28,8 @@ export class ServerMetrics {
   private readonly deliveries: Counter;
   private readonly eventLoop: IntervalHistogram;
   private store: Store | null = null;
+  /** The request counter's and duration histogram's series per "METHOD route status". */
+  private readonly requestSeries = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
 
   constructor(options: ServerMetricsOptions) {
     const registry = this.registry;
@@ -83,10 +85,22 @@ export class ServerMetrics {
 
   /** One answered request; `route` is "METHOD /pattern", or null when no route matched. */
   recordRequest(method: string, route: string | null, status: number, durationMs: number): void {
-    const pattern = route === null ? 'unmatched' : route.slice(route.indexOf(' ') + 1);
     const methodLabel = KNOWN_METHODS.has(method) ? method : 'OTHER';
-    this.requests.inc({ route: pattern, method: methodLabel, status_class: `${Math.floor(status / 100)}xx` });
-    this.durations.observe(durationMs / 1000, { route: pattern });
+    // Every request counts: the series for its labels are looked up once, then kept (profiled:
+    // building the label key per request was a visible share of a cached page's cost). Few
+    // distinct label sets exist: route patterns × methods × status classes.
+    const key = `${methodLabel} ${route ?? ''} ${status}`;
+    let series = this.requestSeries.get(key);
+    if (series === undefined) {
+      const pattern = route === null ? 'unmatched' : route.slice(route.indexOf(' ') + 1);
+      series = {
+        count: this.requests.seriesOf({ route: pattern, method: methodLabel, status_class: `${Math.floor(status / 100)}xx` }),
+        observe: this.durations.seriesOf({ route: pattern }),
+      };
+      this.requestSeries.set(key, series);
+    }
+    series.count();
+    series.observe(durationMs / 1000);
     if (status === 429) this.rateLimited.inc();
   }
 
