@@ -12,6 +12,8 @@ export interface AccessLogEntry {
   status: number;
   durationMs: number;
   keyId: string | null;
+  /** A UUID. */
+  /** A UUID, made by the server (context.ts). */
   requestId: string;
 }
 
@@ -19,6 +21,8 @@ export interface AccessLogEntry {
 const FLUSH_MS = 20;
 /** Lines waiting past this many characters are written at once (bounded memory under load). */
 const FLUSH_CHARS = 64 * 1024;
+/** Distinct methods, route labels and key ids whose JSON text is kept. */
+const MAX_QUOTED_VALUES = 10_000;
 
 export class AccessLog {
   private pending: string[] = [];
@@ -28,6 +32,7 @@ export class AccessLog {
   private readonly now: () => number;
   private lastMs = Number.NaN;
   private lastTime = '';
+  private readonly quotedValues = new Map<string, string>();
 
   constructor(write: (text: string) => void, now: () => number) {
     this.write = write;
@@ -46,14 +51,29 @@ export class AccessLog {
     // key_id, request_id }, put together directly: about half the cost (measured).
     // The raw path only when no route matched (a 404), so ids never fill the log.
     const path = entry.route === null ? `,"path":${JSON.stringify(entry.path.slice(0, 200))}` : '';
+    // The method, route, key id and request id come from a short list of names or are
+    // generated ids: their JSON text is kept per value rather than made per line.
     const line =
-      `{"time":"${this.lastTime}","method":${JSON.stringify(entry.method)},"route":${JSON.stringify(entry.route)}${path}` +
+      `{"time":"${this.lastTime}","method":${this.quoted(entry.method)},"route":${this.quoted(entry.route)}${path}` +
       `,"status":${jsonNumber(entry.status)},"duration_ms":${jsonNumber(Math.round(entry.durationMs * 1000) / 1000)}` +
-      `,"key_id":${JSON.stringify(entry.keyId)},"request_id":${JSON.stringify(entry.requestId)}}`;
+      `,"key_id":${this.quoted(entry.keyId)},"request_id":${quotedId(entry.requestId)}}`;
     this.pending.push(line);
     this.pendingChars += line.length + 1;
     if (this.pendingChars >= FLUSH_CHARS) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  /** JSON text of a method, route label or key id: few distinct values, each quoted once. */
+  private quoted(value: string | null): string {
+    if (value === null) return 'null';
+    let text = this.quotedValues.get(value);
+    if (text === undefined) {
+      text = JSON.stringify(value);
+      // Bounded: key ids are as many as the keys in use; past this, start again.
+      if (this.quotedValues.size >= MAX_QUOTED_VALUES) this.quotedValues.clear();
+      this.quotedValues.set(value, text);
+    }
+    return text;
   }
 
   /** Writes every waiting line now (also called when the server closes). */
@@ -66,6 +86,11 @@ export class AccessLog {
     this.pendingChars = 0;
     this.write(text);
   }
+}
+
+/** A request id is a UUID (crypto.randomUUID in context.ts): hex digits and dashes, nothing to escape. */
+function quotedId(id: string): string {
+  return `"${id}"`;
 }
 
 /** A number as JSON writes it (NaN and the infinities become null). */
