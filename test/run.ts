@@ -1,20 +1,31 @@
 // `npm test` (every test file, under c8 for coverage) and `npm run test:unit` (`--unit`: only
 // the files that start no child process and no browser, judged by what they import, and that
-// do not say "// Not in test:unit" in their header; without coverage, for a quick run). On a terminal node's spec reporter shows each test; otherwise
-// (CI, a pipe) test/reporters/summary.mjs prints failures in full, one line per file and node's
-// counts. The last line is always "N passed, N failed, N skipped in T s".
+// do not say "// Not in test:unit" in their header; without coverage, for a quick run). On a
+// terminal node's spec reporter shows each test; otherwise (CI, a pipe)
+// test/reporters/summary.mjs prints failures in full, one line per file and node's counts. The
+// last line is always "N passed, N failed, N skipped in T s".
+//
+// `npm test` runs each file in a process of its own. The quick run loads its files into
+// UNIT_PROCESSES processes instead (each imports its share, in order, and runs their tests one
+// after another), because starting Node, tsx and the server's modules costs about a second of
+// CPU per process, which is most of the work for ~60 small files on two cores. The price: files
+// of one group share module state, so a test file must leave no global change behind (none
+// does; `npm test` would still catch one that relies on a fresh process).
 // Usage: tsx test/run.ts [--unit] [test files…]
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 /** What marks a file (or anything it imports from the project) as needing another process or a browser. */
 const NEEDS_PROCESS = /node:child_process|playwright|chromium/;
 /** A slow file's own opt-out from the quick run, with its reason. */
 const NOT_UNIT = /^\/\/ Not in test:unit/m;
+/** Processes of the quick run: one per core, so waits in one group overlap work in the other. */
+const UNIT_PROCESSES = 2;
 
 const args = process.argv.slice(2);
 const unit = args.includes('--unit');
@@ -22,14 +33,14 @@ const named = args.filter((arg) => !arg.startsWith('--'));
 let files = named.length > 0 ? named : testFiles(join(ROOT, 'test'));
 if (unit) files = files.filter((file) => !NOT_UNIT.test(readFileSync(resolve(ROOT, file), 'utf8')) && !needsProcess(resolve(ROOT, file), new Set()));
 
-const countsDir = mkdtempSync(join(tmpdir(), 'marketplace-test-counts-'));
-const countsFile = join(countsDir, 'counts.json');
+const runDir = mkdtempSync(join(tmpdir(), 'marketplace-test-run-'));
+const countsFile = join(runDir, 'counts.json');
 const reporter = process.stdout.isTTY ? 'spec' : './test/reporters/summary.mjs';
 const nodeArgs = [
   '--import', 'tsx', '--test', '--test-concurrency=2',
   `--test-reporter=${reporter}`, '--test-reporter-destination=stdout',
   '--test-reporter=./test/reporters/counts.mjs', `--test-reporter-destination=${countsFile}`,
-  ...files,
+  ...(unit ? groupEntries(files, UNIT_PROCESSES) : files),
 ];
 const coverage = ['--reporter=lcov', '--reporter=json-summary', '--report-dir=coverage', '--all', '--src=src', "--include=src/**/*.ts", '--exclude=src/dashboard/**', '--exclude=src/build/**'];
 const [command, commandArgs] = unit ? [process.execPath, nodeArgs] : [join(ROOT, 'node_modules/.bin/c8'), [...coverage, process.execPath, ...nodeArgs]];
@@ -41,10 +52,24 @@ const seconds = ((performance.now() - startedAt) / 1000).toFixed(1);
 
 if (!unit) console.log(coverageLine());
 const counts = readCounts();
-rmSync(countsDir, { recursive: true, force: true });
+rmSync(runDir, { recursive: true, force: true });
 const skipped = (counts.skipped ?? 0) + (counts.todo ?? 0);
 console.log(`${counts.pass ?? 0} passed, ${counts.fail ?? 0} failed, ${skipped} skipped (${files.length} files${unit ? ', unit tests only' : ''}) in ${seconds} s`);
 process.exit(exitCode);
+
+/**
+ * Writes `count` entry modules that import the files between them (dealt in turn, so slow and
+ * quick files mix) and returns their paths. Node's reporters still name each test's own file.
+ */
+function groupEntries(unitFiles: string[], count: number): string[] {
+  const groups = Array.from({ length: Math.min(count, unitFiles.length) }, () => [] as string[]);
+  unitFiles.forEach((file, index) => groups[index % groups.length]!.push(file));
+  return groups.map((group, index) => {
+    const entry = join(runDir, `unit-group-${index + 1}.mjs`);
+    writeFileSync(entry, group.map((file) => `import ${JSON.stringify(pathToFileURL(resolve(ROOT, file)).href)};\n`).join(''));
+    return entry;
+  });
+}
 
 function testFiles(dir: string): string[] {
   const found: string[] = [];

@@ -1,6 +1,8 @@
 // Errors Node's HTTP parser raises before any route runs, through a real server on raw
 // sockets: bad framing (400), headers too large (431) and a request that never finishes its
 // headers (408) are answered as JSON {"error": …} with an X-Request-Id, and the socket closed.
+// The server's 10 s header deadline is shortened here so the 408 comes within about a second;
+// that the real deadline is about 10 s is measured by test/hostile/sockets.test.ts.
 
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -52,6 +54,7 @@ function assertJsonError(answer: RawAnswer, status: number): void {
 
 test('parser errors are answered as JSON with a request id', { timeout: 60_000 }, async (t) => {
   const server = await startServer(t, { dataDir: null });
+  server.app.server.headersTimeout = 100; // Node checks the deadline once a second (src/http/socket-limits.ts)
   const cases: Array<{ name: string; bytes: string; status: number }> = [
     { name: 'a request line that is not HTTP → 400', bytes: 'GARBAGE\r\n\r\n', status: 400 },
     { name: 'Content-Length and Transfer-Encoding both → 400', bytes: 'POST /v1/listings HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', status: 400 },

@@ -1,28 +1,26 @@
 // GET /readyz: 200 while the store accepts writes; 503 with reasons under an injected disk
 // fault (full disk, fsync error, read-only), back to 200 by itself once the disk recovers;
-// 503 once the server is stopping. /healthz stays 200 throughout (liveness).
+// 503 once the server is stopping. /healthz stays 200 throughout (liveness). The flip test runs
+// the server on a ManualClock and moves it past the one-second probe interval instead of waiting.
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
 import { Readiness } from '../../src/health/readiness.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { FaultyFileSystem } from '../store/fault-fs.ts';
 import { errorWithCode } from '../store/helpers.ts';
 
-/** GET /readyz until it answers `status` (the probe result is kept up to a second). */
-async function readyzUntil(server: TestServer, status: number, timeoutMs = 8000) {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const response = await server.request('GET', '/readyz');
-    if (response.status === status) return response;
-    if (performance.now() > deadline) assert.fail(`/readyz never answered ${status}: ${response.status} ${response.text}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** The probe result is kept for a second: move the server's clock past that, then ask GET /readyz. */
+async function readyzAfterProbeInterval(server: TestServer, clock: ManualClock) {
+  clock.advance(1_000);
+  return server.request('GET', '/readyz');
 }
 
 test('GET /readyz flips to 503 under each injected disk fault and back to 200 when the disk recovers', async (t) => {
   const fileSystem = new FaultyFileSystem();
-  const server = await startServer(t, { fileSystem, expectedServerErrors: [503] });
+  const clock = new ManualClock();
+  const server = await startServer(t, { fileSystem, clock, expectedServerErrors: [503] });
   const ready = await server.request('GET', '/readyz');
   assert.equal(ready.status, 200);
   assert.deepEqual(ready.body, { status: 'ready' });
@@ -32,16 +30,20 @@ test('GET /readyz flips to 503 under each injected disk fault and back to 200 wh
     ['fsync error', { operation: 'sync' as const, error: errorWithCode('EIO', 'EIO: i/o error, fsync') }, /EIO/],
     ['read-only file system', { operation: 'create' as const, error: errorWithCode('EROFS', 'EROFS: read-only file system, open') }, /EROFS/],
   ] as const) {
-    fileSystem.inject(fault);
-    const notReady = await readyzUntil(server, 503);
-    assert.equal(notReady.body.status, 'not_ready', label);
-    assert.ok(Array.isArray(notReady.body.reasons) && notReady.body.reasons.length === 1, label);
-    assert.match(notReady.body.reasons[0], /store does not accept writes/, label);
-    assert.match(notReady.body.reasons[0], pattern, label);
-    assert.equal((await server.request('GET', '/healthz')).status, 200, `${label}: liveness unaffected`);
-    fileSystem.clearFaults();
-    const back = await readyzUntil(server, 200);
-    assert.deepEqual(back.body, { status: 'ready' }, label);
+    await t.test(label, async () => {
+      fileSystem.inject(fault);
+      const notReady = await readyzAfterProbeInterval(server, clock);
+      assert.equal(notReady.status, 503, label);
+      assert.equal(notReady.body.status, 'not_ready', label);
+      assert.ok(Array.isArray(notReady.body.reasons) && notReady.body.reasons.length === 1, label);
+      assert.match(notReady.body.reasons[0], /store does not accept writes/, label);
+      assert.match(notReady.body.reasons[0], pattern, label);
+      assert.equal((await server.request('GET', '/healthz')).status, 200, `${label}: liveness unaffected`);
+      fileSystem.clearFaults();
+      const back = await readyzAfterProbeInterval(server, clock);
+      assert.equal(back.status, 200, label);
+      assert.deepEqual(back.body, { status: 'ready' }, label);
+    });
   }
   // HEAD-less, token-less, and no probe file is left behind.
   const { readdirSync } = await import('node:fs');
