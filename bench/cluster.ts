@@ -1,0 +1,308 @@
+// `npm run bench:cluster`: the figures of many instances, all in one run so they compare.
+//
+//   reads   the cached page GET /v1/listings?limit=20 through nginx (round-robin) in front of
+//           1, 2 and 3 instances sharing one PostgreSQL and one Redis;
+//   writes  durable POST /v1/listings on one instance on PostgreSQL (+ Redis) versus one
+//           file-backed instance (group commit, fsync), and 3 instances on PostgreSQL via nginx.
+//
+// Targets are measured in alternating rounds (each round visits every target, in a rotated
+// order), so a machine that gets busier mid-run weighs on every target alike. With taskset the
+// load generator runs on the last CPU and the instances on the others. PostgreSQL, Redis and
+// nginx are started on temporary directories and free ports (test/helpers/services.ts).
+// Results: bench/results/cluster.json and cluster.md.
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { request } from './api.ts';
+import { chooseGenerator, drive, type GeneratorName, type Measurement } from './drive.ts';
+import { freePort, pinTargetsTo, startChild } from './processes.ts';
+import { median } from './rounds.ts';
+import { startNginx, startPostgres, startRedis, type NginxService } from '../test/helpers/services.ts';
+
+const USAGE = `npm run bench:cluster [-- options]
+  --rounds N               rounds (each visits every target once; default 3)
+  --duration S             seconds per measurement (default 5)   --warmup S  seconds before each (default 1)
+  --connections N          connections for the reads (default 32)
+  --write-connections N    connections for the writes (default 16)
+  --listings N             listings seeded before the reads (default 200)
+  --only reads|writes      one half only
+  --generator wrk|node     load generator (default wrk when installed)
+  --pin auto|off           taskset: generator on the last CPU, everything else on the others (default auto)`;
+
+const REPO_DIR = join(import.meta.dirname, '..');
+const RESULTS_DIR = join(import.meta.dirname, 'results');
+const ADMIN_TOKEN = 'bench-cluster-operator-token-0123456789';
+const READ_PATH = '/v1/listings?limit=20';
+
+interface Target {
+  name: string;
+  baseUrl: string;
+  requestsFile: string;
+  connections: number;
+  /** The API key sent with every request. */
+  key: string;
+}
+
+interface TargetResult {
+  name: string;
+  rounds: Measurement[];
+  median_rps: number;
+  median_p99_ms: number;
+  non2xx: number;
+  socket_errors: number;
+}
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+async function main(): Promise<void> {
+  const { values: options } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '5' },
+      warmup: { type: 'string', default: '1' },
+      connections: { type: 'string', default: '32' },
+      'write-connections': { type: 'string', default: '16' },
+      listings: { type: 'string', default: '200' },
+      only: { type: 'string' },
+      generator: { type: 'string' },
+      pin: { type: 'string', default: 'auto' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (options.help) {
+    log(USAGE);
+    return;
+  }
+  const settings = {
+    rounds: positive(options.rounds, 'rounds'),
+    durationS: positive(options.duration, 'duration'),
+    warmupS: Number(options.warmup),
+    readConnections: positive(options.connections, 'connections'),
+    writeConnections: positive(options['write-connections'], 'write-connections'),
+    listings: positive(options.listings, 'listings'),
+  };
+  const generator = chooseGenerator(options.generator);
+  const pinning = choosePinning(options.pin);
+  pinTargetsTo(pinning?.instances ?? null);
+  const work = mkdtempSync(join(tmpdir(), 'marketplace-bench-cluster-'));
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const cleanups: Array<() => Promise<void>> = [];
+  const measure = (targets: Target[]) => runRounds(targets, settings, generator.name, pinning?.generator ?? null);
+  const results: { reads: TargetResult[] | null; writes: TargetResult[] | null } = { reads: null, writes: null };
+  try {
+    log('Starting PostgreSQL and Redis…');
+    const postgres = await startPostgres();
+    cleanups.push(() => postgres.destroy());
+    const redis = await startRedis();
+    cleanups.push(() => redis.destroy());
+    const startOn = async (name: string, env: Record<string, string>): Promise<string> => {
+      const port = await freePort();
+      const child = await startChild({
+        name,
+        args: ['--import', 'tsx', join(REPO_DIR, 'src/main.ts')],
+        env: { PORT: String(port), HOST: '127.0.0.1', MARKETPLACE_ADMIN_TOKEN: ADMIN_TOKEN, MARKETPLACE_DEMO: '0', ...env },
+        cwd: REPO_DIR,
+        logFile: join(work, `${name}.log`),
+        readyTimeoutMs: 60_000,
+      });
+      cleanups.push(() => child.stop());
+      return `http://127.0.0.1:${port}`;
+    };
+    const onDatabase = (url: string) => ({ DATABASE_URL: url, REDIS_URL: redis.url, DATA_DIR: ':memory:' });
+    const balance = async (upstreams: string[]): Promise<NginxService> => {
+      const nginx = await startNginx(upstreams.map((url) => url.replace('http://', '')));
+      cleanups.push(() => nginx.destroy());
+      return nginx;
+    };
+
+    if (options.only !== 'writes') {
+      log('Reads: 3 instances on one database, nginx in front of 1, 2 and 3 of them…');
+      const url = postgres.createDatabase('bench_reads');
+      const instances: string[] = [];
+      for (let index = 1; index <= 3; index += 1) instances.push(await startOn(`read-instance-${index}`, onDatabase(url)));
+      const key = await seedReads(instances, settings.listings);
+      const readsFile = join(work, 'reads.txt');
+      writeFileSync(readsFile, `GET\t${READ_PATH}\n`);
+      const targets: Target[] = [];
+      for (const count of [1, 2, 3]) {
+        const nginx = await balance(instances.slice(0, count));
+        targets.push({ name: `${count} instance${count === 1 ? '' : 's'}`, baseUrl: nginx.url, requestsFile: readsFile, connections: settings.readConnections, key });
+      }
+      results.reads = await measure(targets);
+    }
+
+    if (options.only !== 'reads') {
+      log('Writes: POST /v1/listings on the file store, on PostgreSQL, and on 3 PostgreSQL instances via nginx…');
+      const fileDir = join(work, 'file-store');
+      const fileUrl = await startOn('write-file', { DATA_DIR: fileDir });
+      const databaseUrl = postgres.createDatabase('bench_writes');
+      const pgUrl = await startOn('write-postgres-1', onDatabase(databaseUrl));
+      const more = [await startOn('write-postgres-2', onDatabase(databaseUrl)), await startOn('write-postgres-3', onDatabase(databaseUrl))];
+      const nginx = await balance([pgUrl, ...more]);
+      const writesFile = join(work, 'writes.txt');
+      writeFileSync(
+        writesFile,
+        Array.from({ length: 100 }, (_unused, index) => `POST\t/v1/listings\t${JSON.stringify({ title: `Bench listing ${index}`, description: 'Written by the cluster benchmark.', type: 'TOOL', price: index, tags: ['bench'] })}\n`).join(''),
+      );
+      const fileKey = await userKey(fileUrl);
+      const pgKey = await userKey(pgUrl);
+      await waitUntil(async () => (await Promise.all(more.map((base) => request(`${base}/v1/listings`, { headers: bearer(pgKey) })))).every((answer) => answer.status === 200));
+      const target = (name: string, baseUrl: string, key: string): Target => ({ name, baseUrl, requestsFile: writesFile, connections: settings.writeConnections, key });
+      results.writes = await measure([
+        target('file store, 1 instance', fileUrl, fileKey),
+        target('PostgreSQL, 1 instance', pgUrl, pgKey),
+        target('PostgreSQL, 3 instances via nginx', nginx.url, pgKey),
+      ]);
+    }
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const report = {
+    kind: 'cluster',
+    started_at: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model.trim() ?? 'unknown', memory_gib: Math.round(totalmem() / 1073741824), node: process.version, platform: `${platform()} ${release()}`, load_average: loadavg() },
+    generator,
+    settings: { ...settings, pinning },
+    git_commit: gitCommit(),
+    reads: results.reads,
+    writes: results.writes,
+  };
+  writeFileSync(join(RESULTS_DIR, 'cluster.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const markdown = clusterMarkdown(report);
+  writeFileSync(join(RESULTS_DIR, 'cluster.md'), markdown);
+  log(`\n${markdown}\nWritten: bench/results/cluster.json and cluster.md`);
+}
+
+/** A creator and a key (no practical limit) made on the first instance, and `count` listings; resolves once every instance serves them. */
+async function seedReads(instances: string[], count: number): Promise<string> {
+  const key = await userKey(instances[0]!);
+  for (let index = 0; index < count; index += 1) {
+    const made = await request(`${instances[0]}/v1/listings`, {
+      method: 'POST',
+      headers: bearer(key),
+      body: { title: `Seeded listing ${index}`, description: 'A listing for the cluster benchmark.', type: 'TOOL', price: index % 50, tags: ['bench', `tag${index % 7}`] },
+    });
+    if (made.status !== 201) throw new Error(`seeding: POST /v1/listings answered ${made.status}: ${made.body.slice(0, 200)}`);
+  }
+  await waitUntil(async () => {
+    const answers = await Promise.all(instances.map((base) => request(`${base}${READ_PATH}`, { headers: bearer(key) })));
+    return answers.every((answer) => answer.status === 200 && (JSON.parse(answer.body) as { pagination: { total: number } }).pagination.total === count);
+  });
+  return key;
+}
+
+async function userKey(baseUrl: string): Promise<string> {
+  const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+  const user = await request(`${baseUrl}/admin/v1/users`, { method: 'POST', headers: admin, body: { name: 'Bench creator', role: 'creator' } });
+  if (user.status !== 201) throw new Error(`POST /admin/v1/users answered ${user.status}: ${user.body.slice(0, 200)}`);
+  const userId = (JSON.parse(user.body) as { data: { id: string } }).data.id;
+  const key = await request(`${baseUrl}/admin/v1/keys`, {
+    method: 'POST',
+    headers: admin,
+    body: { user_id: userId, name: 'bench', permissions: ['read:listings', 'write:listings'], rate_limit: 1_000_000, prefix: 'mk' },
+  });
+  if (key.status !== 201) throw new Error(`POST /admin/v1/keys answered ${key.status}: ${key.body.slice(0, 200)}`);
+  return (JSON.parse(key.body) as { data: { key: string } }).data.key;
+}
+
+/** Every round measures every target once, starting one target later each round. */
+async function runRounds(targets: Target[], settings: { rounds: number; durationS: number; warmupS: number }, generator: GeneratorName, generatorCpus: string | null): Promise<TargetResult[]> {
+  const rounds = new Map<string, Measurement[]>(targets.map((target) => [target.name, []]));
+  for (let round = 0; round < settings.rounds; round += 1) {
+    for (let step = 0; step < targets.length; step += 1) {
+      const target = targets[(round + step) % targets.length]!;
+      const common = { generator, baseUrl: target.baseUrl, requestsFile: target.requestsFile, headers: [`Authorization: Bearer ${target.key}`], connections: target.connections, cpus: generatorCpus };
+      if (settings.warmupS > 0) await drive({ ...common, durationS: settings.warmupS });
+      const measured = await drive({ ...common, durationS: settings.durationS });
+      rounds.get(target.name)!.push(measured);
+      log(`  round ${round + 1}, ${target.name}: ${measured.rps} req/s, p99 ${measured.p99Ms.toFixed(1)} ms${measured.non2xx + measured.socketErrors > 0 ? `, ${measured.non2xx} non-2xx, ${measured.socketErrors} socket errors` : ''}`);
+    }
+  }
+  return targets.map((target) => {
+    const measured = rounds.get(target.name)!;
+    return {
+      name: target.name,
+      rounds: measured,
+      median_rps: median(measured.map((one) => one.rps)),
+      median_p99_ms: median(measured.map((one) => one.p99Ms)),
+      non2xx: measured.reduce((sum, one) => sum + one.non2xx, 0),
+      socket_errors: measured.reduce((sum, one) => sum + one.socketErrors, 0),
+    };
+  });
+}
+
+function clusterMarkdown(report: { machine: { cpus: number; cpu_model: string; load_average: number[] }; generator: { version: string }; settings: { rounds: number; durationS: number; readConnections: number; writeConnections: number; pinning: { instances: string; generator: string } | null }; git_commit: string | null; reads: TargetResult[] | null; writes: TargetResult[] | null }): string {
+  const table = (title: string, rows: TargetResult[], connections: number) => {
+    const base = rows[0]!.median_rps;
+    return [
+      `### ${title} (${connections} connections, median of ${report.settings.rounds} rounds of ${report.settings.durationS} s)`,
+      '',
+      `| target | req/s (median) | × ${rows[0]!.name} | p99 ms (median) | req/s per round | non-2xx | socket errors |`,
+      '|---|---:|---:|---:|---|---:|---:|',
+      ...rows.map((row) => `| ${row.name} | ${Math.round(row.median_rps)} | ${(row.median_rps / base).toFixed(2)} | ${row.median_p99_ms.toFixed(1)} | ${row.rounds.map((one) => one.rps).join(', ')} | ${row.non2xx} | ${row.socket_errors} |`),
+      '',
+    ].join('\n');
+  };
+  const lines = [
+    '## Many instances: cached reads through nginx, durable writes',
+    '',
+    `${report.machine.cpus} × ${report.machine.cpu_model}, load average at the end ${report.machine.load_average.map((value) => value.toFixed(2)).join(' / ')}; ` +
+      `${report.generator.version}; pinning: ${report.settings.pinning === null ? 'off' : `instances on CPUs ${report.settings.pinning.instances}, generator on ${report.settings.pinning.generator}`}; commit ${report.git_commit?.slice(0, 12) ?? 'unknown'}.`,
+    '',
+  ];
+  if (report.reads) lines.push(table(`GET ${READ_PATH} (cached page) through nginx round-robin`, report.reads, report.settings.readConnections));
+  if (report.writes) lines.push(table('POST /v1/listings (durable: fsync / PostgreSQL commit before the answer)', report.writes, report.settings.writeConnections));
+  lines.push('Every instance of a run shares the same CPUs as PostgreSQL, Redis and nginx: more instances help only where there are cores to spare.', '');
+  return lines.join('\n');
+}
+
+/** Generator on the last CPU, everything else on the others; null without taskset or with one CPU. */
+function choosePinning(wanted: string | undefined): { instances: string; generator: string } | null {
+  if (wanted === 'off') return null;
+  const count = cpus().length;
+  if (count < 2) return null;
+  try {
+    execFileSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  return { instances: count === 2 ? '0' : `0-${count - 2}`, generator: String(count - 1) };
+}
+
+function bearer(key: string): Record<string, string> {
+  return { Authorization: `Bearer ${key}` };
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not so within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function positive(text: string | undefined, name: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+function gitCommit(): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:cluster failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
