@@ -87,9 +87,11 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
         created_at: now,
         updated_at: now,
       };
+      // Serialised once, for the answer and the log line.
+      const json = JSON.stringify(listing);
       return {
-        ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing }, ...outbox.eventOps('listing.created', listing.owner_id, listing)],
-        reply: { status: 201, body: { data: listing } },
+        ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing, json }, ...outbox.eventOps('listing.created', listing.owner_id, listing)],
+        reply: { status: 201, bytes: Buffer.from(`{"data":${json}}`) },
       };
     });
   }

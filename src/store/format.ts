@@ -12,7 +12,8 @@ export interface StoredRecord {
 }
 
 export type WriteOp =
-  | { op: 'put'; collection: string; id: string; data: StoredRecord }
+  /** `json`: JSON.stringify(data), when the writer made it anyway (for its answer); the log line reuses it. */
+  | { op: 'put'; collection: string; id: string; data: StoredRecord; json?: string }
   | { op: 'del'; collection: string; id: string };
 
 interface PutLine {
@@ -37,8 +38,14 @@ export function headerLine(createdAtIso: string): string {
 
 /** One line for one write: a batch envelope when several ops must be atomic. */
 export function encodeWrite(ops: readonly WriteOp[]): string {
-  if (ops.length === 1) return JSON.stringify(toLine(ops[0]!)) + '\n';
-  return JSON.stringify({ op: 'batch', ops: ops.map(toLine) }) + '\n';
+  if (ops.length === 1) return opText(ops[0]!) + '\n';
+  return `{"op":"batch","ops":[${ops.map(opText).join(',')}]}\n`;
+}
+
+/** JSON.stringify(toLine(op)), reusing the record's JSON text when the writer gave it. */
+function opText(op: WriteOp): string {
+  if (op.op === 'put' && op.json !== undefined) return `{"op":"put","c":${JSON.stringify(op.collection)},"id":${JSON.stringify(op.id)},"d":${op.json}}`;
+  return JSON.stringify(toLine(op));
 }
 
 function toLine(op: WriteOp): PutLine | DelLine {

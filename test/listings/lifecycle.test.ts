@@ -111,3 +111,27 @@ test('concurrent repeats of one Idempotency-Key create one listing', async (t) =
   for (const answer of answers) assert.ok(answer.status === 201 || answer.status === 409, `${answer.status} ${answer.text}`);
   assert.equal((await server.request('GET', '/v1/listings', { key })).body.pagination.total, 1);
 });
+
+test('created listings read back after a restart exactly as their 201 answered, alone or written with an Idempotency-Key record', async (t) => {
+  const dataDir = temporaryDir(t);
+  const first = await startServer(null, { dataDir });
+  const { key } = await first.userWithKey('creator', WRITE);
+  // Concurrent, so several share a batch; odd ones carry an Idempotency-Key (two records in one line).
+  const bodies = Array.from({ length: 30 }, (_, index) => ({ title: `Listing "${index}" \u2028 é`, type: 'SKILL', price: index + 0.5, tags: [`t${index}`], description: 'x\\y\n' }));
+  const created = await Promise.all(
+    bodies.map((body, index) => first.request('POST', '/v1/listings', { key, body, headers: index % 2 === 1 ? { 'idempotency-key': `restart-read-${index}` } : {} })),
+  );
+  for (const answer of created) assert.equal(answer.status, 201, answer.text);
+  await first.close();
+  const second = await startServer(t, { dataDir });
+  for (const [index, answer] of created.entries()) {
+    const read = await second.request('GET', `/v1/listings/${answer.body.data.id}`, { key });
+    assert.deepEqual(read.body.data, answer.body.data);
+    assert.equal(answer.body.data.title, bodies[index]!.title);
+    if (index % 2 === 1) {
+      const replay = await second.request('POST', '/v1/listings', { key, body: bodies[index], headers: { 'idempotency-key': `restart-read-${index}` } });
+      assert.equal(replay.text, answer.text, 'the replay is the first answer, byte for byte');
+    }
+  }
+  assert.equal((await second.request('GET', '/v1/listings', { key })).body.pagination.total, 30);
+});
