@@ -42,6 +42,14 @@ export class ManualClock implements Clock {
   }
 }
 
+let lastIsoMs = Number.NaN;
+let lastIsoText = '';
+
+/** The ISO 8601 text of `ms`; writes decided together mostly share a millisecond, so the last one is kept. */
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastIsoMs) {
+    lastIsoText = new Date(ms).toISOString();
+    lastIsoMs = ms;
+  }
+  return lastIsoText;
 }
