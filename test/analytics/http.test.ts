@@ -128,9 +128,11 @@ test('bad usage queries are 400 with a message naming the parameter', async (t) 
     ['from=2026-01-01&from=2026-01-02', /more than once/],
   ];
   for (const [query, message] of cases) {
-    const response = await server.request('GET', `/v1/analytics/usage?${query}`, { key });
-    assert.equal(response.status, 400, `${query} → 400`);
-    assert.match(response.body.error, message, query);
+    await t.test(`?${query} → 400`, async () => {
+      const response = await server.request('GET', `/v1/analytics/usage?${query}`, { key });
+      assert.equal(response.status, 400, `${query} → 400`);
+      assert.match(response.body.error, message, query);
+    });
   }
   // An offset is fine (an unencoded "+" arrives as a space, and is understood).
   const offset = await server.request('GET', '/v1/analytics/usage?from=2026-01-01T12:00:00+02:00&to=2026-01-01T14:00:00%2B02:00', { key });
@@ -142,9 +144,11 @@ test('the analytics routes need read:analytics', async (t) => {
   const server = await startServer(t);
   const { key } = await server.userWithKey('creator', ['read:listings']);
   for (const path of ['/v1/analytics/usage', '/v1/analytics/listings']) {
-    const response = await server.request('GET', path, { key });
-    assert.equal(response.status, 403);
-    assert.ok(response.body.required.includes('read:analytics'));
+    await t.test(`GET ${path} → 403`, async () => {
+      const response = await server.request('GET', path, { key });
+      assert.equal(response.status, 403);
+      assert.ok(response.body.required.includes('read:analytics'));
+    });
   }
 });
 
@@ -240,7 +244,9 @@ test('GET /v1/analytics/listings: views and impressions of your own listings onl
   assert.deepEqual(allTime.body.data[0], { listing_id: first, title: 'First', status: 'archived', views: 4, impressions: 4 });
 
   for (const query of ['sort=price', 'limit=0', 'q=x', 'from=soon', 'from=2026-01-02&to=2026-01-01']) {
-    assert.equal((await server.request('GET', `/v1/analytics/listings?${query}`, { key: creator.key })).status, 400, query);
+    await t.test(`GET /v1/analytics/listings?${query} → 400`, async () => {
+      assert.equal((await server.request('GET', `/v1/analytics/listings?${query}`, { key: creator.key })).status, 400, query);
+    });
   }
 });
 

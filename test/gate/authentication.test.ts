@@ -30,8 +30,10 @@ test('the key is accepted as Bearer in any case, as a raw Authorization, or as X
     ['X-API-Key', { 'x-api-key': key }],
   ];
   for (const [label, headers] of forms) {
-    const response = await server.request('GET', '/v1/users/me', { headers });
-    assert.equal(response.status, 200, `${label}: ${response.text}`);
+    await t.test(label, async () => {
+      const response = await server.request('GET', '/v1/users/me', { headers });
+      assert.equal(response.status, 200, `${label}: ${response.text}`);
+    });
   }
 });
 
@@ -76,8 +78,10 @@ test('every 401 case answers with error and hint', async (t) => {
     ['wrong method on a known path', '/v1/users/me', {}],
   ];
   for (const [label, path, headers] of cases) {
-    const method = label === 'wrong method on a known path' ? 'PATCH' : 'GET';
-    assertUnauthorized(await server.request(method, path, { headers }), label);
+    await t.test(label, async () => {
+      const method = label === 'wrong method on a known path' ? 'PATCH' : 'GET';
+      assertUnauthorized(await server.request(method, path, { headers }), label);
+    });
   }
 
   // Revoked: refused on known and unknown paths alike.

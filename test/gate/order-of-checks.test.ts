@@ -16,9 +16,11 @@ test('401 comes before everything: a bad key on an unknown path, a wrong method 
     ['DELETE', '/v1/listings/lst_missing', undefined],
   ];
   for (const [method, path, body] of cases) {
-    const response = await server.request(method, path, { key: 'mk_wrong', body });
-    assert.equal(response.status, 401, `${method} ${path}`);
-    assert.equal(response.headers.get('allow'), null);
+    await t.test(`${method} ${path}${body === undefined ? '' : ' with a bad body'}`, async () => {
+      const response = await server.request(method, path, { key: 'mk_wrong', body });
+      assert.equal(response.status, 401, `${method} ${path}`);
+      assert.equal(response.headers.get('allow'), null);
+    });
   }
 });
 
@@ -27,16 +29,18 @@ test('429 comes before 404, 405, 403 and 400', async (t) => {
   const server = await startServer(t, { clock, dataDir: null });
   const { key } = await server.userWithKey('member', ['read:users'], 1);
   assert.equal((await server.request('GET', '/v1/users/me', { key })).status, 200);
-  const cases: Array<[string, string, unknown]> = [
-    ['GET', '/v1/no/such/path', undefined], // would be 404
-    ['PATCH', '/v1/listings', undefined], // would be 405
-    ['GET', '/v1/listings', undefined], // would be 403
-    ['PUT', '/v1/users/me', { website: 42 }], // would be 403 (no write:users), then 400
+  const cases: Array<[string, string, unknown, string]> = [
+    ['GET', '/v1/no/such/path', undefined, '404'],
+    ['PATCH', '/v1/listings', undefined, '405'],
+    ['GET', '/v1/listings', undefined, '403'],
+    ['PUT', '/v1/users/me', { website: 42 }, '403 (no write:users), then 400'],
   ];
-  for (const [method, path, body] of cases) {
-    const response = await server.request(method, path, { key, body });
-    assert.equal(response.status, 429, `${method} ${path}: ${response.text}`);
-    assert.equal(response.headers.get('allow'), null);
+  for (const [method, path, body, otherwise] of cases) {
+    await t.test(`${method} ${path} (would be ${otherwise}) → 429`, async () => {
+      const response = await server.request(method, path, { key, body });
+      assert.equal(response.status, 429, `${method} ${path}: ${response.text}`);
+      assert.equal(response.headers.get('allow'), null);
+    });
   }
   // But a missing key is still 401, not 429: the limit belongs to a key.
   assert.equal((await server.request('GET', '/v1/users/me')).status, 401);
@@ -63,18 +67,20 @@ test('404 and 405 come before 403: a key without permission learns the route is 
 test('403 (permission) comes before 400, 413 and 415: a key without permission posting a bad body', async (t) => {
   const server = await startServer(t, { dataDir: null });
   const { key } = await server.userWithKey('creator', ['read:listings']);
-  const cases: Array<[string, string, { body?: unknown; rawBody?: string; headers?: Record<string, string> }]> = [
-    ['POST', '/v1/listings', { body: { title: '', price: -1 } }],
-    ['POST', '/v1/listings', { rawBody: '{"title": ', headers: { 'content-type': 'application/json' } }],
-    ['POST', '/v1/listings', { rawBody: 'title=x', headers: { 'content-type': 'text/plain' } }],
-    ['POST', '/v1/listings', { rawBody: JSON.stringify({ title: 'x'.repeat(70 * 1024) }), headers: { 'content-type': 'application/json' } }],
-    ['PUT', '/v1/listings/lst_missing', { body: { price: 'free' } }],
-    ['PUT', '/v1/users/me', { body: { website: 42 } }],
+  const cases: Array<[string, string, string, { body?: unknown; rawBody?: string; headers?: Record<string, string> }]> = [
+    ['POST', '/v1/listings', 'invalid fields (400)', { body: { title: '', price: -1 } }],
+    ['POST', '/v1/listings', 'unfinished JSON (400)', { rawBody: '{"title": ', headers: { 'content-type': 'application/json' } }],
+    ['POST', '/v1/listings', 'text/plain (415)', { rawBody: 'title=x', headers: { 'content-type': 'text/plain' } }],
+    ['POST', '/v1/listings', '70 KiB (413)', { rawBody: JSON.stringify({ title: 'x'.repeat(70 * 1024) }), headers: { 'content-type': 'application/json' } }],
+    ['PUT', '/v1/listings/lst_missing', 'a bad price for a missing listing (400, 404)', { body: { price: 'free' } }],
+    ['PUT', '/v1/users/me', 'a bad website (400)', { body: { website: 42 } }],
   ];
-  for (const [method, path, options] of cases) {
-    const response = await server.request(method, path, { key, ...options });
-    assert.equal(response.status, 403, `${method} ${path}: ${response.text}`);
-    assert.ok(Array.isArray(response.body.required));
+  for (const [method, path, badBody, options] of cases) {
+    await t.test(`${method} ${path}, ${badBody} → 403`, async () => {
+      const response = await server.request(method, path, { key, ...options });
+      assert.equal(response.status, 403, `${method} ${path}: ${response.text}`);
+      assert.ok(Array.isArray(response.body.required));
+    });
   }
 });
 

@@ -66,12 +66,14 @@ test('every permission form, over HTTP', async (t) => {
     [['read:analytics', 'read:webhooks', 'write:webhooks'], 'GET', '/v1/listings', undefined, 403],
   ];
   for (const [entries, method, path, body, expected] of cases) {
-    const key = await keyWith(entries);
-    const response = await server.request(method, path, { key, body });
-    const label = `${JSON.stringify(entries)} ${method} ${path}: ${response.text}`;
-    assert.equal(response.status, expected === 'owner' ? 403 : expected, label);
-    if (expected === 403) assert.ok(Array.isArray(response.body.required), `a permission 403 says what is required; ${label}`);
-    if (expected === 'owner') assert.equal(response.body.required, undefined, label);
+    await t.test(`${entries.join(', ')}: ${method} ${path} → ${expected === 'owner' ? "403 (another's)" : expected}`, async () => {
+      const key = await keyWith(entries);
+      const response = await server.request(method, path, { key, body });
+      const label = `${JSON.stringify(entries)} ${method} ${path}: ${response.text}`;
+      assert.equal(response.status, expected === 'owner' ? 403 : expected, label);
+      if (expected === 403) assert.ok(Array.isArray(response.body.required), `a permission 403 says what is required; ${label}`);
+      if (expected === 'owner') assert.equal(response.body.required, undefined, label);
+    });
   }
 
   // The owner's own key with write:listings may change and archive; a PUT route entry is enough.
@@ -93,19 +95,23 @@ test('403 bodies name the route entry and the scope that would have allowed the 
     ['PUT', '/v1/users/me', ['PUT /v1/users/me', 'write:users']],
   ];
   for (const [method, path, required] of cases) {
-    const response = await server.request(method, path, { key });
-    assertForbidden(response, required, `${method} ${path}`);
-    assert.ok(response.body.error.includes(required[0]!), `the message names ${required[0]}: ${response.body.error}`);
-    assert.equal(response.body.request_id, response.headers.get('x-request-id'));
+    await t.test(`${method} ${path}`, async () => {
+      const response = await server.request(method, path, { key });
+      assertForbidden(response, required, `${method} ${path}`);
+      assert.ok(response.body.error.includes(required[0]!), `the message names ${required[0]}: ${response.body.error}`);
+      assert.equal(response.body.request_id, response.headers.get('x-request-id'));
+    });
   }
   // The routes that exist now for other resources answer the same way.
   const { key: listingsOnly } = await server.userWithKey('member', ['read:listings']);
   const otherRoutes = server.app.apiRoutes.filter((candidate) => candidate.resource === 'webhooks' || candidate.resource === 'analytics');
   assert.ok(otherRoutes.some((route) => route.method === 'GET' && route.pattern === '/v1/webhooks'), 'GET /v1/webhooks is registered');
   for (const route of otherRoutes) {
-    const path = route.pattern.replace(/:[A-Za-z_]+/g, 'made_up_1');
-    const scope = `${route.method === 'GET' ? 'read' : 'write'}:${route.resource}`;
-    assertForbidden(await server.request(route.method, path, { key: listingsOnly }), [`${route.method} ${route.pattern}`, scope], `${route.method} ${path}`);
+    await t.test(`${route.method} ${route.pattern}`, async () => {
+      const path = route.pattern.replace(/:[A-Za-z_]+/g, 'made_up_1');
+      const scope = `${route.method === 'GET' ? 'read' : 'write'}:${route.resource}`;
+      assertForbidden(await server.request(route.method, path, { key: listingsOnly }), [`${route.method} ${route.pattern}`, scope], `${route.method} ${path}`);
+    });
   }
 });
 
@@ -153,11 +159,13 @@ test('POST and PATCH of keys refuse malformed permission entries with 400 and ma
     [''],
   ];
   for (const permissions of bad) {
-    const created = await server.admin('POST', '/admin/v1/keys', { user_id: user.id, permissions });
-    assert.equal(created.status, 400, `POST ${JSON.stringify(permissions)}: ${created.text}`);
-    assert.ok(created.body.details?.permissions, `POST ${JSON.stringify(permissions)} names the field`);
-    const patched = await server.admin('PATCH', `/admin/v1/keys/${made.id}`, { permissions });
-    assert.equal(patched.status, 400, `PATCH ${JSON.stringify(permissions)}: ${patched.text}`);
+    await t.test(`permissions: ${JSON.stringify(permissions)} → 400`, async () => {
+      const created = await server.admin('POST', '/admin/v1/keys', { user_id: user.id, permissions });
+      assert.equal(created.status, 400, `POST ${JSON.stringify(permissions)}: ${created.text}`);
+      assert.ok(created.body.details?.permissions, `POST ${JSON.stringify(permissions)} names the field`);
+      const patched = await server.admin('PATCH', `/admin/v1/keys/${made.id}`, { permissions });
+      assert.equal(patched.status, 400, `PATCH ${JSON.stringify(permissions)}: ${patched.text}`);
+    });
   }
   const keys = await server.admin('GET', `/admin/v1/keys?user_id=${user.id}`);
   assert.equal(keys.body.data.length, 1, 'no key was made by a refused request');

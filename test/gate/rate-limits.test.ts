@@ -38,13 +38,13 @@ test('rate-limit headers on 2xx, 403, 404, 405, 400 and 429, with the real clock
     ['404 listing', await server.request('GET', '/v1/listings/lst_missing', { key }), 404],
     ['429', await server.request('GET', '/v1/listings', { key }), 429],
   ];
-  let expectedRemaining = 5;
-  for (const [label, response, status] of responses) {
-    assert.equal(response.status, status, `${label}: ${response.text}`);
-    assertQuotaHeaders(response, Date.now(), label);
-    assert.equal(quota(response).limit, 6, label);
-    assert.equal(quota(response).remaining, Math.max(0, expectedRemaining), `${label}: every status counts`);
-    expectedRemaining -= 1;
+  for (const [index, [label, response, status]] of responses.entries()) {
+    await t.test(`${label}: quota headers, remaining ${Math.max(0, 5 - index)}`, () => {
+      assert.equal(response.status, status, `${label}: ${response.text}`);
+      assertQuotaHeaders(response, Date.now(), label);
+      assert.equal(quota(response).limit, 6, label);
+      assert.equal(quota(response).remaining, Math.max(0, 5 - index), `${label}: every status counts`);
+    });
   }
   const limited = responses.at(-1)![1];
   assert.match(limited.body.error, /rate limit/i);
@@ -155,8 +155,10 @@ test('a rate_limit change through PATCH counts on the very next request', async 
   assert.equal(lowered.headers.get('retry-after'), '60');
 
   for (const bad of [0, -1, 1.5, '10', null, 1_000_001]) {
-    const refused = await server.admin('PATCH', `/admin/v1/keys/${keyId}`, { rate_limit: bad });
-    assert.equal(refused.status, 400, `rate_limit ${JSON.stringify(bad)}`);
+    await t.test(`rate_limit ${JSON.stringify(bad)} → 400`, async () => {
+      const refused = await server.admin('PATCH', `/admin/v1/keys/${keyId}`, { rate_limit: bad });
+      assert.equal(refused.status, 400, `rate_limit ${JSON.stringify(bad)}`);
+    });
   }
 });
 

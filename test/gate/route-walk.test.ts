@@ -35,7 +35,7 @@ test('every /v1 route refuses keys without its permission, and admits keys with 
     const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
     const required = [name, scopeOf(route)];
 
-    await t.test(`${name} (as ${route.method} ${path})`, async () => {
+    await t.test(`${name} (as ${route.method} ${path})`, async (routeTest) => {
       // Keys that may do other things, but not this.
       const unrelatedRoute = routes.find((other) => other.resource !== route.resource) ?? routes.find((other) => other !== route)!;
       const refusedKeys: Array<[string, string[]]> = [
@@ -46,22 +46,26 @@ test('every /v1 route refuses keys without its permission, and admits keys with 
       ];
       for (const [label, permissions] of refusedKeys) {
         if (permissions.length === 0) continue;
-        const response = await server.request(route.method, path, { key: await keyFor(permissions), body });
-        assert.equal(response.status, 403, `${label} ${JSON.stringify(permissions)}: ${response.text}`);
-        assert.ok(Array.isArray(response.body.required), `${label}: 403 body has required`);
-        assert.ok(response.body.required.includes(name), `${label}: required names ${name}: ${JSON.stringify(response.body.required)}`);
-        assert.ok(response.body.required.includes(scopeOf(route)), `${label}: required names ${scopeOf(route)}`);
-        assert.deepEqual(response.body.required, required);
-        // The gate still counted the request against the key.
-        assert.ok(response.headers.get('x-ratelimit-remaining') !== null);
+        await routeTest.test(`refused to ${label}`, async () => {
+          const response = await server.request(route.method, path, { key: await keyFor(permissions), body });
+          assert.equal(response.status, 403, `${label} ${JSON.stringify(permissions)}: ${response.text}`);
+          assert.ok(Array.isArray(response.body.required), `${label}: 403 body has required`);
+          assert.ok(response.body.required.includes(name), `${label}: required names ${name}: ${JSON.stringify(response.body.required)}`);
+          assert.ok(response.body.required.includes(scopeOf(route)), `${label}: required names ${scopeOf(route)}`);
+          assert.deepEqual(response.body.required, required);
+          // The gate still counted the request against the key.
+          assert.ok(response.headers.get('x-ratelimit-remaining') !== null);
+        });
       }
 
       // Each entry in `required` really does let the request past the permission check (it
       // may then fail input, ownership or state checks, but not with a permission 403).
       for (const entry of required) {
-        const response = await server.request(route.method, path, { key: await keyFor([entry]), body });
-        assert.ok(!(response.status === 403 && response.body.required), `${entry} admits ${route.method} ${path}: ${response.status} ${response.text}`);
-        assert.ok(response.status !== 401 && response.status !== 405, `${entry}: ${response.status}`);
+        await routeTest.test(`admitted by ${entry}`, async () => {
+          const response = await server.request(route.method, path, { key: await keyFor([entry]), body });
+          assert.ok(!(response.status === 403 && response.body.required), `${entry} admits ${route.method} ${path}: ${response.status} ${response.text}`);
+          assert.ok(response.status !== 401 && response.status !== 405, `${entry}: ${response.status}`);
+        });
       }
     });
   }
