@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { KEYS, USERS, type KeyRecord, type UserRecord } from '../../src/domain/records.ts';
 import type { ChangeEvent, Store } from '../../src/store/store.ts';
 
-test('presentedKey: Bearer in any case, a raw Authorization, or X-API-Key; Authorization wins', () => {
+test('presentedKey: Bearer in any case, a raw Authorization, or X-API-Key; Authorization wins', async (t) => {
   const cases: Array<[Record<string, string>, string | null]> = [
     [{ authorization: 'Bearer mk_abc' }, 'mk_abc'],
     [{ authorization: 'bearer mk_abc' }, 'mk_abc'],
@@ -25,7 +25,11 @@ test('presentedKey: Bearer in any case, a raw Authorization, or X-API-Key; Autho
     [{ authorization: 'Basic dXNlcjpwYXNz' }, 'Basic dXNlcjpwYXNz'],
     [{}, null],
   ];
-  for (const [headers, expected] of cases) assert.equal(presentedKey(headers), expected, JSON.stringify(headers));
+  for (const [headers, expected] of cases) {
+    await t.test(JSON.stringify(headers), async () => {
+      assert.equal(presentedKey(headers), expected, JSON.stringify(headers));
+    });
+  }
 });
 
 /** A store holding one user and the given keys, counting look-ups, with change events on demand. */

@@ -106,30 +106,32 @@ test('a body that arrives in pieces is read whole, with Content-Length or chunke
   const body = JSON.stringify({ name: 'Pieces', bio: 'é'.repeat(400) });
   const bytes = Buffer.from(body);
   for (const framing of ['content-length', 'chunked'] as const) {
-    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const headers: Record<string, string> = { 'content-type': 'application/json', authorization: 'Bearer test-operator-token-0123456789' };
-      if (framing === 'content-length') headers['content-length'] = String(bytes.length);
-      const request = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/admin/v1/users', headers }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode!, text: Buffer.concat(chunks).toString() }));
+    await t.test(framing, async () => {
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const headers: Record<string, string> = { 'content-type': 'application/json', authorization: 'Bearer test-operator-token-0123456789' };
+        if (framing === 'content-length') headers['content-length'] = String(bytes.length);
+        const request = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path: '/admin/v1/users', headers }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, text: Buffer.concat(chunks).toString() }));
+        });
+        request.on('error', reject);
+        // Cut inside a two-byte character, with pauses, so the pieces arrive as separate reads.
+        const cuts = [0, 101, 401, 701, bytes.length];
+        let piece = 0;
+        const next = (): void => {
+          request.write(bytes.subarray(cuts[piece]!, cuts[piece + 1]!));
+          piece += 1;
+          if (piece < cuts.length - 1) setTimeout(next, 20);
+          else request.end();
+        };
+        next();
       });
-      request.on('error', reject);
-      // Cut inside a two-byte character, with pauses, so the pieces arrive as separate reads.
-      const cuts = [0, 101, 401, 701, bytes.length];
-      let piece = 0;
-      const next = (): void => {
-        request.write(bytes.subarray(cuts[piece]!, cuts[piece + 1]!));
-        piece += 1;
-        if (piece < cuts.length - 1) setTimeout(next, 20);
-        else request.end();
-      };
-      next();
+      assert.equal(answer.status, 201, answer.text);
+      const created = JSON.parse(answer.text) as { data: { id: string; name: string; bio: string } };
+      assert.equal(created.data.name, 'Pieces');
+      assert.equal(created.data.bio, 'é'.repeat(400), `${framing}: the bio came through whole`);
     });
-    assert.equal(answer.status, 201, answer.text);
-    const created = JSON.parse(answer.text) as { data: { id: string; name: string; bio: string } };
-    assert.equal(created.data.name, 'Pieces');
-    assert.equal(created.data.bio, 'é'.repeat(400), `${framing}: the bio came through whole`);
   }
   const users = await server.admin('GET', '/admin/v1/users');
   assert.equal(users.body.pagination.total, 2);

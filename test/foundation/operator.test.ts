@@ -35,9 +35,11 @@ test('user creation is validated and changes nothing when refused', async (t) =>
     ['unknown field', { name: 'x', is_admin: true }, 'is_admin'],
   ];
   for (const [name, body, field] of cases) {
-    const response = await server.admin('POST', '/admin/v1/users', body);
-    assert.equal(response.status, 400, name);
-    assert.ok(field in response.body.details, `${name}: details name ${field}`);
+    await t.test(name, async () => {
+      const response = await server.admin('POST', '/admin/v1/users', body);
+      assert.equal(response.status, 400, name);
+      assert.ok(field in response.body.details, `${name}: details name ${field}`);
+    });
   }
   await server.admin('POST', '/admin/v1/users', { name: 'Ada', email: 'ada@example.com' });
   const duplicate = await server.admin('POST', '/admin/v1/users', { name: 'Other', email: 'ada@example.com' });
@@ -96,9 +98,11 @@ test('key creation is validated: unknown user, bad permission entries, rate_limi
     ['bad prefix', { user_id: user.id, prefix: 'test' }, 'prefix'],
   ];
   for (const [name, body, field] of cases) {
-    const response = await server.admin('POST', '/admin/v1/keys', body);
-    assert.equal(response.status, 400, name);
-    assert.ok(field in response.body.details, `${name}: ${response.text}`);
+    await t.test(name, async () => {
+      const response = await server.admin('POST', '/admin/v1/keys', body);
+      assert.equal(response.status, 400, name);
+      assert.ok(field in response.body.details, `${name}: ${response.text}`);
+    });
   }
   assert.equal((await server.admin('GET', '/admin/v1/keys')).body.pagination.total, 0);
 });

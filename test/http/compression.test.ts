@@ -31,13 +31,15 @@ test('gzip and br bodies of a list page and /openapi.json decompress to the iden
     assert.ok(plain.body.length >= 1024, `${path} is at least 1 KiB (${plain.body.length})`);
     assert.match(String(plain.headers.vary), /Accept-Encoding/);
     for (const [encoding, decompress] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
-      const encoded = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': encoding });
-      assert.equal(encoded.status, 200);
-      assert.equal(encoded.headers['content-encoding'], encoding, `${path} ${encoding}`);
-      assert.match(String(encoded.headers.vary), /Accept-Encoding/);
-      assert.equal(Number(encoded.headers['content-length']), encoded.body.length);
-      assert.ok(encoded.body.length < plain.body.length / 2, `${path} ${encoding}: ${encoded.body.length} bytes vs ${plain.body.length}`);
-      assert.deepEqual(decompress(encoded.body), plain.body, `${path} ${encoding} decompresses to the identity bytes`);
+      await t.test(`${path} ${encoding}`, async () => {
+        const encoded = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': encoding });
+        assert.equal(encoded.status, 200);
+        assert.equal(encoded.headers['content-encoding'], encoding, `${path} ${encoding}`);
+        assert.match(String(encoded.headers.vary), /Accept-Encoding/);
+        assert.equal(Number(encoded.headers['content-length']), encoded.body.length);
+        assert.ok(encoded.body.length < plain.body.length / 2, `${path} ${encoding}: ${encoded.body.length} bytes vs ${plain.body.length}`);
+        assert.deepEqual(decompress(encoded.body), plain.body, `${path} ${encoding} decompresses to the identity bytes`);
+      });
     }
   }
 });
@@ -53,10 +55,12 @@ test('each encoding has its own ETag and its own 304; a tag of one encoding does
   }
   assert.equal(new Set(Object.values(tags)).size, 3, `three distinct tags: ${JSON.stringify(tags)}`);
   for (const encoding of ['identity', 'gzip', 'br']) {
-    const revalidated = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': encoding, 'if-none-match': tags[encoding]! });
-    assert.equal(revalidated.status, 304, `${encoding} with its own tag`);
-    assert.equal(revalidated.body.length, 0);
-    assert.equal(revalidated.headers.etag, tags[encoding]);
+    await t.test(`${encoding}: 304 with its own tag`, async () => {
+      const revalidated = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': encoding, 'if-none-match': tags[encoding]! });
+      assert.equal(revalidated.status, 304, `${encoding} with its own tag`);
+      assert.equal(revalidated.body.length, 0);
+      assert.equal(revalidated.headers.etag, tags[encoding]);
+    });
   }
   const crossed = await rawRequest(server.url, 'GET', path, { ...auth, 'accept-encoding': 'identity', 'if-none-match': tags.gzip! });
   assert.equal(crossed.status, 200, 'the gzip tag does not validate the plain representation');
@@ -84,9 +88,11 @@ test('Accept-Encoding q-values are honoured on the wire: q=0 refuses, the higher
     ['GZIP', 'gzip'],
   ];
   for (const [acceptEncoding, expected] of cases) {
-    const answer = await rawRequest(server.url, 'GET', '/v1/listings?limit=30', { authorization: `Bearer ${key}`, 'accept-encoding': acceptEncoding });
-    assert.equal(answer.status, 200);
-    assert.equal(answer.headers['content-encoding'], expected, `Accept-Encoding: ${acceptEncoding}`);
+    await t.test(`Accept-Encoding: ${acceptEncoding}`, async () => {
+      const answer = await rawRequest(server.url, 'GET', '/v1/listings?limit=30', { authorization: `Bearer ${key}`, 'accept-encoding': acceptEncoding });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers['content-encoding'], expected, `Accept-Encoding: ${acceptEncoding}`);
+    });
   }
 });
 
@@ -109,7 +115,7 @@ test('a kept answer is compressed once: the same bytes give the very same compre
   assert.deepEqual(gunzipSync(first), page);
 });
 
-test('preferredEncoding: q-values, wildcard, case, malformed parts', () => {
+test('preferredEncoding: q-values, wildcard, case, malformed parts', async (t) => {
   const cases: Array<[string | undefined, string | null]> = [
     [undefined, null],
     ['', null],
@@ -121,7 +127,11 @@ test('preferredEncoding: q-values, wildcard, case, malformed parts', () => {
     [' , ;q=1, gzip', 'gzip'],
     ['x-custom', null],
   ];
-  for (const [header, expected] of cases) assert.equal(preferredEncoding(header), expected, `Accept-Encoding: ${String(header)}`);
+  for (const [header, expected] of cases) {
+    await t.test(`Accept-Encoding: ${String(header)}`, async () => {
+      assert.equal(preferredEncoding(header), expected, `Accept-Encoding: ${String(header)}`);
+    });
+  }
 });
 
 test('If-Match accepts the tag of a compressed answer: a client that read a big listing gzipped can still update it', async (t) => {
@@ -130,12 +140,14 @@ test('If-Match accepts the tag of a compressed answer: a client that read a big 
   const created = await server.request('POST', '/v1/listings', { key, body: { title: 'Long', type: 'DATASET', price: 5, description: 'd'.repeat(3000) } });
   const id = created.body.data.id as string;
   for (const encoding of ['gzip', 'br']) {
-    const read = await rawRequest(server.url, 'GET', `/v1/listings/${id}`, { authorization: `Bearer ${key}`, 'accept-encoding': encoding });
-    assert.equal(read.headers['content-encoding'], encoding);
-    const etag = String(read.headers.etag);
-    const updated = await server.request('PUT', `/v1/listings/${id}`, { key, body: { price: encoding === 'gzip' ? 6 : 7 }, headers: { 'if-match': etag } });
-    assert.equal(updated.status, 200, `If-Match with the ${encoding} tag names the current listing`);
-    const stale = await server.request('PUT', `/v1/listings/${id}`, { key, body: { price: 8 }, headers: { 'if-match': etag } });
-    assert.equal(stale.status, 412, `the ${encoding} tag of the previous version no longer matches`);
+    await t.test(encoding, async () => {
+      const read = await rawRequest(server.url, 'GET', `/v1/listings/${id}`, { authorization: `Bearer ${key}`, 'accept-encoding': encoding });
+      assert.equal(read.headers['content-encoding'], encoding);
+      const etag = String(read.headers.etag);
+      const updated = await server.request('PUT', `/v1/listings/${id}`, { key, body: { price: encoding === 'gzip' ? 6 : 7 }, headers: { 'if-match': etag } });
+      assert.equal(updated.status, 200, `If-Match with the ${encoding} tag names the current listing`);
+      const stale = await server.request('PUT', `/v1/listings/${id}`, { key, body: { price: 8 }, headers: { 'if-match': etag } });
+      assert.equal(stale.status, 412, `the ${encoding} tag of the previous version no longer matches`);
+    });
   }
 });

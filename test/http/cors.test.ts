@@ -21,13 +21,15 @@ const preflightOf = (origin: string, method: string, requestHeaders = 'authoriza
   'access-control-request-headers': requestHeaders,
 });
 
-test('CORS_ORIGINS: unset means none, * means any, a list is read; anything else is one clear line', () => {
+test('CORS_ORIGINS: unset means none, * means any, a list is read; anything else is one clear line', async (t) => {
   assert.equal(loadConfig({}).corsOrigins, null);
   assert.equal(loadConfig({ CORS_ORIGINS: '' }).corsOrigins, null);
   assert.equal(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, '*');
   assert.deepEqual(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:8080' }).corsOrigins, ['https://a.example.com', 'http://localhost:8080']);
   for (const bad of ['https://a.example.com/', 'a.example.com', 'https://a.example.com/path', 'ftp://a.example.com', 'https://a.example.com,,https://b.example.com', '*, https://a.example.com']) {
-    assert.throws(() => loadConfig({ CORS_ORIGINS: bad }), (error: unknown) => error instanceof ConfigError && /^CORS_ORIGINS must be/.test(error.message) && !error.message.includes('\n'), bad);
+    await t.test(JSON.stringify(bad), async () => {
+      assert.throws(() => loadConfig({ CORS_ORIGINS: bad }), (error: unknown) => error instanceof ConfigError && /^CORS_ORIGINS must be/.test(error.message) && !error.message.includes('\n'), bad);
+    });
   }
 });
 
@@ -79,12 +81,14 @@ test('answers to an allowed origin carry Allow-Origin, Vary: Origin and the expo
     { what: 'a 401', headers: {}, status: 401 },
   ];
   for (const { what, headers, status } of cases) {
-    const answer = await rawRequest(server.url, 'GET', '/v1/listings', { ...headers, origin: ALLOWED });
-    assert.equal(answer.status, status, what);
-    assert.equal(answer.headers['access-control-allow-origin'], ALLOWED, what);
-    assert.match(String(answer.headers.vary), /\bOrigin\b/, what);
-    assert.deepEqual(String(answer.headers['access-control-expose-headers']).split(', '), EXPOSED, what);
-    assert.equal(answer.headers['cache-control'], 'private, no-cache', what);
+    await t.test(what, async () => {
+      const answer = await rawRequest(server.url, 'GET', '/v1/listings', { ...headers, origin: ALLOWED });
+      assert.equal(answer.status, status, what);
+      assert.equal(answer.headers['access-control-allow-origin'], ALLOWED, what);
+      assert.match(String(answer.headers.vary), /\bOrigin\b/, what);
+      assert.deepEqual(String(answer.headers['access-control-expose-headers']).split(', '), EXPOSED, what);
+      assert.equal(answer.headers['cache-control'], 'private, no-cache', what);
+    });
   }
   const other = await rawRequest(server.url, 'GET', '/v1/listings', { origin: OTHER });
   assert.equal(other.status, 401);
@@ -107,8 +111,10 @@ test('the operator API, the dashboard, /healthz and /openapi.json never answer c
   assert.notEqual(operatorPreflight.status, 204);
   assert.deepEqual(corsHeaderNames(operatorPreflight.headers), []);
   for (const path of ['/dashboard/', '/healthz', '/openapi.json']) {
-    const answer = await rawRequest(server.url, 'GET', path, { origin: ALLOWED });
-    assert.equal(answer.status, 200, path);
-    assert.deepEqual(corsHeaderNames(answer.headers), [], path);
+    await t.test(path, async () => {
+      const answer = await rawRequest(server.url, 'GET', path, { origin: ALLOWED });
+      assert.equal(answer.status, 200, path);
+      assert.deepEqual(corsHeaderNames(answer.headers), [], path);
+    });
   }
 });

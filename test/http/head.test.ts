@@ -30,15 +30,17 @@ test('HEAD on every GET route answers the GET status and headers with no body', 
     // ":id" after "/listings" is a listing's id, and so on; an unknown kind gets some id (a 404 must match too).
     const path = route.pattern.replace(/\/([a-z_]+)\/:[a-z_]+/g, (_, collection: string) => `/${collection}/${ids[collection] ?? 'unknown_id'}`);
     for (const encoding of ['identity', 'gzip']) {
-      const headers = { ...auth, 'accept-encoding': encoding };
-      const before = await rawRequest(server.url, 'GET', path, headers);
-      const head = await rawRequest(server.url, 'HEAD', path, headers);
-      const after = await rawRequest(server.url, 'GET', path, headers);
-      const where = `HEAD ${path} (${encoding})`;
-      assert.equal(head.status, before.status, `${where}: status`);
-      assert.equal(head.body.length, 0, `${where}: no body`);
-      assert.ok(before.body.length > 0, `${where}: the GET has a body`);
-      assert.deepEqual(comparable(head, before, after), comparable(before, before, after), `${where}: headers`);
+      await t.test(`HEAD ${path} (${encoding})`, async () => {
+        const headers = { ...auth, 'accept-encoding': encoding };
+        const before = await rawRequest(server.url, 'GET', path, headers);
+        const head = await rawRequest(server.url, 'HEAD', path, headers);
+        const after = await rawRequest(server.url, 'GET', path, headers);
+        const where = `HEAD ${path} (${encoding})`;
+        assert.equal(head.status, before.status, `${where}: status`);
+        assert.equal(head.body.length, 0, `${where}: no body`);
+        assert.ok(before.body.length > 0, `${where}: the GET has a body`);
+        assert.deepEqual(comparable(head, before, after), comparable(before, before, after), `${where}: headers`);
+      });
     }
   }
 });

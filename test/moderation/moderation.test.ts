@@ -56,8 +56,10 @@ test('POST /admin/v1/users/:id/suspend: reason required; keys get 403 after the 
   assert.ok((await listedIds(server, viewer.key)).includes(listing.id));
 
   for (const body of [{}, { reason: '' }, { reason: 7 }, { reason: 'x', extra: 1 }]) {
-    const refused = await server.admin('POST', `/admin/v1/users/${creator.userId}/suspend`, body);
-    assert.equal(refused.status, 400, `${JSON.stringify(body)} → ${refused.text}`);
+    await t.test(`suspend with ${JSON.stringify(body)} → 400`, async () => {
+      const refused = await server.admin('POST', `/admin/v1/users/${creator.userId}/suspend`, body);
+      assert.equal(refused.status, 400, `${JSON.stringify(body)} → ${refused.text}`);
+    });
   }
   assert.equal((await server.request('GET', '/v1/users/me', { key: creator.key })).status, 200, 'a refused suspension changes nothing');
 
@@ -70,10 +72,12 @@ test('POST /admin/v1/users/:id/suspend: reason required; keys get 403 after the 
   // Every /v1 request of the suspended user's key: 403 naming the suspension, rate-limit headers
   // set (the limit check came first), whatever the route, known or not.
   for (const [method, path] of [['GET', '/v1/users/me'], ['GET', '/v1/listings'], ['POST', '/v1/listings'], ['GET', '/v1/no/such/route'], ['GET', `/v1/listings/${listing.id}`]]) {
-    const refused = await server.request(method!, path!, { key: creator.key, body: method === 'POST' ? { title: 'x', type: 'TOOL', price: 1 } : undefined });
-    assert.equal(refused.status, 403, `${method} ${path}`);
-    assert.match(refused.body.error, /suspended/);
-    assert.ok(refused.headers.get('x-ratelimit-remaining'), 'limit headers: the limit was checked first');
+    await t.test(`${method} ${path} → 403`, async () => {
+      const refused = await server.request(method!, path!, { key: creator.key, body: method === 'POST' ? { title: 'x', type: 'TOOL', price: 1 } : undefined });
+      assert.equal(refused.status, 403, `${method} ${path}`);
+      assert.match(refused.body.error, /suspended/);
+      assert.ok(refused.headers.get('x-ratelimit-remaining'), 'limit headers: the limit was checked first');
+    });
   }
   // The key check still comes first.
   assert.equal((await server.request('GET', '/v1/users/me', { key: 'mk_wrong' })).status, 401);
@@ -172,7 +176,9 @@ test('POST /admin/v1/listings/:id/remove and /restore: lists, look-ups, owner PU
   const listing = await createListing(server, creator.key, 'Trademark trouble');
 
   for (const body of [{}, { reason: '   ' }, { reason: 'x'.repeat(501) }]) {
-    assert.equal((await server.admin('POST', `/admin/v1/listings/${listing.id}/remove`, body)).status, 400, JSON.stringify(body).slice(0, 40));
+    await t.test(`remove with ${JSON.stringify(body).slice(0, 40)} → 400`, async () => {
+      assert.equal((await server.admin('POST', `/admin/v1/listings/${listing.id}/remove`, body)).status, 400, JSON.stringify(body).slice(0, 40));
+    });
   }
   assert.equal((await server.admin('POST', '/admin/v1/listings/lst_nothing/remove', { reason: 'x' })).status, 404);
 
@@ -238,8 +244,10 @@ test('GET /admin/v1/listings: every status, filters status, owner_id and q, pagi
   assert.deepEqual(page.body.pagination, { page: 2, limit: 2, total: 3, total_pages: 2 });
 
   for (const query of ['status=deleted', 'limit=0', 'sort=price', `q=${'x'.repeat(201)}`]) {
-    const refused = await server.admin('GET', `/admin/v1/listings?${query}`);
-    assert.equal(refused.status, 400, query.slice(0, 30));
+    await t.test(`GET /admin/v1/listings?${query.slice(0, 30)} → 400`, async () => {
+      const refused = await server.admin('GET', `/admin/v1/listings?${query}`);
+      assert.equal(refused.status, 400, query.slice(0, 30));
+    });
   }
   assert.equal((await server.request('GET', '/admin/v1/listings')).status, 401, 'operator token required');
 });

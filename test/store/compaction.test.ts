@@ -149,36 +149,38 @@ test('a crash at each step of a compaction (and of the first write after it) lea
   let images = 0;
   for (let index = 0; index < steps.length; index += 1) {
     for (const phase of ['before', 'after'] as const) {
-      const label = `crash ${phase} ${steps[index]!.operation} (step ${index + 1})`;
-      const dataDir = freshDataDir(t);
-      const fileSystem = new FaultyFileSystem();
-      t.after(() => fileSystem.cleanUp());
-      const { store } = await openStore(t, dataDir, { fileSystem, compactAtOps: 1_000_000 });
-      const acknowledged = await writeHistory(store);
-      let crashImages: CrashImages | null = null;
-      fileSystem.crashAtCall(index, phase, (taken) => {
-        crashImages = taken;
+      await t.test(`crash ${phase} ${steps[index]!.operation} (step ${index + 1})`, async () => {
+        const label = `crash ${phase} ${steps[index]!.operation} (step ${index + 1})`;
+        const dataDir = freshDataDir(t);
+        const fileSystem = new FaultyFileSystem();
+        t.after(() => fileSystem.cleanUp());
+        const { store } = await openStore(t, dataDir, { fileSystem, compactAtOps: 1_000_000 });
+        const acknowledged = await writeHistory(store);
+        let crashImages: CrashImages | null = null;
+        fileSystem.crashAtCall(index, phase, (taken) => {
+          crashImages = taken;
+        });
+        let afterAcknowledged = false;
+        await store
+          .compact()
+          .then(() => store.write([put('items', 'after', 'after compaction')]))
+          .then(() => {
+            afterAcknowledged = true;
+          })
+          .catch((error: NodeJS.ErrnoException) => assert.equal(error.cause && (error.cause as NodeJS.ErrnoException).code, CRASH_CODE, label));
+        await store.close().catch(() => {});
+        assert.ok(crashImages, `${label}: the crash happened`);
+        const expected = afterAcknowledged ? [...acknowledged, { id: 'after', name: 'after compaction', version: 1 }] : acknowledged;
+        for (const [kind, dir] of Object.entries(crashImages as CrashImages)) {
+          const loaded = await loadFrom(t, dir);
+          images += 1;
+          // An unacknowledged write may or may not survive, but never in part.
+          const got = loaded.items.filter((item) => afterAcknowledged || item.id !== 'after');
+          assert.deepEqual(got, expected.sort((a, b) => a.id.localeCompare(b.id)), `${label}, ${kind}`);
+          assert.deepEqual(loaded.other, [{ id: 'x', name: 'ex', version: 1 }], `${label}, ${kind}`);
+          assert.ok(!readdirSync(dir).some((name) => name.endsWith('.tmp')), `${label}, ${kind}: no temp file left after start`);
+        }
       });
-      let afterAcknowledged = false;
-      await store
-        .compact()
-        .then(() => store.write([put('items', 'after', 'after compaction')]))
-        .then(() => {
-          afterAcknowledged = true;
-        })
-        .catch((error: NodeJS.ErrnoException) => assert.equal(error.cause && (error.cause as NodeJS.ErrnoException).code, CRASH_CODE, label));
-      await store.close().catch(() => {});
-      assert.ok(crashImages, `${label}: the crash happened`);
-      const expected = afterAcknowledged ? [...acknowledged, { id: 'after', name: 'after compaction', version: 1 }] : acknowledged;
-      for (const [kind, dir] of Object.entries(crashImages as CrashImages)) {
-        const loaded = await loadFrom(t, dir);
-        images += 1;
-        // An unacknowledged write may or may not survive, but never in part.
-        const got = loaded.items.filter((item) => afterAcknowledged || item.id !== 'after');
-        assert.deepEqual(got, expected.sort((a, b) => a.id.localeCompare(b.id)), `${label}, ${kind}`);
-        assert.deepEqual(loaded.other, [{ id: 'x', name: 'ex', version: 1 }], `${label}, ${kind}`);
-        assert.ok(!readdirSync(dir).some((name) => name.endsWith('.tmp')), `${label}, ${kind}: no temp file left after start`);
-      }
     }
   }
   assert.equal(images, steps.length * 2 * 2);
@@ -187,41 +189,43 @@ test('a crash at each step of a compaction (and of the first write after it) lea
 test('a failure at each step of a compaction leaves the store working; later writes are durable, also across a power cut', async (t) => {
   const steps = await compactionCalls(t);
   for (let index = 0; index < steps.length - 2; index += 1) {
-    const step = steps[index]!;
-    const label = `failure at ${step.operation} (step ${index + 1})`;
-    const dataDir = freshDataDir(t);
-    const fileSystem = new FaultyFileSystem();
-    t.after(() => fileSystem.cleanUp());
-    const { store } = await openStore(t, dataDir, { fileSystem, compactAtOps: 1_000_000 });
-    await writeHistory(store);
-    // Fail the matching call once (counting calls of that kind and path from now on).
-    const sameBefore = steps.slice(0, index).filter((call) => call.operation === step.operation && call.path === step.path).length;
-    let seen = 0;
-    const originalRun = fileSystem.run.bind(fileSystem);
-    fileSystem.run = async (operation, path, perform, partial) => {
-      if (operation === step.operation && path === step.path) {
-        seen += 1;
-        if (seen === sameBefore + 1) {
-          return originalRun(operation, path, () => Promise.reject(errorWithCode('EIO', `EIO at ${operation}`)), partial);
+    await t.test(`failure at ${steps[index]!.operation} (step ${index + 1})`, async () => {
+      const step = steps[index]!;
+      const label = `failure at ${step.operation} (step ${index + 1})`;
+      const dataDir = freshDataDir(t);
+      const fileSystem = new FaultyFileSystem();
+      t.after(() => fileSystem.cleanUp());
+      const { store } = await openStore(t, dataDir, { fileSystem, compactAtOps: 1_000_000 });
+      await writeHistory(store);
+      // Fail the matching call once (counting calls of that kind and path from now on).
+      const sameBefore = steps.slice(0, index).filter((call) => call.operation === step.operation && call.path === step.path).length;
+      let seen = 0;
+      const originalRun = fileSystem.run.bind(fileSystem);
+      fileSystem.run = async (operation, path, perform, partial) => {
+        if (operation === step.operation && path === step.path) {
+          seen += 1;
+          if (seen === sameBefore + 1) {
+            return originalRun(operation, path, () => Promise.reject(errorWithCode('EIO', `EIO at ${operation}`)), partial);
+          }
         }
+        return originalRun(operation, path, perform, partial);
+      };
+      await store.compact().catch(() => {});
+      fileSystem.run = originalRun;
+      // Writes after the failed step are acknowledged and survive a restart and a power cut.
+      await store.write([put('items', 'after', 'after the failed step')]);
+      const expected = contents(store, 'items');
+      let images: CrashImages | null = null;
+      fileSystem.crashAtCall(0, 'before', (taken) => {
+        images = taken;
+      });
+      await store.write([put('items', 'unacknowledged', 'x')]).catch(() => {});
+      await store.close().catch(() => {});
+      for (const [kind, dir] of Object.entries(images! as CrashImages)) {
+        const loaded = await loadFrom(t, dir);
+        assert.deepEqual(loaded.items, expected, `${label}, then a ${kind}`);
       }
-      return originalRun(operation, path, perform, partial);
-    };
-    await store.compact().catch(() => {});
-    fileSystem.run = originalRun;
-    // Writes after the failed step are acknowledged and survive a restart and a power cut.
-    await store.write([put('items', 'after', 'after the failed step')]);
-    const expected = contents(store, 'items');
-    let images: CrashImages | null = null;
-    fileSystem.crashAtCall(0, 'before', (taken) => {
-      images = taken;
     });
-    await store.write([put('items', 'unacknowledged', 'x')]).catch(() => {});
-    await store.close().catch(() => {});
-    for (const [kind, dir] of Object.entries(images! as CrashImages)) {
-      const loaded = await loadFrom(t, dir);
-      assert.deepEqual(loaded.items, expected, `${label}, then a ${kind}`);
-    }
   }
 });
 

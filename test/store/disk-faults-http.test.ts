@@ -21,21 +21,23 @@ test('full disk: writes → 503 (nothing half-written), reads → 200, recovery 
     ['I/O error on fsync', { operation: 'sync' as const, error: errorWithCode('EIO', 'EIO: i/o error, fsync') }],
     ['read-only file system', { operation: 'write' as const, error: errorWithCode('EROFS', 'EROFS: read-only file system, write') }],
   ] as const) {
-    fileSystem.inject(fault);
-    const created = await server.request('POST', '/v1/listings', { key, body: { title: `During: ${label}`, type: 'SKILL', price: 1 } });
-    assert.equal(created.status, 503, label);
-    assert.match(created.body.error, /cannot save changes right now \(storage unavailable\); reads still work/, label);
-    assert.equal(created.headers.get('retry-after'), '5');
-    const updated = await server.request('PUT', `/v1/listings/${listingId}`, { key, body: { price: 99 } });
-    assert.equal(updated.status, 503, label);
-    // Reads are served from memory, untouched by the failed writes.
-    const read = await server.request('GET', `/v1/listings/${listingId}`, { key });
-    assert.equal(read.status, 200, label);
-    assert.equal(read.body.data.price, 5, `${label}: the refused update is not visible`);
-    assert.equal((await server.request('GET', '/v1/listings', { key })).status, 200);
-    const stats = await server.admin('GET', '/admin/v1/stats');
-    assert.equal(stats.body.data.store.writable, false, label);
-    fileSystem.clearFaults();
+    await t.test(label, async () => {
+      fileSystem.inject(fault);
+      const created = await server.request('POST', '/v1/listings', { key, body: { title: `During: ${label}`, type: 'SKILL', price: 1 } });
+      assert.equal(created.status, 503, label);
+      assert.match(created.body.error, /cannot save changes right now \(storage unavailable\); reads still work/, label);
+      assert.equal(created.headers.get('retry-after'), '5');
+      const updated = await server.request('PUT', `/v1/listings/${listingId}`, { key, body: { price: 99 } });
+      assert.equal(updated.status, 503, label);
+      // Reads are served from memory, untouched by the failed writes.
+      const read = await server.request('GET', `/v1/listings/${listingId}`, { key });
+      assert.equal(read.status, 200, label);
+      assert.equal(read.body.data.price, 5, `${label}: the refused update is not visible`);
+      assert.equal((await server.request('GET', '/v1/listings', { key })).status, 200);
+      const stats = await server.admin('GET', '/admin/v1/stats');
+      assert.equal(stats.body.data.store.writable, false, label);
+      fileSystem.clearFaults();
+    });
   }
 
   const after = await server.request('POST', '/v1/listings', { key, body: { title: 'After recovery', type: 'TOOL', price: 7 } });

@@ -149,23 +149,25 @@ test('a crash at any step of a repair leaves either the old log or the repaired 
 
   for (let index = 0; index < steps; index += 1) {
     for (const phase of ['before', 'after'] as const) {
-      const { dataDir } = await damagedLog(t);
-      const original = logBytes(dataDir);
-      const fileSystem = new FaultyFileSystem();
-      t.after(() => fileSystem.cleanUp());
-      let images: CrashImages | null = null;
-      fileSystem.crashAtCall(index, phase, (taken) => {
-        images = taken;
+      await t.test(`crash ${phase} call ${index + 1}`, async () => {
+        const { dataDir } = await damagedLog(t);
+        const original = logBytes(dataDir);
+        const fileSystem = new FaultyFileSystem();
+        t.after(() => fileSystem.cleanUp());
+        let images: CrashImages | null = null;
+        fileSystem.crashAtCall(index, phase, (taken) => {
+          images = taken;
+        });
+        await assert.rejects(repairLog(dataDir, { fileSystem }));
+        for (const [kind, dir] of Object.entries(images! as CrashImages)) {
+          const label = `crash ${phase} call ${index + 1}, ${kind}`;
+          const log = readFileSync(logPath(dir));
+          if (log.equals(original)) continue; // not yet replaced: the repair can simply be run again
+          const store = await Store.open({ dataDir: dir, warn: (message) => assert.fail(`${label}: ${message}`) });
+          assert.deepEqual(contents(store, 'items').map((item) => item.id), repairedIds, label);
+          await store.close();
+        }
       });
-      await assert.rejects(repairLog(dataDir, { fileSystem }));
-      for (const [kind, dir] of Object.entries(images! as CrashImages)) {
-        const label = `crash ${phase} call ${index + 1}, ${kind}`;
-        const log = readFileSync(logPath(dir));
-        if (log.equals(original)) continue; // not yet replaced: the repair can simply be run again
-        const store = await Store.open({ dataDir: dir, warn: (message) => assert.fail(`${label}: ${message}`) });
-        assert.deepEqual(contents(store, 'items').map((item) => item.id), repairedIds, label);
-        await store.close();
-      }
     }
   }
 });

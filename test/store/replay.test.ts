@@ -90,19 +90,21 @@ test('a damaged line in the middle stops the start with its line number, byte of
     { name: 'an empty line', damaged: '', reason: /not valid JSON/ },
   ];
   for (const { name, damaged, reason } of cases) {
-    const text = [...lines.slice(0, 2), damaged, ...lines.slice(3)].join('\n') + '\n';
-    writeFileSync(logPath(dataDir), text);
-    const before = readFileSync(logPath(dataDir));
-    await assert.rejects(Store.open({ dataDir, warn: () => {} }), (error: unknown) => {
-      assert.ok(error instanceof LogDamagedError, name);
-      assert.equal(error.lineNumber, 3, name);
-      assert.equal(error.byteOffset, offsetOfLine3, name);
-      assert.match(error.message, /damaged at line 3 \(byte offset \d+\)/);
-      assert.match(error.message, reason);
-      assert.ok(error.message.includes(`npm run cli -- repair --data-dir ${dataDir}`), error.message);
-      return true;
+    await t.test(name, async () => {
+      const text = [...lines.slice(0, 2), damaged, ...lines.slice(3)].join('\n') + '\n';
+      writeFileSync(logPath(dataDir), text);
+      const before = readFileSync(logPath(dataDir));
+      await assert.rejects(Store.open({ dataDir, warn: () => {} }), (error: unknown) => {
+        assert.ok(error instanceof LogDamagedError, name);
+        assert.equal(error.lineNumber, 3, name);
+        assert.equal(error.byteOffset, offsetOfLine3, name);
+        assert.match(error.message, /damaged at line 3 \(byte offset \d+\)/);
+        assert.match(error.message, reason);
+        assert.ok(error.message.includes(`npm run cli -- repair --data-dir ${dataDir}`), error.message);
+        return true;
+      });
+      assert.deepEqual(readFileSync(logPath(dataDir)), before, `${name}: the refused log is unchanged`);
     });
-    assert.deepEqual(readFileSync(logPath(dataDir)), before, `${name}: the refused log is unchanged`);
   }
   // The lock was released: a good log opens again at once.
   writeFileSync(logPath(dataDir), lines.join('\n') + '\n');
