@@ -11,18 +11,20 @@ const PUBLIC_DIR = new URL('../../src/dashboard/public/', import.meta.url);
 const EXPECTED_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-test('GET /dashboard and /dashboard/ → index.html as text/html', () => {
+test('GET /dashboard and /dashboard/ → index.html as text/html', async (t) => {
   const index = readFileSync(new URL('index.html', PUBLIC_DIR));
   for (const path of ['/dashboard', '/dashboard/', '/dashboard/index.html']) {
-    const asset = serveDashboardAsset(path);
-    assert.ok(asset, path);
-    assert.equal(asset.status, 200);
-    assert.equal(asset.headers['Content-Type'], 'text/html; charset=utf-8');
-    assert.deepEqual(asset.body, index);
+    await t.test(path, async () => {
+      const asset = serveDashboardAsset(path);
+      assert.ok(asset, path);
+      assert.equal(asset.status, 200);
+      assert.equal(asset.headers['Content-Type'], 'text/html; charset=utf-8');
+      assert.deepEqual(asset.body, index);
+    });
   }
 });
 
-test('each kind of file gets its content type', () => {
+test('each kind of file gets its content type', async (t) => {
   const cases: Array<[string, string]> = [
     ['/dashboard/app.js', 'text/javascript; charset=utf-8'],
     ['/dashboard/chart.js', 'text/javascript; charset=utf-8'],
@@ -30,22 +32,26 @@ test('each kind of file gets its content type', () => {
     ['/dashboard/favicon.svg', 'image/svg+xml'],
   ];
   for (const [path, type] of cases) {
-    const asset = serveDashboardAsset(path);
-    assert.ok(asset, path);
-    assert.equal(asset.headers['Content-Type'], type, path);
-    assert.ok(asset.body.length > 0, path);
+    await t.test(path, async () => {
+      const asset = serveDashboardAsset(path);
+      assert.ok(asset, path);
+      assert.equal(asset.headers['Content-Type'], type, path);
+      assert.ok(asset.body.length > 0, path);
+    });
   }
 });
 
-test('every answer carries the security headers', () => {
+test('every answer carries the security headers', async (t) => {
   for (const path of ['/dashboard', '/dashboard/app.js', '/dashboard/style.css', '/dashboard/favicon.svg']) {
-    const headers = serveDashboardAsset(path)?.headers;
-    assert.ok(headers, path);
-    assert.equal(headers['Content-Security-Policy'], EXPECTED_CSP);
-    assert.equal(headers['X-Content-Type-Options'], 'nosniff');
-    assert.equal(headers['X-Frame-Options'], 'DENY');
-    assert.equal(headers['Referrer-Policy'], 'no-referrer');
-    assert.equal(headers['Cache-Control'], 'no-cache');
+    await t.test(path, async () => {
+      const headers = serveDashboardAsset(path)?.headers;
+      assert.ok(headers, path);
+      assert.equal(headers['Content-Security-Policy'], EXPECTED_CSP);
+      assert.equal(headers['X-Content-Type-Options'], 'nosniff');
+      assert.equal(headers['X-Frame-Options'], 'DENY');
+      assert.equal(headers['Referrer-Policy'], 'no-referrer');
+      assert.equal(headers['Cache-Control'], 'no-cache');
+    });
   }
 });
 
@@ -76,9 +82,11 @@ test('traversal, encoded separators, dot files and nested paths → null (404)',
   for (const path of refused) assert.equal(serveDashboardAsset(path), null, path);
 });
 
-test('unknown files and paths outside /dashboard → null', () => {
+test('unknown files and paths outside /dashboard → null', async (t) => {
   for (const path of ['/dashboard/nope.js', '/dashboard/index.htm', '/dashboardx', '/dashboard.html', '/', '/v1/listings', '/app.js']) {
-    assert.equal(serveDashboardAsset(path), null, path);
+    await t.test(path, async () => {
+      assert.equal(serveDashboardAsset(path), null, path);
+    });
   }
 });
 

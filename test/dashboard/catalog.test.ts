@@ -49,9 +49,17 @@ test('tiers are Free 100/min, Pro 1,000/min and Business 10,000/min', () => {
   assert.equal(catalog.tierFor(250), null);
 });
 
-test('a custom rate limit is a whole number from 1 to 1,000,000', () => {
-  for (const good of ['1', '250', '1000000', ' 42 ']) assert.equal(catalog.checkRateLimit(good, RULES), null, good);
-  for (const bad of ['', '0', '1000001', '1.5', '-3', 'abc', '1e3']) assert.notEqual(catalog.checkRateLimit(bad, RULES), null, bad);
+test('a custom rate limit is a whole number from 1 to 1,000,000', async (t) => {
+  for (const good of ['1', '250', '1000000', ' 42 ']) {
+    await t.test(`rate limit ${JSON.stringify(good)} is accepted`, async () => {
+      assert.equal(catalog.checkRateLimit(good, RULES), null, good);
+    });
+  }
+  for (const bad of ['', '0', '1000001', '1.5', '-3', 'abc', '1e3']) {
+    await t.test(`rate limit ${JSON.stringify(bad)} is refused`, async () => {
+      assert.notEqual(catalog.checkRateLimit(bad, RULES), null, bad);
+    });
+  }
 });
 
 test('every preset entry is accepted by the server\'s own checker', () => {
@@ -73,13 +81,15 @@ test('the presets named in the issue exist, and read-only browse can only read',
   for (const entry of webhooks.permissions) assert.match(entry, /webhooks/, 'the webhooks preset touches nothing else');
 });
 
-test('well-formed entries pass the as-you-type check', () => {
+test('well-formed entries pass the as-you-type check', async (t) => {
   for (const entry of ['read:listings', 'write:webhooks', 'read:analytics', 'GET /v1/listings', 'PUT /v1/listings/:id', 'GET /v1/listings/*', 'DELETE /v1/webhooks/:id', 'GET /v1/listings/lst_123']) {
-    assert.equal(catalog.checkPermissionEntry(entry, RULES), null, entry);
+    await t.test(entry, async () => {
+      assert.equal(catalog.checkPermissionEntry(entry, RULES), null, entry);
+    });
   }
 });
 
-test('malformed entries are refused with a reason a person can act on', () => {
+test('malformed entries are refused with a reason a person can act on', async (t) => {
   const cases: Array<[string, RegExp]> = [
     ['read:cats', /unknown resource "cats"/],
     ['delete:listings', /expected read:<resource>/],
@@ -92,10 +102,14 @@ test('malformed entries are refused with a reason a person can act on', () => {
     ['<script>', /expected/],
     ['', /empty/],
   ];
-  for (const [entry, reason] of cases) assert.match(catalog.checkPermissionEntry(entry, RULES) ?? 'accepted', reason, entry);
+  for (const [entry, reason] of cases) {
+    await t.test(entry, async () => {
+      assert.match(catalog.checkPermissionEntry(entry, RULES) ?? 'accepted', reason, entry);
+    });
+  }
 });
 
-test('whatever the page accepts has the shape the server accepts', () => {
+test('whatever the page accepts has the shape the server accepts', async (t) => {
   // The page knows no routes, so it cannot refuse a route that does not exist; the server does.
   const sample = ['read:users', 'write:users', 'GET /v1/users/me', 'POST /v1/webhooks', 'GET /v1/listings/*', 'DELETE /v1/listings/:id'];
   for (const entry of sample) {
@@ -104,12 +118,16 @@ test('whatever the page accepts has the shape the server accepts', () => {
   }
   // Well-formed but granting nothing: the page lets it through, the server names the problem.
   for (const [entry, reason] of [['GET /v1/webhooks/*', /no GET route lies under/], ['GET /v1/nothing', /no route GET \/v1\/nothing/], ['PATCH /v1/listings/:id', /no route PATCH/]] as const) {
-    assert.equal(catalog.checkPermissionEntry(entry, RULES), null, entry);
-    assert.match(serverCheck(entry, SPEC_ROUTES) ?? '', reason, entry);
+    await t.test(entry, async () => {
+      assert.equal(catalog.checkPermissionEntry(entry, RULES), null, entry);
+      assert.match(serverCheck(entry, SPEC_ROUTES) ?? '', reason, entry);
+    });
   }
   for (const entry of ['read:cats', 'GET /listings', 'GET /v1/listings?x=1']) {
-    assert.notEqual(catalog.checkPermissionEntry(entry, RULES), null, entry);
-    assert.notEqual(serverCheck(entry, SPEC_ROUTES), null, entry);
+    await t.test(entry, async () => {
+      assert.notEqual(catalog.checkPermissionEntry(entry, RULES), null, entry);
+      assert.notEqual(serverCheck(entry, SPEC_ROUTES), null, entry);
+    });
   }
 });
 

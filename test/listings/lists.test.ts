@@ -121,9 +121,11 @@ test('filters: type, q (title, description, tags; any case), price range, owner_
     ['?q=nothing-matches', () => false],
   ];
   for (const [query, filter] of cases) {
-    const result = await ids(query);
-    assert.deepEqual(result.ids, expect(filter), query);
-    assert.equal(result.total, expect(filter).length, `${query} total`);
+    await t.test(query, async () => {
+      const result = await ids(query);
+      assert.deepEqual(result.ids, expect(filter), query);
+      assert.equal(result.total, expect(filter).length, `${query} total`);
+    });
   }
 });
 
@@ -136,8 +138,16 @@ test('q matches inside one field, never across two, and follows an update of the
     assert.equal(response.status, 200, `q=${JSON.stringify(q)}: ${response.text}`);
     return response.body.data.length === 1;
   };
-  for (const q of ['alpha', 'BETA', 'gamm', 'ph']) assert.equal(await found(q), true, `q=${q} matches`);
-  for (const q of ['alphabeta', 'a b', 'a\u0000b', 'beta\u0000gamma', 'a\nb']) assert.equal(await found(q), false, `q=${JSON.stringify(q)} spans two fields`);
+  for (const q of ['alpha', 'BETA', 'gamm', 'ph']) {
+    await t.test(`q=${q} matches`, async () => {
+      assert.equal(await found(q), true, `q=${q} matches`);
+    });
+  }
+  for (const q of ['alphabeta', 'a b', 'a\u0000b', 'beta\u0000gamma', 'a\nb']) {
+    await t.test(`q=${JSON.stringify(q)} matches nothing`, async () => {
+      assert.equal(await found(q), false, `q=${JSON.stringify(q)} spans two fields`);
+    });
+  }
 
   const put = await server.request('PUT', `/v1/listings/${listing!.id}`, { key, body: { title: 'Delta', tags: ['Epsilon'] } });
   assert.equal(put.status, 200, put.text);
@@ -228,16 +238,18 @@ test('ETag on GET answers; If-None-Match → 304 without a body; a write changes
   const { key } = await server.userWithKey('creator', [...WRITE, 'read:users']);
   const [listing] = await seed(server, key, 1, () => ({ title: 'tagged', type: 'TOOL', price: 1 }));
   for (const path of ['/v1/listings', `/v1/listings/${listing!.id}`, '/v1/users/me']) {
-    const first = await server.request('GET', path, { key });
-    const etag = first.headers.get('etag');
-    assert.ok(etag, `${path} has an ETag`);
-    const cached = await server.request('GET', path, { key, headers: { 'if-none-match': etag } });
-    assert.equal(cached.status, 304, path);
-    assert.equal(cached.text, '');
-    assert.equal(cached.headers.get('etag'), etag);
-    assert.ok(cached.headers.get('x-ratelimit-remaining'), '304 still carries the rate-limit headers');
-    const other = await server.request('GET', path, { key, headers: { 'if-none-match': '"something-else"' } });
-    assert.equal(other.status, 200);
+    await t.test(path, async () => {
+      const first = await server.request('GET', path, { key });
+      const etag = first.headers.get('etag');
+      assert.ok(etag, `${path} has an ETag`);
+      const cached = await server.request('GET', path, { key, headers: { 'if-none-match': etag } });
+      assert.equal(cached.status, 304, path);
+      assert.equal(cached.text, '');
+      assert.equal(cached.headers.get('etag'), etag);
+      assert.ok(cached.headers.get('x-ratelimit-remaining'), '304 still carries the rate-limit headers');
+      const other = await server.request('GET', path, { key, headers: { 'if-none-match': '"something-else"' } });
+      assert.equal(other.status, 200);
+    });
   }
   const listEtag = (await server.request('GET', '/v1/listings', { key })).headers.get('etag');
   await server.request('PUT', `/v1/listings/${listing!.id}`, { key, body: { price: 2 } });

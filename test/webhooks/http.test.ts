@@ -198,10 +198,12 @@ test('users see and delete only their own webhooks; another user’s id → 404 
   const bobList = await server.request('GET', '/v1/webhooks', { key: bob.key });
   assert.deepEqual(bobList.body.data, []);
   for (const id of [adaHook.id, 'wh_doesnotexist0000000']) {
-    const response = await server.request('DELETE', `/v1/webhooks/${id}`, { key: bob.key });
-    assert.equal(response.status, 404);
-    assert.deepEqual(Object.keys(response.body).sort(), ['error', 'request_id']);
-    assert.equal(response.body.error, 'Webhook not found');
+    await t.test(id, async () => {
+      const response = await server.request('DELETE', `/v1/webhooks/${id}`, { key: bob.key });
+      assert.equal(response.status, 404);
+      assert.deepEqual(Object.keys(response.body).sort(), ['error', 'request_id']);
+      assert.equal(response.body.error, 'Webhook not found');
+    });
   }
   assert.equal((await server.request('GET', '/v1/webhooks', { key: ada.key })).body.pagination.total, 1, "Ada's webhook is still there");
 

@@ -64,20 +64,24 @@ test('verifySignature refuses a stale or far-future timestamp', () => {
   assert.equal(verifySignature(VECTOR.secret, vectorHeaders(), VECTOR.body, VECTOR.timestamp + 60, 30), false);
 });
 
-test('verifySignature refuses another secret, a missing header or a malformed signature', () => {
+test('verifySignature refuses another secret, a missing header or a malformed signature', async (t) => {
   const now = VECTOR.timestamp;
   assert.equal(verifySignature(generateWebhookSecret(), vectorHeaders(), VECTOR.body, now), false);
   for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
-    const headers: Record<string, string> = vectorHeaders();
-    delete headers[name];
-    assert.equal(verifySignature(VECTOR.secret, headers, VECTOR.body, now), false, `without ${name}`);
+    await t.test(`without ${name}`, async () => {
+      const headers: Record<string, string> = vectorHeaders();
+      delete headers[name];
+      assert.equal(verifySignature(VECTOR.secret, headers, VECTOR.body, now), false, `without ${name}`);
+    });
   }
   for (const signature of ['', 'v1,', 'v1,abc', VECTOR.signature.slice(0, 20), VECTOR.signature.replace('v1,', 'v2,')]) {
-    assert.equal(
-      verifySignature(VECTOR.secret, vectorHeaders({ 'webhook-signature': signature }), VECTOR.body, now),
-      false,
-      `signature ${JSON.stringify(signature)}`,
-    );
+    await t.test(`signature ${JSON.stringify(signature)}`, async () => {
+      assert.equal(
+        verifySignature(VECTOR.secret, vectorHeaders({ 'webhook-signature': signature }), VECTOR.body, now),
+        false,
+        `signature ${JSON.stringify(signature)}`,
+      );
+    });
   }
   assert.equal(
     verifySignature(VECTOR.secret, vectorHeaders({ 'webhook-timestamp': 'hello' }), VECTOR.body, now),
