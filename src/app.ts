@@ -9,21 +9,21 @@ import type { UsageRecorder } from './analytics/recorder.ts';
 import type { UsageReader } from './analytics/reader.ts';
 import { SummedUsage } from './analytics/summed-usage.ts';
 import { UsageCounters } from './analytics/usage-counters.ts';
-import { resolveAdminToken } from './admin-token.ts';
+import { resolveOperatorToken } from './auth/operator-token-source.ts';
 import { KeyAuthenticator } from './auth/authenticate.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { AuditLog } from './audit/audit-log.ts';
-import { adminRoutes } from './handlers/admin.ts';
+import { coreOperatorRoutes } from './handlers/operator.ts';
 import { auditRoutes } from './handlers/audit.ts';
 import { moderationRoutes } from './handlers/moderation.ts';
-import { adminUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
+import { operatorUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
 import { serveDashboardAsset } from './handlers/dashboard.ts';
-import { openRoutes } from './handlers/health.ts';
+import { healthRoutes } from './handlers/health.ts';
 import { homeRoute } from './handlers/home.ts';
 import { listingRoutes } from './handlers/listings.ts';
 import { userRoutes } from './handlers/users.ts';
-import { adminWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
+import { operatorWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { limitSockets, serverOptions } from './http/socket-limits.ts';
@@ -63,12 +63,12 @@ export interface App {
   readonly config: Config;
   readonly store: Store;
   readonly server: Server;
-  readonly adminToken: string;
-  readonly adminTokenFile: string | null;
-  readonly adminTokenCreated: boolean;
+  readonly operatorToken: string;
+  readonly operatorTokenFile: string | null;
+  readonly operatorTokenCreated: boolean;
   readonly apiRoutes: readonly ApiRoute[];
-  readonly adminRoutes: readonly OperatorRoute[];
-  readonly openRoutes: readonly PublicRoute[];
+  readonly operatorRoutes: readonly OperatorRoute[];
+  readonly publicRoutes: readonly PublicRoute[];
   /** Webhook delivery outcomes since start (dropped pending deliveries count as failed). */
   readonly deliveryCounts: DeliveryCounts;
   /** Starts listening; resolves with the base URL, e.g. http://127.0.0.1:3000. */
@@ -97,7 +97,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const store = await Store.open({ dataDir, log: await sharedLog(config, warn), fileSystem: metrics.timedFileSystem(fileSystem), warn, now: () => clock.now() });
   metrics.start(store);
   const readiness = new Readiness({ fileSystem, dataDir, monotonicNow: () => clock.monotonic() });
-  const adminToken = resolveAdminToken(config.adminToken, dataDir);
+  const operatorToken = resolveOperatorToken(config.operatorToken, dataDir);
   const startedAtMs = clock.now();
 
   // Counting is in memory; snapshots reach the store every few seconds and at close.
@@ -151,18 +151,18 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
   ];
   const operatorRoutes: OperatorRoute[] = [
-    ...adminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit }),
+    ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit }),
     ...moderationRoutes({ store, clock, audit, outbox }),
     ...auditRoutes(audit),
     metricsRoute(metrics),
-    adminUsageRoute({ store, clock, usage: usageReader, keyLimiter }),
-    ...adminWebhookRoutes({ store, outbox }),
+    operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter }),
+    ...operatorWebhookRoutes({ store, outbox }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.
   const publicRoutes: PublicRoute[] = [
     homeRoute(),
-    ...openRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, admin: operatorRoutes, open: publicRoutes }))))),
+    ...healthRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, operator: operatorRoutes, public: publicRoutes }))))),
     readinessRoute(readiness),
   ];
 
@@ -177,7 +177,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     apiRoutes: buildRouter(apiRoutes),
     operatorRoutes: buildRouter(operatorRoutes),
     publicRoutes: buildRouter(publicRoutes),
-    operatorToken: adminToken.token,
+    operatorToken: operatorToken.token,
     usage: recorder,
     idempotency,
     cors: new CorsPolicy(config.corsOrigins),
@@ -203,12 +203,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     config,
     store,
     server,
-    adminToken: adminToken.token,
-    adminTokenFile: adminToken.file,
-    adminTokenCreated: adminToken.created,
+    operatorToken: operatorToken.token,
+    operatorTokenFile: operatorToken.file,
+    operatorTokenCreated: operatorToken.created,
     apiRoutes,
-    adminRoutes: operatorRoutes,
-    openRoutes: publicRoutes,
+    operatorRoutes,
+    publicRoutes,
     deliveryCounts,
     listen() {
       return new Promise((resolve, reject) => {

@@ -9,7 +9,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ADMIN_TOKEN_FILE } from './admin-token.ts';
+import { OPERATOR_TOKEN_FILE_NAME } from './auth/operator-token-source.ts';
 import { describeLocation, migrateStore, MigrationRefusedError, parseLocation } from './backends/migrate.ts';
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
@@ -69,7 +69,7 @@ interface CommandContext {
   args: string[];
   io: CliIo;
   cwd: string;
-  admin: () => Promise<AdminClient>;
+  operator: () => Promise<AdminClient>;
 }
 
 interface Command {
@@ -127,12 +127,12 @@ const COMMANDS: Record<string, Command> = {
     summary: 'create a user (default role: member)',
     options: ['name', 'email', 'role', 'bio'],
     args: 0,
-    async run({ options, admin }) {
+    async run({ options, operator }) {
       const input: NewUser = { name: required(options, 'name', this.usage) };
       if (options.email !== undefined) input.email = options.email;
       if (options.role !== undefined) input.role = parseRole(options.role, this.usage);
       if (options.bio !== undefined) input.bio = options.bio;
-      return (await admin()).users.create(input);
+      return (await operator()).users.create(input);
     },
   },
   'users list': {
@@ -140,8 +140,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'list users, one page',
     options: ['page', 'limit'],
     args: 0,
-    async run({ options, admin }) {
-      return (await admin()).users.list(pageQuery(options, this.usage));
+    async run({ options, operator }) {
+      return (await operator()).users.list(pageQuery(options, this.usage));
     },
   },
   'users update': {
@@ -149,14 +149,14 @@ const COMMANDS: Record<string, Command> = {
     summary: "change a user's role, name, email or bio",
     options: ['role', 'name', 'email', 'bio'],
     args: 1,
-    async run({ options, args, admin }) {
+    async run({ options, args, operator }) {
       const patch: AdminUserPatch = {};
       if (options.role !== undefined) patch.role = parseRole(options.role, this.usage);
       if (options.name !== undefined) patch.name = options.name;
       if (options.email !== undefined) patch.email = options.email;
       if (options.bio !== undefined) patch.bio = options.bio;
       if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --role, --name, --email or --bio', this.usage);
-      return (await admin()).users.update(args[0] ?? '', patch);
+      return (await operator()).users.update(args[0] ?? '', patch);
     },
   },
   'users show': {
@@ -164,8 +164,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'one user (any status) with counts of their listings, keys and webhooks',
     options: [],
     args: 1,
-    async run({ args, admin }) {
-      return (await admin()).users.get(args[0] ?? '');
+    async run({ args, operator }) {
+      return (await operator()).users.get(args[0] ?? '');
     },
   },
   'users suspend': {
@@ -173,8 +173,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'suspend a user: keys refused (403), listings hidden, webhooks silent',
     options: ['reason'],
     args: 1,
-    async run({ options, args, admin }) {
-      return (await admin()).users.suspend(args[0] ?? '', required(options, 'reason', this.usage));
+    async run({ options, args, operator }) {
+      return (await operator()).users.suspend(args[0] ?? '', required(options, 'reason', this.usage));
     },
   },
   'users unsuspend': {
@@ -182,8 +182,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'end a suspension: keys work again, listings reappear',
     options: [],
     args: 1,
-    async run({ args, admin }) {
-      return (await admin()).users.unsuspend(args[0] ?? '');
+    async run({ args, operator }) {
+      return (await operator()).users.unsuspend(args[0] ?? '');
     },
   },
   'users delete': {
@@ -191,11 +191,11 @@ const COMMANDS: Record<string, Command> = {
     summary: 'erase a user for good: keys revoked, webhooks and listings removed, personal data erased',
     options: ['yes'],
     args: 1,
-    async run({ options, args, admin }) {
+    async run({ options, args, operator }) {
       if (options.yes !== true) {
         throw new UsageError('erasure cannot be undone (keys revoked, webhooks removed, listings removed, name/email/bio/website/avatar erased); add --yes to go ahead', this.usage);
       }
-      return (await admin()).users.erase(args[0] ?? '');
+      return (await operator()).users.erase(args[0] ?? '');
     },
   },
   'listings list': {
@@ -203,7 +203,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'every listing whatever its status, newest first',
     options: ['status', 'owner-id', 'q', 'page', 'limit'],
     args: 0,
-    async run({ options, admin }) {
+    async run({ options, operator }) {
       const query: AdminListingQuery = pageQuery(options, this.usage);
       if (options.status !== undefined) {
         if (!['active', 'archived', 'removed'].includes(options.status)) throw new UsageError('--status must be active, archived or removed', this.usage);
@@ -211,7 +211,7 @@ const COMMANDS: Record<string, Command> = {
       }
       if (options['owner-id'] !== undefined) query.owner_id = options['owner-id'];
       if (options.q !== undefined) query.q = options.q;
-      return (await admin()).listings.list(query);
+      return (await operator()).listings.list(query);
     },
   },
   'listings remove': {
@@ -219,8 +219,8 @@ const COMMANDS: Record<string, Command> = {
     summary: "take a listing down (its owner's webhooks get listing.removed)",
     options: ['reason'],
     args: 1,
-    async run({ options, args, admin }) {
-      return (await admin()).listings.remove(args[0] ?? '', required(options, 'reason', this.usage));
+    async run({ options, args, operator }) {
+      return (await operator()).listings.remove(args[0] ?? '', required(options, 'reason', this.usage));
     },
   },
   'listings restore': {
@@ -228,8 +228,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'make a removed listing active again',
     options: [],
     args: 1,
-    async run({ args, admin }) {
-      return (await admin()).listings.restore(args[0] ?? '');
+    async run({ args, operator }) {
+      return (await operator()).listings.restore(args[0] ?? '');
     },
   },
   audit: {
@@ -237,8 +237,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'what operators did, newest first',
     options: ['action', 'target-id', 'page', 'limit'],
     args: 0,
-    async run({ options, admin }) {
-      return (await admin()).audit({ ...pageQuery(options, this.usage), action: options.action, target_id: options['target-id'] });
+    async run({ options, operator }) {
+      return (await operator()).audit({ ...pageQuery(options, this.usage), action: options.action, target_id: options['target-id'] });
     },
   },
   metrics: {
@@ -246,8 +246,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'print the server\'s Prometheus metrics (text)',
     options: [],
     args: 0,
-    async run({ admin }) {
-      return new RawText(await (await admin()).metrics());
+    async run({ operator }) {
+      return new RawText(await (await operator()).metrics());
     },
   },
   'keys create': {
@@ -255,7 +255,7 @@ const COMMANDS: Record<string, Command> = {
     summary: 'create an API key (prints the secret once)',
     options: ['user-id', 'name', 'permissions', 'rate-limit', 'prefix'],
     args: 0,
-    async run({ options, admin }) {
+    async run({ options, operator }) {
       const input: NewKeyInput = { user_id: required(options, 'user-id', this.usage) };
       if (options.name !== undefined) input.name = options.name;
       if (options.permissions !== undefined) input.permissions = parsePermissions(options.permissions);
@@ -264,7 +264,7 @@ const COMMANDS: Record<string, Command> = {
         if (options.prefix !== 'mk' && options.prefix !== 'live') throw new UsageError('--prefix must be mk or live', this.usage);
         input.prefix = options.prefix;
       }
-      return (await admin()).keys.create(input);
+      return (await operator()).keys.create(input);
     },
   },
   'keys list': {
@@ -272,8 +272,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'list API keys (never their secrets)',
     options: ['user-id', 'page', 'limit'],
     args: 0,
-    async run({ options, admin }) {
-      return (await admin()).keys.list({ ...pageQuery(options, this.usage), user_id: options['user-id'] });
+    async run({ options, operator }) {
+      return (await operator()).keys.list({ ...pageQuery(options, this.usage), user_id: options['user-id'] });
     },
   },
   'keys update': {
@@ -281,13 +281,13 @@ const COMMANDS: Record<string, Command> = {
     summary: "change a key's permissions, rate limit or name",
     options: ['permissions', 'rate-limit', 'name'],
     args: 1,
-    async run({ options, args, admin }) {
+    async run({ options, args, operator }) {
       const patch: KeyPatch = {};
       if (options.permissions !== undefined) patch.permissions = parsePermissions(options.permissions);
       if (options['rate-limit'] !== undefined) patch.rate_limit = parseInteger('rate-limit', options['rate-limit'], 1, this.usage);
       if (options.name !== undefined) patch.name = options.name;
       if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --permissions, --rate-limit or --name', this.usage);
-      return (await admin()).keys.update(args[0] ?? '', patch);
+      return (await operator()).keys.update(args[0] ?? '', patch);
     },
   },
   'keys usage': {
@@ -295,7 +295,7 @@ const COMMANDS: Record<string, Command> = {
     summary: "a key's usage: totals, per endpoint, a time series, its window now",
     options: ['granularity', 'from', 'to'],
     args: 1,
-    async run({ options, args, admin }) {
+    async run({ options, args, operator }) {
       const query: UsageQuery = {};
       if (options.granularity !== undefined) {
         if (options.granularity !== 'hour' && options.granularity !== 'day') throw new UsageError('--granularity must be hour or day', this.usage);
@@ -303,7 +303,7 @@ const COMMANDS: Record<string, Command> = {
       }
       if (options.from !== undefined) query.from = options.from;
       if (options.to !== undefined) query.to = options.to;
-      return (await admin()).keys.usage(args[0] ?? '', query);
+      return (await operator()).keys.usage(args[0] ?? '', query);
     },
   },
   'keys revoke': {
@@ -311,8 +311,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'revoke a key (refused from the next request on)',
     options: [],
     args: 1,
-    async run({ args, admin }) {
-      return (await admin()).keys.revoke(args[0] ?? '');
+    async run({ args, operator }) {
+      return (await operator()).keys.revoke(args[0] ?? '');
     },
   },
   'webhooks list': {
@@ -320,8 +320,8 @@ const COMMANDS: Record<string, Command> = {
     summary: "list webhooks, every user's or one user's (never their secrets)",
     options: ['user-id', 'page', 'limit'],
     args: 0,
-    async run({ options, admin }) {
-      return (await admin()).webhooks.list({ ...pageQuery(options, this.usage), user_id: options['user-id'] });
+    async run({ options, operator }) {
+      return (await operator()).webhooks.list({ ...pageQuery(options, this.usage), user_id: options['user-id'] });
     },
   },
   stats: {
@@ -329,8 +329,8 @@ const COMMANDS: Record<string, Command> = {
     summary: 'uptime, user and key counts, and the store\'s counters',
     options: [],
     args: 0,
-    async run({ admin }) {
-      return (await admin()).stats();
+    async run({ operator }) {
+      return (await operator()).stats();
     },
   },
   compact: {
@@ -338,8 +338,8 @@ const COMMANDS: Record<string, Command> = {
     summary: "compact the server's log now",
     options: [],
     args: 0,
-    async run({ admin }) {
-      return (await admin()).compact();
+    async run({ operator }) {
+      return (await operator()).compact();
     },
   },
   backup: {
@@ -347,10 +347,10 @@ const COMMANDS: Record<string, Command> = {
     summary: "save a consistent copy of the server's log to <file>",
     options: [],
     args: 1,
-    async run({ args, cwd, admin }) {
+    async run({ args, cwd, operator }) {
       const target = resolve(cwd, args[0] ?? '');
       await makeBackupFolder(target);
-      const stream = await (await admin()).backup();
+      const stream = await (await operator()).backup();
       const bytes = await crashSafeWriteFile(nodeFileSystem, target, stream);
       return { file: target, bytes };
     },
@@ -421,8 +421,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       throw new UsageError(`expected ${command.args} argument(s) after the command, got ${found.args.length}`, command.usage);
     }
     const cwd = io.cwd ?? process.cwd();
-    const admin = () => connect(options, io, cwd);
-    const result = await command.run({ options, args: found.args, io, cwd, admin });
+    const operator = () => connect(options, io, cwd);
+    const result = await command.run({ options, args: found.args, io, cwd, operator });
     if (result instanceof FailedResult) {
       io.stdout.write(`${JSON.stringify(result.result, null, 2)}\n`);
       io.stderr.write(`error: ${result.message}\n`);
@@ -514,7 +514,7 @@ async function readTokenFile(options: ParsedOptions, io: CliIo, cwd: string): Pr
   const dataDir = options['data-dir'] ?? io.env.DATA_DIR ?? './data';
   const advice = 'pass --token, set MARKETPLACE_ADMIN_TOKEN, or point --data-dir at the server\'s data directory';
   if (dataDir === ':memory:') throw new CliError(`no admin token (DATA_DIR is :memory:, so there is no token file): ${advice}`);
-  const file = join(resolve(cwd, dataDir), ADMIN_TOKEN_FILE);
+  const file = join(resolve(cwd, dataDir), OPERATOR_TOKEN_FILE_NAME);
   let token: string;
   try {
     token = (await readFile(file, 'utf8')).trim();
@@ -569,8 +569,8 @@ function helpText(): string {
     '',
     'connection (every command but repair and migrate):',
     `  --url <url>        server address; else MARKETPLACE_URL, else ${DEFAULT_URL}`,
-    `  --token <token>    admin token; else MARKETPLACE_ADMIN_TOKEN, else the file <data-dir>/${ADMIN_TOKEN_FILE}`,
-    `  --data-dir <dir>   where to find ${ADMIN_TOKEN_FILE}; else DATA_DIR, else ./data`,
+    `  --token <token>    admin token; else MARKETPLACE_ADMIN_TOKEN, else the file <data-dir>/${OPERATOR_TOKEN_FILE_NAME}`,
+    `  --data-dir <dir>   where to find ${OPERATOR_TOKEN_FILE_NAME}; else DATA_DIR, else ./data`,
     '',
     'Results are printed as JSON. Exit codes: 0 done, 1 failed, 2 wrong command line.',
     '',

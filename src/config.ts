@@ -4,11 +4,11 @@
 export interface Config {
   port: number;
   host: string;
-  /** Directory of the log, lock and admin token; null keeps everything in memory (DATA_DIR=:memory:). */
+  /** Directory of the log, lock and operator token file; null keeps everything in memory (DATA_DIR=:memory:). */
   dataDir: string | null;
   brand: string;
-  /** Operator token from the environment; when absent one is generated (see admin-token.ts). */
-  adminToken: string | null;
+  /** Operator token from the environment; when absent one is generated (see auth/operator-token-source.ts). */
+  operatorToken: string | null;
   demo: boolean;
   webhookAllowPrivate: boolean;
   webhookRetryDelaysMs: number[];
@@ -45,7 +45,7 @@ export function loadConfig(env: Env): Config {
     host: nonEmpty(env, 'HOST', '127.0.0.1'),
     dataDir: dataDirSetting(env.DATA_DIR),
     brand: brandSetting(env.MARKETPLACE_BRAND),
-    adminToken: adminTokenSetting(env.MARKETPLACE_ADMIN_TOKEN),
+    operatorToken: operatorTokenSetting(env.MARKETPLACE_ADMIN_TOKEN),
     demo: flag(env, 'MARKETPLACE_DEMO', true),
     webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelaysMs: retryDelaysSetting(env.WEBHOOK_RETRY_DELAYS_MS),
@@ -123,7 +123,7 @@ function brandSetting(raw: string | undefined): string {
   return raw;
 }
 
-function adminTokenSetting(raw: string | undefined): string | null {
+function operatorTokenSetting(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null;
   if (raw.length < 16 || /\s/.test(raw)) {
     throw new ConfigError('MARKETPLACE_ADMIN_TOKEN must be at least 16 characters with no spaces');

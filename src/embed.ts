@@ -63,7 +63,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   try {
     const demoKeys = config.demo ? await seedDemo(app.store, systemClock, config.brand) : [];
     const url = await app.listen();
-    return { url, adminToken: app.adminToken, demoKeys, close: (graceMs) => app.close(graceMs) };
+    return { url, adminToken: app.operatorToken, demoKeys, close: (graceMs) => app.close(graceMs) };
   } catch (error) {
     await app.close(0).catch(() => {});
     throw error;

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const operatorToken: BannerFacts['operatorToken'] =
-    app.adminTokenFile !== null ? { file: app.adminTokenFile, created: app.adminTokenCreated } : app.adminTokenCreated ? { memoryOnly: app.adminToken } : { fromEnvironment: true };
+    app.operatorTokenFile !== null ? { file: app.operatorTokenFile, created: app.operatorTokenCreated } : app.operatorTokenCreated ? { memoryOnly: app.operatorToken } : { fromEnvironment: true };
   process.stdout.write(startBanner({ url, demoKeys, operatorToken }));
 
   let stopping = false;

@@ -1,5 +1,5 @@
 // What an API key may hold: the shapes of permission entries and the range of its rate limit.
-// The server checks keys against these (permissions.ts, handlers/admin.ts), and the dashboard
+// The server checks keys against these (permissions.ts, handlers/operator.ts), and the dashboard
 // receives the same rules as /dashboard/key-rules.js (handlers/dashboard.ts) for its
 // as-you-type checks, so the two cannot drift apart.
 

@@ -1,5 +1,5 @@
 // The check in front of every /admin/v1 route: the request must carry the operator token as
-// "Authorization: Bearer <token>". Where the token comes from is src/admin-token.ts.
+// "Authorization: Bearer <token>". Where the token comes from is src/auth/operator-token-source.ts.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { HttpError } from '../http/errors.ts';

@@ -14,7 +14,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { resolve } from 'node:path';
-import { ADMIN_TOKEN_FILE } from '../admin-token.ts';
+import { OPERATOR_TOKEN_FILE_NAME } from '../auth/operator-token-source.ts';
 import { FileLog } from '../store/file-log.ts';
 import { encodeWrite, headerLine, LOG_FILE_NAME, type StoredRecord, type WriteOp } from '../store/format.ts';
 import { MAX_LINE_BYTES } from '../store/lines.ts';
@@ -220,7 +220,7 @@ function refuseUnlessEmptyDir(path: string): void {
   if (!existsSync(path)) return;
   if (!statSync(path).isDirectory()) throw new MigrationRefusedError(`${path} exists and is not a directory`);
   // What a server leaves in a data dir it started on with no records; anything else is someone's.
-  const expected = new Set([LOG_FILE_NAME, LOCK_FILE_NAME, ADMIN_TOKEN_FILE]);
+  const expected = new Set([LOG_FILE_NAME, LOCK_FILE_NAME, OPERATOR_TOKEN_FILE_NAME]);
   const others = readdirSync(path).filter((name) => !expected.has(name));
   if (others.length > 0) throw new MigrationRefusedError(`${path} is not empty (it holds ${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}): give an empty or new directory`);
 }

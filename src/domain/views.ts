@@ -31,14 +31,14 @@ export function privateUser(user: UserRecord): PublicUser & { email: string; upd
   return { ...publicUser(user), email: user.email, updated_at: user.updated_at };
 }
 
-export interface AdminUser extends ReturnType<typeof privateUser> {
+export interface OperatorUser extends ReturnType<typeof privateUser> {
   status: UserStatus;
   suspended_at: string | null;
   suspension_reason: string | null;
 }
 
 /** A user as the operator sees them: the private view plus moderation state. */
-export function adminUser(user: UserRecord): AdminUser {
+export function operatorUser(user: UserRecord): OperatorUser {
   return {
     ...privateUser(user),
     status: userStatus(user),

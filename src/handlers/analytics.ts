@@ -30,7 +30,7 @@ export interface AnalyticsRoutesDeps extends UsageAnswerDeps {
   store: Store;
 }
 
-export interface AdminUsageRouteDeps extends UsageAnswerDeps {
+export interface OperatorUsageRouteDeps extends UsageAnswerDeps {
   /** Where the key is found. */
   store: Store;
 }
@@ -78,7 +78,7 @@ export function analyticsRoutes(deps: AnalyticsRoutesDeps): ApiRoute[] {
 }
 
 /** GET /admin/v1/keys/:id/usage: the same answer as /v1/analytics/usage, for any key. */
-export function adminUsageRoute(deps: AdminUsageRouteDeps): OperatorRoute {
+export function operatorUsageRoute(deps: OperatorUsageRouteDeps): OperatorRoute {
   return {
     method: 'GET',
     pattern: '/admin/v1/keys/:id/usage',

@@ -3,7 +3,7 @@
 import type { PublicRoute } from '../http/route.ts';
 import { VERSION } from '../version.ts';
 
-export function openRoutes(openApiDocument: () => Buffer): PublicRoute[] {
+export function healthRoutes(openApiDocument: () => Buffer): PublicRoute[] {
   const healthy = Buffer.from(JSON.stringify({ status: 'ok', version: VERSION }));
   return [
     { method: 'GET', pattern: '/healthz', summary: 'Health check', handle: () => ({ status: 200, bytes: healthy }) },

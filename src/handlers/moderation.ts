@@ -6,7 +6,7 @@ import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type KeyRecord, type ListingRecord, type ListingStatus, type UserRecord } from '../domain/records.ts';
-import { adminUser } from '../domain/views.ts';
+import { operatorUser } from '../domain/views.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
@@ -39,7 +39,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
 
   function showUser(context: RequestContext): Reply {
     const user = existingUser(store, context);
-    return { status: 200, body: { data: { ...adminUser(user), counts: countsOf(store, user.id) } } };
+    return { status: 200, body: { data: { ...operatorUser(user), counts: countsOf(store, user.id) } } };
   }
 
   async function suspend(context: RequestContext): Promise<Reply> {
@@ -53,7 +53,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const changes = { status: { from: 'active', to: 'suspended' }, reason };
       return {
         ops: [{ op: 'put', collection: USERS, id: user.id, data: suspended }, audit.entryOp(context.requestId, { action: 'user.suspend', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: adminUser(suspended) } },
+        reply: { status: 200, body: { data: operatorUser(suspended) } },
       };
     });
   }
@@ -67,7 +67,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const changes = { status: { from: 'suspended', to: 'active' } };
       return {
         ops: [{ op: 'put', collection: USERS, id: user.id, data: active }, audit.entryOp(context.requestId, { action: 'user.unsuspend', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: adminUser(active) } },
+        reply: { status: 200, body: { data: operatorUser(active) } },
       };
     });
   }
@@ -78,12 +78,12 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
     const reply = await context.commit((tx) => {
       const user = existingUser(tx, context);
       // Asked again (say, after a failed compaction): nothing left to change, but compact again.
-      if (userStatus(user) === 'erased') return { ops: [], reply: { status: 200, body: { data: adminUser(user) } } };
+      if (userStatus(user) === 'erased') return { ops: [], reply: { status: 200, body: { data: operatorUser(user) } } };
       const plan = erasureOps(tx, user, isoTime(clock.now()));
       const changes = { status: { from: userStatus(user), to: 'erased' }, ...plan.summary };
       return {
         ops: [...plan.ops, audit.entryOp(context.requestId, { action: 'user.erase', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: adminUser(plan.erased) } },
+        reply: { status: 200, body: { data: operatorUser(plan.erased) } },
       };
     });
     // The superseded log lines still hold the personal data: rewrite the log before answering.

@@ -18,7 +18,7 @@ import { validateWebhookUrl } from '../webhooks/address-guard.ts';
 import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { EventType } from '../webhooks/events.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import { adminWebhookView, webhookView } from '../webhooks/records.ts';
+import { operatorWebhookView, webhookView } from '../webhooks/records.ts';
 import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
 import { generateWebhookSecret } from '../webhooks/signing.ts';
 
@@ -140,13 +140,13 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   ];
 }
 
-export interface AdminWebhookRouteDeps {
+export interface OperatorWebhookRouteDeps {
   store: Store;
   outbox: WebhookOutbox;
 }
 
 /** GET /admin/v1/webhooks?user_id=&page=&limit=: every webhook, or one user's; never a secret. */
-export function adminWebhookRoutes(deps: AdminWebhookRouteDeps): OperatorRoute[] {
+export function operatorWebhookRoutes(deps: OperatorWebhookRouteDeps): OperatorRoute[] {
   const { store, outbox } = deps;
 
   function list(context: RequestContext): Reply {
@@ -155,7 +155,7 @@ export function adminWebhookRoutes(deps: AdminWebhookRouteDeps): OperatorRoute[]
     const userId = context.query.get('user_id');
     if (userId === '') throw badRequest('Query parameter "user_id" must not be empty.', { user_id: 'must not be empty' });
     const webhooks = userId === null ? [...store.values(WEBHOOKS)] : outbox.webhooksOf(userId);
-    return { status: 200, body: pageOf(webhooks.sort(byNewest).map(adminWebhookView), request) };
+    return { status: 200, body: pageOf(webhooks.sort(byNewest).map(operatorWebhookView), request) };
   }
 
   return [{ method: 'GET', pattern: '/admin/v1/webhooks', summary: "List webhooks (all, or one user's)", handle: list }];

@@ -4,7 +4,7 @@
 // without details, or details without a route, stops the build, so the two cannot drift.
 
 import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
-import { adminOperations } from './admin.ts';
+import { operatorOperations } from './operator.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
 import { moderationOperations, readinessOperations } from './moderation.ts';
@@ -16,8 +16,8 @@ import { VERSION } from '../version.ts';
 
 export interface DocumentedRoutes {
   api: readonly ApiRoute[];
-  admin: readonly OperatorRoute[];
-  open: readonly PublicRoute[];
+  operator: readonly OperatorRoute[];
+  public: readonly PublicRoute[];
 }
 
 const TAGS = [
@@ -111,7 +111,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     ...userOperations,
     ...analyticsOperations,
     ...webhookOperations,
-    ...adminOperations,
+    ...operatorOperations,
     ...moderationOperations,
     ...readinessOperations,
   };
@@ -127,8 +127,8 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     paths[path][route.method.toLowerCase()] = operationOf(route, tag, operation);
   };
   for (const route of routes.api) add(route, route.resource);
-  for (const route of routes.admin) add(route, 'operator');
-  for (const route of routes.open) add(route, 'service');
+  for (const route of routes.operator) add(route, 'operator');
+  for (const route of routes.public) add(route, 'service');
   if (unused.size > 0) throw new Error(`OpenAPI: operation details for routes that do not exist: ${[...unused].join(', ')}`);
 
   return {

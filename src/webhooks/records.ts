@@ -78,7 +78,7 @@ export function webhookView(record: WebhookRecord): WebhookView {
 }
 
 /** What the operator sees: the owner's view plus whose webhook it is. */
-export function adminWebhookView(record: WebhookRecord): WebhookView & { user_id: string } {
+export function operatorWebhookView(record: WebhookRecord): WebhookView & { user_id: string } {
   return { ...webhookView(record), user_id: record.user_id };
 }
 

@@ -86,7 +86,7 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
   const sample = options.sample ?? 25;
   const log = options.log ?? (() => {});
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'mkt-crash-'));
-  const adminToken = randomBytes(24).toString('hex');
+  const operatorToken = randomBytes(24).toString('hex');
   const tally = newTally();
   const report: CrashReport = {
     seed,
@@ -126,7 +126,7 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
   };
   const start = async (): Promise<{ server: ServerProcess; url: string }> => {
     const began = Date.now();
-    const server = new ServerProcess({ dataDir, adminToken });
+    const server = new ServerProcess({ dataDir, operatorToken });
     const url = await server.ready();
     report.slowestStartMs = Math.max(report.slowestStartMs, Date.now() - began);
     return { server, url };
@@ -136,9 +136,9 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
   try {
     const clients: CrashClient[] = [];
     for (let index = 0; index < clientCount; index += 1) {
-      const user = await request(url, adminToken, 'POST', '/admin/v1/users', { name: `crash client ${index}`, role: 'creator' });
+      const user = await request(url, operatorToken, 'POST', '/admin/v1/users', { name: `crash client ${index}`, role: 'creator' });
       const userId = String((user.body.data as Json | undefined)?.id);
-      const key = await request(url, adminToken, 'POST', '/admin/v1/keys', { user_id: userId, permissions: PERMISSIONS, rate_limit: 1_000_000 });
+      const key = await request(url, operatorToken, 'POST', '/admin/v1/keys', { user_id: userId, permissions: PERMISSIONS, rate_limit: 1_000_000 });
       const plainKey = (key.body.data as Json | undefined)?.key;
       if (user.status !== 201 || key.status !== 201 || typeof plainKey !== 'string') {
         throw new Error(`cannot set up client ${index}: ${user.status} ${JSON.stringify(user.body)} / ${key.status} ${JSON.stringify(key.body)}`);
@@ -151,9 +151,9 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
       const runMs = random.integer(minRunMs, maxRunMs);
       let stopped = false;
       const runs = clients.map((client) => client.run(url, () => stopped));
-      const operator = operatorDuring(url, adminToken, random, runMs, clients, report);
+      const operator = operatorDuring(url, operatorToken, random, runMs, clients, report);
       await sleep(runMs);
-      report.compactionsDone += await compactionsSoFar(url, adminToken);
+      report.compactionsDone += await compactionsSoFar(url, operatorToken);
       stopped = true;
       await server.kill();
       report.kills += 1;
@@ -162,7 +162,7 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
 
       // 2. Sometimes a kill while the next server starts (loading its log).
       if (random.next() < startupKillChance) {
-        const starting = new ServerProcess({ dataDir, adminToken });
+        const starting = new ServerProcess({ dataDir, operatorToken });
         await sleep(random.integer(0, 900));
         if (starting.url === null && !/listening on/.test(starting.stdout)) report.killsDuringStartup += 1;
         await starting.kill();
@@ -192,7 +192,7 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
     }
     report.finalListings = clients.reduce((sum, client) => sum + client.listings.size, 0);
     report.finalWebhooks = clients.reduce((sum, client) => sum + client.webhooks.size, 0);
-    report.compactionsDone += await compactionsSoFar(url, adminToken);
+    report.compactionsDone += await compactionsSoFar(url, operatorToken);
   } finally {
     // A clean stop at the end, after all the kills.
     if (server.running) {

@@ -10,7 +10,7 @@ const STARTUP_TIMEOUT_MS = 30_000;
 
 export interface ServerOptions {
   dataDir: string;
-  adminToken: string;
+  operatorToken: string;
 }
 
 /** One run of the server, from spawn to its death. */
@@ -34,7 +34,7 @@ export class ServerProcess {
         HOST: '127.0.0.1',
         DATA_DIR: options.dataDir,
         MARKETPLACE_DEMO: '0',
-        MARKETPLACE_ADMIN_TOKEN: options.adminToken,
+        MARKETPLACE_ADMIN_TOKEN: options.operatorToken,
         ACCESS_LOG: '0',
         WEBHOOK_ALLOW_PRIVATE: '1',
         WEBHOOK_RETRY_DELAYS_MS: '60000',

@@ -12,7 +12,7 @@ test('defaults follow the contract', () => {
   assert.equal(config.host, '127.0.0.1');
   assert.equal(config.dataDir, './data');
   assert.equal(config.brand, 'market');
-  assert.equal(config.adminToken, null);
+  assert.equal(config.operatorToken, null);
   assert.equal(config.demo, true);
   assert.equal(config.webhookAllowPrivate, false);
   assert.deepEqual(config.webhookRetryDelaysMs, DEFAULT_RETRY_DELAYS_MS);

@@ -148,14 +148,14 @@ test('without MARKETPLACE_ADMIN_TOKEN a token is made once, kept in DATA_DIR/adm
   const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, MARKETPLACE_DEMO: '0', ACCESS_LOG: '0' });
   const first = await createApp({ config, writeErr: () => {} });
   await first.close();
-  assert.equal(first.adminTokenCreated, true);
+  assert.equal(first.operatorTokenCreated, true);
   const file = join(dataDir, 'admin-token');
   assert.equal(statSync(file).mode & 0o777, 0o600);
-  assert.equal(readFileSync(file, 'utf8').trim(), first.adminToken);
+  assert.equal(readFileSync(file, 'utf8').trim(), first.operatorToken);
   const second = await createApp({ config, writeErr: () => {} });
   await second.close();
-  assert.equal(second.adminToken, first.adminToken);
-  assert.equal(second.adminTokenCreated, false);
+  assert.equal(second.operatorToken, first.operatorToken);
+  assert.equal(second.operatorTokenCreated, false);
 });
 
 test('stats, compaction and backup through the operator API', async (t) => {

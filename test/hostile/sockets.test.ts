@@ -71,14 +71,14 @@ test('MAX_CONNECTIONS bounds the open connections; a freed slot is usable again'
 });
 
 test('clients that never read their answers are cut off and the memory they pinned returns', { timeout: 120_000 }, async (t) => {
-  const adminToken = 'test-operator-token-0123456789';
-  const child = new ServerProcess({ dataDir: temporaryDir(t), adminToken });
+  const operatorToken = 'test-operator-token-0123456789';
+  const child = new ServerProcess({ dataDir: temporaryDir(t), operatorToken });
   t.after(() => child.kill());
   const url = await child.ready();
   const pid = child.child.pid!;
 
   // 100 listings of 5,000-character descriptions: a page of all of them is about half a megabyte.
-  const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+  const admin = { authorization: `Bearer ${operatorToken}`, 'content-type': 'application/json' };
   const user = (await (await fetch(`${url}/admin/v1/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Seller', role: 'creator' }) })).json()) as { data: { id: string } };
   const created = (await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ user_id: user.data.id, permissions: ['read:listings', 'write:listings'], rate_limit: 1_000_000 }) })).json()) as { data: { key: string } };
   const key = created.data.key;

@@ -80,7 +80,7 @@ test(`${SERVERS_PER_TRIAL} real servers started at once on one data dir with a s
   for (let trial = 0; trial < SERVER_TRIALS; trial += 1) {
     const dataDir = freshDataDir(t, 'lock-servers');
     writeFileSync(resolve(dataDir, 'LOCK'), `${stalePid} 12345\n`);
-    const servers = Array.from({ length: SERVERS_PER_TRIAL }, () => new ServerProcess({ dataDir, adminToken: 'lock-race-operator-token-0123456789' }));
+    const servers = Array.from({ length: SERVERS_PER_TRIAL }, () => new ServerProcess({ dataDir, operatorToken: 'lock-race-operator-token-0123456789' }));
     t.after(async () => {
       for (const server of servers) if (server.running) server.child.kill('SIGKILL');
     });

@@ -6,9 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const ADMIN_TOKEN_FILE = 'admin-token';
+/** The file keeps the name operators already know (and scripts read). */
+export const OPERATOR_TOKEN_FILE_NAME = 'admin-token';
 
-export interface AdminToken {
+export interface ResolvedOperatorToken {
   token: string;
   /** The file holding it, when it lives in the data dir. */
   file: string | null;
@@ -16,11 +17,11 @@ export interface AdminToken {
   created: boolean;
 }
 
-export function resolveAdminToken(configured: string | null, dataDir: string | null): AdminToken {
+export function resolveOperatorToken(configured: string | null, dataDir: string | null): ResolvedOperatorToken {
   if (configured !== null) return { token: configured, file: null, created: false };
   const token = `adm_${randomBytes(24).toString('base64url')}`;
   if (dataDir === null) return { token, file: null, created: true };
-  const file = join(dataDir, ADMIN_TOKEN_FILE);
+  const file = join(dataDir, OPERATOR_TOKEN_FILE_NAME);
   try {
     const stored = readFileSync(file, 'utf8').trim();
     if (stored !== '') return { token: stored, file, created: false };

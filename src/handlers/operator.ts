@@ -11,7 +11,7 @@ import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { byCreation } from '../domain/order.ts';
 import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type UserRecord } from '../domain/records.ts';
-import { adminUser, keyView, privateUser } from '../domain/views.ts';
+import { operatorUser, keyView, privateUser } from '../domain/views.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
@@ -22,7 +22,7 @@ import type { EventOutbox } from '../webhooks/events.ts';
 import { assertEmailFree, readProfileFields } from './profile.ts';
 import { VERSION } from '../version.ts';
 
-export interface AdminRoutesDeps {
+export interface CoreOperatorRoutesDeps {
   store: Store;
   clock: Clock;
   brand: string;
@@ -40,7 +40,7 @@ const USER_FIELDS = ['name', 'email', 'role', 'bio'] as const;
 const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'prefix'] as const;
 const KEY_PATCH_FIELDS = ['permissions', 'rate_limit', 'name'] as const;
 
-export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
+export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[] {
   const { store, clock, audit } = deps;
   async function createUser(context: RequestContext): Promise<Reply> {
     const checker = new BodyChecker(await context.readJsonBody(), USER_FIELDS, ['id', 'created_at', 'updated_at']);
@@ -65,7 +65,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
       const changes = { name: user.name, email: user.email, role, bio: user.bio };
       return {
         ops: [{ op: 'put', collection: USERS, id: user.id, data: user }, audit.entryOp(context.requestId, { action: 'user.create', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 201, body: { data: adminUser(user) } },
+        reply: { status: 201, body: { data: operatorUser(user) } },
       };
     });
   }
@@ -73,7 +73,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
   function listUsers(context: RequestContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
     const page = pageOf([...store.values(USERS)].sort(byCreation), readPageRequest(context.query));
-    return { status: 200, body: { data: page.data.map(adminUser), pagination: page.pagination } };
+    return { status: 200, body: { data: page.data.map(operatorUser), pagination: page.pagination } };
   }
 
   async function updateUser(context: RequestContext): Promise<Reply> {
@@ -95,7 +95,7 @@ export function adminRoutes(deps: AdminRoutesDeps): OperatorRoute[] {
           ...deps.outbox.eventOps('user.updated', changed.id, privateUser(changed)),
           audit.entryOp(context.requestId, { action: 'user.update', target_type: 'user', target_id: user.id, changes }),
         ],
-        reply: { status: 200, body: { data: adminUser(changed) } },
+        reply: { status: 200, body: { data: operatorUser(changed) } },
       };
     });
   }

@@ -12,7 +12,7 @@ const keyName = { type: 'string', maxLength: 100 };
 const role = { enum: ['creator', 'member'] };
 const userFields = { name: PROFILE_FIELDS.name, email: PROFILE_FIELDS.email, bio: PROFILE_FIELDS.bio };
 
-export const adminOperations: Operations = {
+export const operatorOperations: Operations = {
   'POST /admin/v1/users': {
     operationId: 'adminCreateUser',
     description: 'Creates a user (a member unless role says creator). Strings are trimmed; emails are stored lower-cased and must be unique.',
