@@ -71,7 +71,7 @@ test('every single mistyped character is refused as malformed', () => {
   }
 });
 
-test('dropped, doubled, swapped or foreign characters, and other prefixes, are refused', () => {
+test('dropped, doubled, swapped or foreign characters, and other prefixes, are refused', async (t) => {
   const { key } = generateApiKey('live', 'market');
   const body = key.slice('market_live_'.length);
   const malformed = [
@@ -96,9 +96,10 @@ test('dropped, doubled, swapped or foreign characters, and other prefixes, are r
     'market_live_',
     ` ${key}`,
   ];
-  for (const candidate of malformed) {
-    if (candidate === key) continue;
-    assert.equal(isWellFormedApiKey(candidate, 'market'), false, JSON.stringify(candidate));
+  for (const candidate of malformed.filter((candidate) => candidate !== key)) {
+    await t.test(JSON.stringify(candidate), async () => {
+      assert.equal(isWellFormedApiKey(candidate, 'market'), false, JSON.stringify(candidate));
+    });
   }
   // The same body is well formed under either prefix: the checksum covers the body only.
   assert.equal(isWellFormedApiKey('mk_' + body, 'market'), true);

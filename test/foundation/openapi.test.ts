@@ -40,18 +40,20 @@ test('servers is relative; every operation has an operationId (unique), a declar
     ...Object.entries(document.webhooks as Record<string, Record<string, any>>),
   ].flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
   for (const { path, method, operation } of operations) {
-    const name = `${method} ${path}`;
-    assert.match(operation.operationId ?? '', /^[A-Za-z][A-Za-z0-9]+$/, `${name} has an operationId`);
-    assert.ok(!operationIds.has(operation.operationId), `${name}: operationId ${operation.operationId} is unique`);
-    operationIds.add(operation.operationId);
-    assert.equal(operation.tags?.length, 1, `${name} has a tag`);
-    assert.ok(declaredTags.has(operation.tags[0]), `${name}: tag ${operation.tags[0]} is declared`);
-    assert.ok(operation.summary, `${name} has a summary`);
-    assert.ok(operation.description, `${name} has a description`);
-    assert.ok(operation.responses && Object.keys(operation.responses).length > 0, `${name} has responses`);
-    if (path.startsWith('/v1') || path.startsWith('/admin')) {
-      assert.match(operation['x-codeSamples']?.[0]?.source ?? '', /^curl /, `${name} has a curl example`);
-    }
+    await t.test(`${method} ${path}`, async () => {
+      const name = `${method} ${path}`;
+      assert.match(operation.operationId ?? '', /^[A-Za-z][A-Za-z0-9]+$/, `${name} has an operationId`);
+      assert.ok(!operationIds.has(operation.operationId), `${name}: operationId ${operation.operationId} is unique`);
+      operationIds.add(operation.operationId);
+      assert.equal(operation.tags?.length, 1, `${name} has a tag`);
+      assert.ok(declaredTags.has(operation.tags[0]), `${name}: tag ${operation.tags[0]} is declared`);
+      assert.ok(operation.summary, `${name} has a summary`);
+      assert.ok(operation.description, `${name} has a description`);
+      assert.ok(operation.responses && Object.keys(operation.responses).length > 0, `${name} has responses`);
+      if (path.startsWith('/v1') || path.startsWith('/admin')) {
+        assert.match(operation['x-codeSamples']?.[0]?.source ?? '', /^curl /, `${name} has a curl example`);
+      }
+    });
   }
   // Every $ref points at a schema that exists.
   const refs = JSON.stringify(document).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
@@ -68,9 +70,11 @@ test('the document states what the server enforces: page maximum, Idempotency-Ke
   assert.equal((await server.request('GET', `/v1/listings?page=${page.schema.maximum + 1}`, { key })).status, 400, 'one more is refused');
 
   for (const route of server.app.apiRoutes.filter((candidate) => candidate.method === 'POST')) {
-    const operation = document.paths[toOpenApiPath(route.pattern)].post;
-    assert.ok(operation.parameters.some((parameter: { name: string }) => parameter.name === 'Idempotency-Key'), `${route.pattern} documents Idempotency-Key`);
-    assert.ok(operation.responses['422'], `${route.pattern} documents 422`);
+    await t.test(`POST ${route.pattern}`, async () => {
+      const operation = document.paths[toOpenApiPath(route.pattern)].post;
+      assert.ok(operation.parameters.some((parameter: { name: string }) => parameter.name === 'Idempotency-Key'), `${route.pattern} documents Idempotency-Key`);
+      assert.ok(operation.responses['422'], `${route.pattern} documents 422`);
+    });
   }
   const schemas = document.components.schemas;
   assert.ok(schemas.ApiKey.required.includes('last_used_at') && schemas.ApiKey.required.includes('updated_at'));
@@ -127,18 +131,20 @@ test('query parameters: the server accepts exactly the values the document allow
     ['/v1/analytics/listings', 'sort', ['-views', 'impressions', 'views_desc']],
   ];
   for (const [pathAndBase, name, values] of trials) {
-    // Some trials hold other parameters fixed (a `to` near `from`, so the range stays within its limit).
-    const [path, base] = pathAndBase.split('?') as [string, string | undefined];
-    const parameter = document.paths[path].get.parameters.find((candidate: { name: string }) => candidate.name === name);
-    assert.ok(parameter, `${path} documents ${name}`);
-    for (const value of values) {
-      // A query value is text; numeric schemas judge it as the number it spells.
-      const typed = /^-?\d+(\.\d+)?$/.test(value) && ['integer', 'number'].includes(parameter.schema.type) ? Number(value) : value;
-      const documentAllows = validator.validate(typed, parameter.schema).length === 0;
-      const answer = await server.request('GET', `${path}?${base ? `${base}&` : ''}${name}=${encodeURIComponent(value)}`, { key });
-      assert.equal(answer.status === 200, documentAllows, `${path}?${name}=${value.slice(0, 40)}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
-      if (!documentAllows) assert.equal(answer.status, 400);
-    }
+    await t.test(`${pathAndBase} ${name}`, async () => {
+      // Some trials hold other parameters fixed (a `to` near `from`, so the range stays within its limit).
+      const [path, base] = pathAndBase.split('?') as [string, string | undefined];
+      const parameter = document.paths[path].get.parameters.find((candidate: { name: string }) => candidate.name === name);
+      assert.ok(parameter, `${path} documents ${name}`);
+      for (const value of values) {
+        // A query value is text; numeric schemas judge it as the number it spells.
+        const typed = /^-?\d+(\.\d+)?$/.test(value) && ['integer', 'number'].includes(parameter.schema.type) ? Number(value) : value;
+        const documentAllows = validator.validate(typed, parameter.schema).length === 0;
+        const answer = await server.request('GET', `${path}?${base ? `${base}&` : ''}${name}=${encodeURIComponent(value)}`, { key });
+        assert.equal(answer.status === 200, documentAllows, `${path}?${name}=${value.slice(0, 40)}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
+        if (!documentAllows) assert.equal(answer.status, 400);
+      }
+    });
   }
 });
 

@@ -82,25 +82,27 @@ test('every operator write route leaves one audit entry with its action, target,
   const routes = writeRoutes(server);
   assert.ok(routes.length >= 11, `found ${routes.length} write routes`);
   for (const route of routes) {
-    const fixture = WRITE_CALLS[route];
-    assert.ok(fixture, `${route} has no audit test: add one to WRITE_CALLS (and an audit entry to the route)`);
-    const write = await fixture(server);
-    const before = (await server.admin('GET', '/admin/v1/audit?limit=1')).body.pagination.total;
-    const response = await call(server, write);
-    assert.ok(response.status >= 200 && response.status < 300, `${route} → ${response.status} ${response.text}`);
-    const requestId = response.headers.get('x-request-id');
-    const listed = await server.admin('GET', `/admin/v1/audit?limit=100`);
-    assert.equal(listed.body.pagination.total, before + 1, `${route} wrote exactly one entry`);
-    const entry = listed.body.data[0];
-    assert.equal(entry.request_id, requestId, `${route}: the newest entry is this request's`);
-    assert.equal(entry.action, write.action);
-    const targetId = typeof write.targetId === 'string' ? write.targetId : write.targetId(response);
-    assert.equal(entry.target_id, targetId);
-    assert.deepEqual(Object.keys(entry).sort(), ['action', 'at', 'changes', 'id', 'request_id', 'target_id', 'target_type']);
-    assert.equal(typeof entry.changes, 'object');
-    const text = JSON.stringify(entry);
-    assert.ok(!/"(key|hash|secret)":|whsec_/.test(text), `no secret in an audit entry: ${text}`);
-    if (typeof response.body?.data?.key === 'string') assert.ok(!text.includes(response.body.data.key), 'the new plain key is not in the audit log');
+    await t.test(route, async () => {
+      const fixture = WRITE_CALLS[route];
+      assert.ok(fixture, `${route} has no audit test: add one to WRITE_CALLS (and an audit entry to the route)`);
+      const write = await fixture(server);
+      const before = (await server.admin('GET', '/admin/v1/audit?limit=1')).body.pagination.total;
+      const response = await call(server, write);
+      assert.ok(response.status >= 200 && response.status < 300, `${route} → ${response.status} ${response.text}`);
+      const requestId = response.headers.get('x-request-id');
+      const listed = await server.admin('GET', `/admin/v1/audit?limit=100`);
+      assert.equal(listed.body.pagination.total, before + 1, `${route} wrote exactly one entry`);
+      const entry = listed.body.data[0];
+      assert.equal(entry.request_id, requestId, `${route}: the newest entry is this request's`);
+      assert.equal(entry.action, write.action);
+      const targetId = typeof write.targetId === 'string' ? write.targetId : write.targetId(response);
+      assert.equal(entry.target_id, targetId);
+      assert.deepEqual(Object.keys(entry).sort(), ['action', 'at', 'changes', 'id', 'request_id', 'target_id', 'target_type']);
+      assert.equal(typeof entry.changes, 'object');
+      const text = JSON.stringify(entry);
+      assert.ok(!/"(key|hash|secret)":|whsec_/.test(text), `no secret in an audit entry: ${text}`);
+      if (typeof response.body?.data?.key === 'string') assert.ok(!text.includes(response.body.data.key), 'the new plain key is not in the audit log');
+    });
   }
 });
 
@@ -108,20 +110,22 @@ test('under a failing disk an operator write answers 503 and neither its change 
   const fileSystem = new FaultyFileSystem();
   const server = await startServer(t, { fileSystem, expectedServerErrors: [503] });
   for (const route of writeRoutes(server)) {
-    const write = await WRITE_CALLS[route]!(server);
-    const backupBefore = await server.admin('GET', '/admin/v1/backup');
-    fileSystem.inject({ operation: 'write', error: errorWithCode('EIO', 'EIO: i/o error, write') });
-    const response = await call(server, write);
-    fileSystem.clearFaults();
-    assert.equal(response.status, 503, `${route} → ${response.status} ${response.text}`);
-    const backupAfter = await server.admin('GET', '/admin/v1/backup');
-    // Everything but the header line (its time) is the same: no change, no entry.
-    assert.deepEqual(backupAfter.text.split('\n').slice(1), backupBefore.text.split('\n').slice(1), `${route} changed nothing`);
-    // And once the disk is back the same call works and is audited.
-    const retried = await call(server, write);
-    assert.ok(retried.status < 300, `${route} after recovery → ${retried.status} ${retried.text}`);
-    const newest = (await server.admin('GET', '/admin/v1/audit?limit=1')).body.data[0];
-    assert.equal(newest.request_id, retried.headers.get('x-request-id'));
+    await t.test(route, async () => {
+      const write = await WRITE_CALLS[route]!(server);
+      const backupBefore = await server.admin('GET', '/admin/v1/backup');
+      fileSystem.inject({ operation: 'write', error: errorWithCode('EIO', 'EIO: i/o error, write') });
+      const response = await call(server, write);
+      fileSystem.clearFaults();
+      assert.equal(response.status, 503, `${route} → ${response.status} ${response.text}`);
+      const backupAfter = await server.admin('GET', '/admin/v1/backup');
+      // Everything but the header line (its time) is the same: no change, no entry.
+      assert.deepEqual(backupAfter.text.split('\n').slice(1), backupBefore.text.split('\n').slice(1), `${route} changed nothing`);
+      // And once the disk is back the same call works and is audited.
+      const retried = await call(server, write);
+      assert.ok(retried.status < 300, `${route} after recovery → ${retried.status} ${retried.text}`);
+      const newest = (await server.admin('GET', '/admin/v1/audit?limit=1')).body.data[0];
+      assert.equal(newest.request_id, retried.headers.get('x-request-id'));
+    });
   }
 });
 

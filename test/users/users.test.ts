@@ -47,9 +47,11 @@ test('PUT /v1/users/me validates each field and changes nothing on a 400', async
   const { key } = await server.userWithKey('member', USERS);
   const before = (await server.request('GET', '/v1/users/me', { key })).body.data;
   for (const [name, body, field] of BAD_PROFILES) {
-    const response = await server.request('PUT', '/v1/users/me', { key, body });
-    assert.equal(response.status, 400, `PUT /v1/users/me ${name} → 400 (${response.status})`);
-    assert.ok(field in response.body.details, `${name}: ${response.text}`);
+    await t.test(name, async () => {
+      const response = await server.request('PUT', '/v1/users/me', { key, body });
+      assert.equal(response.status, 400, `PUT /v1/users/me ${name} → 400 (${response.status})`);
+      assert.ok(field in response.body.details, `${name}: ${response.text}`);
+    });
   }
   assert.equal((await server.request('PUT', '/v1/users/me', { key, body: {} })).status, 400);
   const after = (await server.request('GET', '/v1/users/me', { key })).body.data;

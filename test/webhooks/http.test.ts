@@ -126,9 +126,11 @@ test('POST /v1/webhooks with a bad body → 400 naming the field', async (t) => 
   const server = await start(t);
   const { key } = await server.userWithKey('member', PERMISSIONS);
   for (const [name, body, field] of BAD_BODIES) {
-    const response = await server.request('POST', '/v1/webhooks', { key, body });
-    assert.equal(response.status, 400, `${name}: ${response.text}`);
-    assert.ok(response.body.details?.[field], `${name}: details name ${field} (${response.text})`);
+    await t.test(name, async () => {
+      const response = await server.request('POST', '/v1/webhooks', { key, body });
+      assert.equal(response.status, 400, `${name}: ${response.text}`);
+      assert.ok(response.body.details?.[field], `${name}: details name ${field} (${response.text})`);
+    });
   }
   const list = await server.request('GET', '/v1/webhooks', { key });
   assert.equal(list.body.pagination.total, 0, 'nothing was registered');
@@ -154,9 +156,11 @@ test('without WEBHOOK_ALLOW_PRIVATE, URLs naming internal addresses are refused 
   const server = await start(t, {});
   const { key } = await server.userWithKey('member', PERMISSIONS);
   for (const url of REFUSED_URLS) {
-    const response = await server.request('POST', '/v1/webhooks', { key, body: { url } });
-    assert.equal(response.status, 400, `${url}: ${response.text}`);
-    assert.match(response.body.details.url, /refused/);
+    await t.test(url, async () => {
+      const response = await server.request('POST', '/v1/webhooks', { key, body: { url } });
+      assert.equal(response.status, 400, `${url}: ${response.text}`);
+      assert.match(response.body.details.url, /refused/);
+    });
   }
   const ok = await server.request('POST', '/v1/webhooks', { key, body: { url: 'https://hooks.example.com/in', events: ['listing.created'] } });
   assert.equal(ok.status, 201, 'a public name passes (it is checked again when sending)');
