@@ -97,6 +97,12 @@ interface BucketState {
   stored: boolean;
   /** Expired by the retention; a pending flush skips it. */
   dropped: boolean;
+  /**
+   * Records of other instances (a store that multi-instance servers wrote) summed into this
+   * bucket when it was loaded: deleted in the same write that saves the sum under this
+   * instance's own id, so no later start counts them twice.
+   */
+  foldedIds?: string[];
 }
 
 export interface KeyHour extends BucketState {

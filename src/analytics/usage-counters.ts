@@ -92,7 +92,9 @@ export class UsageCounters implements UsageRecorder, UsageReader {
     if (!(this.retentionMs > 0)) throw new RangeError('retentionDays must be a positive number');
     this.idSuffix = options.instanceTag === undefined ? '' : `#${options.instanceTag}`;
     // A tagged instance starts with no records of its own; the others' are summed by its reader.
-    if (options.instanceTag === undefined) this.load(options.loadOnly ?? (() => true));
+    // An instance that owns the whole store (file-backed, one process) takes over records that
+    // other instances saved, folding them into its own; a reader of some records leaves them be.
+    if (options.instanceTag === undefined) this.load(options.loadOnly ?? (() => true), options.loadOnly === undefined);
   }
 
   // --- The request path: a few Map updates, no I/O. ---
@@ -241,6 +243,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
     const ops: WriteOp[] = [];
     const keysSeen = new Set<string>();
     for (const bucket of buckets) {
+      for (const id of bucket.foldedIds ?? []) ops.push({ op: 'del', collection: USAGE, id });
       if (bucket.kind === 'listing') {
         ops.push(this.put(listingHourRecord(bucket)));
         continue;
@@ -253,7 +256,10 @@ export class UsageCounters implements UsageRecorder, UsageReader {
     }
     try {
       await this.store.write(ops);
-      for (const bucket of buckets) bucket.stored = true;
+      for (const bucket of buckets) {
+        bucket.stored = true;
+        bucket.foldedIds = undefined;
+      }
     } catch (error) {
       for (const bucket of buckets) if (!bucket.dropped) this.markDirty(bucket);
       this.warn(`Usage counters could not be saved (kept in memory; retried at the next flush): ${(error as Error)?.message ?? String(error)}`);
@@ -270,6 +276,12 @@ export class UsageCounters implements UsageRecorder, UsageReader {
   }
 
   // --- Buckets. ---
+
+  /** `bucket` holds the counts of another instance's record `recordId`: saved under this instance's id with the next flush, which deletes that record. */
+  private fold(bucket: HourBucket, recordId: string): void {
+    (bucket.foldedIds ??= []).push(recordId);
+    this.markDirty(bucket);
+  }
 
   private markDirty(bucket: HourBucket): void {
     if (bucket.dirty) return;
@@ -358,7 +370,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       counters?.hours.delete(bucket.start);
       if (counters?.current === bucket) counters.current = null;
       // The key's entry stays: it holds the last use, which outlives the retention.
-      if (bucket.stored) this.tombstones.push(keyHourId(bucket.keyId, bucket.start) + this.idSuffix);
+      if (bucket.stored) this.tombstones.push(keyHourId(bucket.keyId, bucket.start) + this.idSuffix, ...(bucket.foldedIds ?? []));
       return;
     }
     const counters = this.listings.get(bucket.listingId);
@@ -369,7 +381,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       counters.impressions -= bucket.impressions;
       if (counters.hours.size === 0) this.listings.delete(bucket.listingId);
     }
-    if (bucket.stored) this.tombstones.push(listingHourId(bucket.listingId, bucket.start) + this.idSuffix);
+    if (bucket.stored) this.tombstones.push(listingHourId(bucket.listingId, bucket.start) + this.idSuffix, ...(bucket.foldedIds ?? []));
   }
 
   private put(data: StoredRecord): WriteOp {
@@ -378,7 +390,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
   }
 
   /** Rebuilds the counters from the snapshots in the store. */
-  private load(loadOnly: (recordId: string) => boolean): void {
+  private load(loadOnly: (recordId: string) => boolean, foldOthers: boolean): void {
     let unreadable = 0;
     for (const record of this.store.values(USAGE)) {
       if (!loadOnly(record.id)) continue;
@@ -400,6 +412,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
           else sum.addTally(tally);
         }
         bucket.stored = true;
+        if (foldOthers && record.id !== keyHourId(decoded.keyId, decoded.start)) this.fold(bucket, record.id);
       } else {
         const counters = this.listingCounters(decoded.listingId);
         const bucket = this.currentListingHour(counters, decoded.listingId, decoded.start);
@@ -408,6 +421,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
         counters.views += decoded.views;
         counters.impressions += decoded.impressions;
         bucket.stored = true;
+        if (foldOthers && record.id !== listingHourId(decoded.listingId, decoded.start)) this.fold(bucket, record.id);
       }
     }
     if (unreadable > 0) this.warn(`Ignored ${unreadable} unreadable usage record(s) in the store.`);

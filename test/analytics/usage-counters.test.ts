@@ -323,3 +323,47 @@ test('stored records that are not usage snapshots are ignored with one warning',
   assert.equal(counters.keyUsage('key_a', hourRange(0, 24)).totals.requests, 0);
   assert.deepEqual(warnings, ['Ignored 1 unreadable usage record(s) in the store.']);
 });
+
+test("records saved by other instances (a store migrated from PostgreSQL) are folded into this one's and not counted twice later", async (t) => {
+  const dataDir = tempDir(t);
+  const clock = new ManualClock(at(10));
+  let store = await Store.open({ dataDir });
+  // Two instances of a multi-instance deployment save the same hours under their own ids.
+  for (const instanceTag of ['instance-a', 'instance-b']) {
+    const instance = new UsageCounters({ store, clock, instanceTag });
+    instance.recordRequest('key_a', 'GET /v1/listings', 200, at(10, 1));
+    instance.recordListingView('lst_1', at(10, 2));
+    await instance.stop();
+  }
+  await store.close();
+
+  // The file-backed server that takes the store over sums them, then counts on in the same hour.
+  for (const round of [1, 2, 3]) {
+    store = await Store.open({ dataDir });
+    const single = new UsageCounters({ store, clock });
+    assert.equal(single.keyUsage('key_a', hourRange(10, 11)).totals.requests, 2 + round - 1, `requests after restart ${round}`);
+    assert.deepEqual(single.listingCounts('lst_1', { fromMs: null, toMs: null }), { views: 2 + round - 1, impressions: 0 }, `views after restart ${round}`);
+    single.recordRequest('key_a', 'GET /v1/listings', 200, at(10, 30));
+    single.recordListingView('lst_1', at(10, 31));
+    await single.stop();
+    await store.close();
+  }
+});
+
+test("other instances' records already past the retention are deleted, not kept forever", async (t) => {
+  const dataDir = tempDir(t);
+  const clock = new ManualClock(at(10));
+  let store = await Store.open({ dataDir });
+  const instance = new UsageCounters({ store, clock, instanceTag: 'instance-a' });
+  instance.recordRequest('key_a', 'GET /v1/listings', 200, at(10, 1));
+  await instance.stop();
+  await store.close();
+
+  clock.advance(3 * DAY_MS);
+  store = await Store.open({ dataDir });
+  t.after(() => store.close());
+  const single = new UsageCounters({ store, clock, retentionDays: 1 });
+  await single.stop();
+  // Only the last use stays: it outlives the retention by design.
+  assert.deepEqual(usageRecords(store).map((record) => record.id), ['key:key_a@last_used#instance-a']);
+});
