@@ -59,14 +59,27 @@ process.exit(exitCode);
 
 /**
  * Writes `count` entry modules that import the files between them (dealt in turn, so slow and
- * quick files mix) and returns their paths. Node's reporters still name each test's own file.
+ * quick files mix) and returns their paths. Node's reporters still name each test's own file; a
+ * file that cannot even be loaded becomes one failing test named after it, and the rest of its
+ * group still runs.
  */
 function groupEntries(unitFiles: string[], count: number): string[] {
   const groups = Array.from({ length: Math.min(count, unitFiles.length) }, () => [] as string[]);
   unitFiles.forEach((file, index) => groups[index % groups.length]!.push(file));
   return groups.map((group, index) => {
     const entry = join(runDir, `unit-group-${index + 1}.mjs`);
-    writeFileSync(entry, group.map((file) => `import ${JSON.stringify(pathToFileURL(resolve(ROOT, file)).href)};\n`).join(''));
+    const urls = group.map((file) => pathToFileURL(resolve(ROOT, file)).href);
+    writeFileSync(entry, [
+      "import { test } from 'node:test';",
+      `for (const url of ${JSON.stringify(urls)}) {`,
+      '  try {',
+      '    await import(url);',
+      '  } catch (error) {',
+      "    test(`${url} could not be loaded`, () => { throw error; });",
+      '  }',
+      '}',
+      '',
+    ].join('\n'));
     return entry;
   });
 }
