@@ -80,7 +80,9 @@ test('GET / → 200 JSON pointing to the API, the dashboard, the API description
   assert.equal(links.api, '/v1');
   assert.match(links.docs!, /docs\/api\.md/);
   for (const path of [links.dashboard, links.openapi, links.health]) {
-    assert.equal((await fetch(`${server.url}${path}`)).status, 200, `${path} answers`);
+    await t.test(`GET ${path}`, async () => {
+      assert.equal((await fetch(`${server.url}${path}`)).status, 200, `${path} answers`);
+    });
   }
 
   const html = await fetch(`${server.url}/`, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });

@@ -221,10 +221,12 @@ test('migrate refuses (exit 2, nothing changed) a destination that is not empty,
     [['--from', join(temporaryDir(t), 'nothing'), '--to', databaseUrl], /holds no store/],
     [['--from', dir, '--to', databaseUrl, '--url', 'http://x'], /--url does not apply/],
   ] as const) {
-    const refused = await migrate(...args);
-    assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stderr}`);
-    assert.match(refused.stderr, message);
-    assert.equal(refused.json, null, 'nothing on stdout');
+    await t.test(`refused: ${message.source}`, async () => {
+      const refused = await migrate(...args);
+      assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stderr}`);
+      assert.match(refused.stderr, message);
+      assert.equal(refused.json, null, 'nothing on stdout');
+    });
   }
 });
 

@@ -83,10 +83,14 @@ test('npm pack → install into a fresh project → a strict NodeNext consumer c
   const files = listing.trim().split('\n').map((line) => line.replace(/^package\//, ''));
   t.diagnostic(`the tarball holds ${files.length} files, ${(statSync(tarball).size / 1024).toFixed(0)} KiB`);
   for (const expected of ['package.json', 'README.md', 'LICENSE', '.env.example', 'dist/package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/cli.js', 'dist/main.js', 'dist/dashboard/public/index.html']) {
-    assert.ok(files.includes(expected), `${expected} is in the tarball`);
+    await t.test(`${expected} is in the tarball`, async () => {
+      assert.ok(files.includes(expected), `${expected} is in the tarball`);
+    });
   }
   for (const folder of ['test/', 'bench/', 'data/', 'src/', 'dist/sea/']) {
-    assert.deepEqual(files.filter((file) => file.startsWith(folder)), [], `nothing of ${folder} in the tarball`);
+    await t.test(`nothing of ${folder}`, async () => {
+      assert.deepEqual(files.filter((file) => file.startsWith(folder)), [], `nothing of ${folder} in the tarball`);
+    });
   }
   assert.deepEqual(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')), [], 'no TypeScript sources');
   assert.ok(!files.includes('dist/marketplace'), 'not the single executable');
