@@ -175,7 +175,8 @@ function notes(scenario: ScenarioResult, server: TargetSummary | undefined): str
 
 /** "GET /v1/listings?limit=20, one query" with the request as code, so `<1..500>` and the like show as typed. */
 function titleText(title: string): string {
-  const request = /^([A-Z]+ [^\s,]+)(.*)$/.exec(title);
+  // The request runs to the first space or comma outside a `<placeholder>` (which may hold spaces).
+  const request = /^([A-Z]+ (?:<[^>]*>|[^\s,<])+)(.*)$/.exec(title);
   return request ? `\`${request[1]}\`${request[2]}` : title;
 }
 

@@ -59,6 +59,15 @@ test('the main block names the run (date, commit, machine, load) and shows each 
   assert.doesNotMatch(text, /warned/);
 });
 
+test('a request with a space inside its placeholders is shown whole as code', () => {
+  const run = JSON.parse(COMMITTED_MAIN) as MainResults;
+  const filtered = run.scenarios.find((scenario) => scenario.id === 'B4')!;
+  filtered.title = 'GET /v1/listings?type=<6 types>&q=<24 words>&limit=<11..30> (filtered, mostly misses)';
+  const text = renderBlock('main', only(run), 'docs/performance.md')!;
+  const row = text.split('\n').find((line) => line.startsWith('| **B4**')) ?? '';
+  assert.match(row, /\| \*\*B4\*\* `GET \/v1\/listings\?type=<6 types>&q=<24 words>&limit=<11\.\.30>` \(filtered, mostly misses\) \|/);
+});
+
 test('the README summary gives the headline figures and where they come from', () => {
   const text = renderBlock('summary', only(mainRun()), 'README.md')!;
   assert.match(text, /a cached page at \*\*12,345 req\/s\*\* \(0\.87 × a bare `node:http` server sending the same bytes; p99 3\.21 ms\)/);
