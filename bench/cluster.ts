@@ -42,8 +42,12 @@ interface Target {
   baseUrl: string;
   requestsFile: string;
   connections: number;
-  /** The API key sent with every request. */
-  key: string;
+  /**
+   * Makes the API key sent with a round's requests. Every round gets a fresh one: a key's limit
+   * counts a minute of requests, and rounds at tens of thousands of requests per second would
+   * use it up and measure cheap 429s instead.
+   */
+  newKey: () => Promise<string>;
 }
 
 interface TargetResult {
@@ -125,13 +129,14 @@ async function main(): Promise<void> {
       const url = postgres.createDatabase('bench_reads');
       const instances: string[] = [];
       for (let index = 1; index <= 3; index += 1) instances.push(await startOn(`read-instance-${index}`, onDatabase(url)));
-      const key = await seedReads(instances, settings.listings);
+      await seedReads(instances, settings.listings);
+      const newKey = () => keyOnEvery(instances);
       const readsFile = join(work, 'reads.txt');
       writeFileSync(readsFile, `GET\t${READ_PATH}\n`);
       const targets: Target[] = [];
       for (const count of [1, 2, 3]) {
         const nginx = await balance(instances.slice(0, count));
-        targets.push({ name: `${count} instance${count === 1 ? '' : 's'}`, baseUrl: nginx.url, requestsFile: readsFile, connections: settings.readConnections, key });
+        targets.push({ name: `${count} instance${count === 1 ? '' : 's'}`, baseUrl: nginx.url, requestsFile: readsFile, connections: settings.readConnections, newKey });
       }
       results.reads = await measure(targets);
     }
@@ -149,14 +154,17 @@ async function main(): Promise<void> {
         writesFile,
         Array.from({ length: 100 }, (_unused, index) => `POST\t/v1/listings\t${JSON.stringify({ title: `Bench listing ${index}`, description: 'Written by the cluster benchmark.', type: 'TOOL', price: index, tags: ['bench'] })}\n`).join(''),
       );
-      const fileKey = await userKey(fileUrl);
-      const pgKey = await userKey(pgUrl);
-      await waitUntil(async () => (await Promise.all(more.map((base) => request(`${base}/v1/listings`, { headers: bearer(pgKey) })))).every((answer) => answer.status === 200));
-      const target = (name: string, baseUrl: string, key: string): Target => ({ name, baseUrl, requestsFile: writesFile, connections: settings.writeConnections, key });
+      const target = (name: string, baseUrl: string, instances: string[]): Target => ({
+        name,
+        baseUrl,
+        requestsFile: writesFile,
+        connections: settings.writeConnections,
+        newKey: () => keyOnEvery(instances),
+      });
       results.writes = await measure([
-        target('file store, 1 instance', fileUrl, fileKey),
-        target('PostgreSQL, 1 instance', pgUrl, pgKey),
-        target('PostgreSQL, 3 instances via nginx', nginx.url, pgKey),
+        target('file store, 1 instance', fileUrl, [fileUrl]),
+        target('PostgreSQL, 1 instance', pgUrl, [pgUrl]),
+        target('PostgreSQL, 3 instances via nginx', nginx.url, [pgUrl, ...more]),
       ]);
     }
   } finally {
@@ -180,8 +188,15 @@ async function main(): Promise<void> {
   log(`\n${markdown}\nWritten: bench/results/cluster.json and cluster.md`);
 }
 
-/** A creator and a key (no practical limit) made on the first instance, and `count` listings; resolves once every instance serves them. */
-async function seedReads(instances: string[], count: number): Promise<string> {
+/** A creator and a key made on the first instance; resolves once every instance accepts the key. */
+async function keyOnEvery(instances: string[]): Promise<string> {
+  const key = await userKey(instances[0]!);
+  await waitUntil(async () => (await Promise.all(instances.map((base) => request(`${base}/v1/listings?limit=1`, { headers: bearer(key) })))).every((answer) => answer.status === 200));
+  return key;
+}
+
+/** A creator, a key and `count` listings made on the first instance; resolves once every instance serves them. */
+async function seedReads(instances: string[], count: number): Promise<void> {
   const key = await userKey(instances[0]!);
   for (let index = 0; index < count; index += 1) {
     const made = await request(`${instances[0]}/v1/listings`, {
@@ -195,7 +210,6 @@ async function seedReads(instances: string[], count: number): Promise<string> {
     const answers = await Promise.all(instances.map((base) => request(`${base}${READ_PATH}`, { headers: bearer(key) })));
     return answers.every((answer) => answer.status === 200 && (JSON.parse(answer.body) as { pagination: { total: number } }).pagination.total === count);
   });
-  return key;
 }
 
 async function userKey(baseUrl: string): Promise<string> {
@@ -218,7 +232,8 @@ async function runRounds(targets: Target[], settings: { rounds: number; duration
   for (let round = 0; round < settings.rounds; round += 1) {
     for (let step = 0; step < targets.length; step += 1) {
       const target = targets[(round + step) % targets.length]!;
-      const common = { generator, baseUrl: target.baseUrl, requestsFile: target.requestsFile, headers: [`Authorization: Bearer ${target.key}`], connections: target.connections, cpus: generatorCpus };
+      const key = await target.newKey();
+      const common = { generator, baseUrl: target.baseUrl, requestsFile: target.requestsFile, headers: [`Authorization: Bearer ${key}`], connections: target.connections, cpus: generatorCpus };
       if (settings.warmupS > 0) await drive({ ...common, durationS: settings.warmupS });
       const measured = await drive({ ...common, durationS: settings.durationS });
       rounds.get(target.name)!.push(measured);
