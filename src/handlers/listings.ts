@@ -70,7 +70,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     const checker = new BodyChecker(await context.readJsonBody(), EDITABLE_FIELDS, READ_ONLY_FIELDS);
     checker.requireFields(['title', 'type', 'price']);
     const fields = readListingFields(checker);
-    return context.commit((_tx, { user }) => {
+    return context.commit((tx, { user }) => {
       if (user.role !== 'creator') {
         throw forbidden('Only creators may create listings. Ask the operator to give your user the creator role.');
       }
@@ -90,7 +90,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
       // Serialised once, for the answer and the log line.
       const json = JSON.stringify(listing);
       return {
-        ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing, json }, ...outbox.eventOps('listing.created', listing.owner_id, listing)],
+        ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing, json }, ...outbox.eventOps(tx, 'listing.created', listing.owner_id, listing)],
         reply: { status: 201, bytes: Buffer.from(`{"data":${json}}`) },
       };
     });
@@ -108,7 +108,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
       if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
       const changed: ListingRecord = { ...listing, ...definedOnly(fields), updated_at: isoTime(clock.now()) };
       return {
-        ops: [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps('listing.updated', changed.owner_id, changed)],
+        ops: [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'listing.updated', changed.owner_id, changed)],
         reply: { status: 200, body: { data: changed } },
       };
     });
@@ -122,7 +122,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
       if (listing.status === 'archived') return { ops: [], reply: { status: 200, body: { data: listing } } };
       const archived: ListingRecord = { ...listing, status: 'archived', updated_at: isoTime(clock.now()) };
       return {
-        ops: [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps('listing.archived', archived.owner_id, archived)],
+        ops: [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps(tx, 'listing.archived', archived.owner_id, archived)],
         reply: { status: 200, body: { data: archived } },
       };
     });

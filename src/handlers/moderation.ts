@@ -130,7 +130,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       return {
         ops: [
           { op: 'put', collection: LISTINGS, id: listing.id, data: removed },
-          ...outbox.eventOps('listing.removed', listing.owner_id, removed),
+          ...outbox.eventOps(tx, 'listing.removed', listing.owner_id, removed),
           audit.entryOp(context.requestId, { action: 'listing.remove', target_type: 'listing', target_id: listing.id, changes }),
         ],
         reply: { status: 200, body: { data: removed } },

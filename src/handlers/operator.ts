@@ -92,7 +92,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       return {
         ops: [
           { op: 'put', collection: USERS, id: changed.id, data: changed },
-          ...deps.outbox.eventOps('user.updated', changed.id, privateUser(changed)),
+          ...deps.outbox.eventOps(tx, 'user.updated', changed.id, privateUser(changed)),
           audit.entryOp(context.requestId, { action: 'user.update', target_type: 'user', target_id: user.id, changes }),
         ],
         reply: { status: 200, body: { data: operatorUser(changed) } },

@@ -43,7 +43,7 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
       if (fields.email) assertEmailFree(tx, fields.email, user.id);
       const changed: UserRecord = { ...user, ...fields, updated_at: isoTime(clock.now()) };
       return {
-        ops: [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...outbox.eventOps('user.updated', changed.id, privateUser(changed))],
+        ops: [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'user.updated', changed.id, privateUser(changed))],
         reply: { status: 200, body: meBody(changed) },
       };
     });

@@ -31,8 +31,10 @@
 //
 // 4. pull(sink) hands over, in commit order, the writes other servers committed since the last
 //    pull (ops with their version). The store calls it in its write queue, so nothing else
-//    changes memory meanwhile: before re-deciding a write refused as a conflict, and when the
-//    back-end's `onOthersWrote` callback asks for it. A back-end with one writer does nothing.
+//    changes memory meanwhile: before re-deciding a write refused as a conflict, after an append
+//    when the back-end's `needsPull` says others committed before it (their writes must be in
+//    memory before the next decision), and when its `onOthersWrote` callback asks for it. It
+//    never hands back writes this server appended itself. A back-end with one writer does nothing.
 //
 // 5. compact(snapshot) drops what is superseded so the log holds about the live records; the
 //    store calls it in its queue with no append running. `snapshot()` is every live record in the
@@ -94,6 +96,8 @@ export interface Log {
   load(sink: LoadSink): Promise<{ lastVersion: number }>;
   append(entries: readonly LogEntry[]): Promise<AppendOutcome[]>;
   pull(apply: (write: PulledWrite) => void): Promise<void>;
+  /** After an append: true when others committed writes this server has not pulled yet (point 4). */
+  needsPull?(): boolean;
   /** Registers the callback a shared back-end calls when others wrote (the store then pulls). */
   onOthersWrote(callback: () => void): void;
   compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult>;

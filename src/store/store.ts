@@ -40,6 +40,8 @@ export interface StoreStats {
   /** Operations acknowledged since start. */
   writes: number;
   batches: number;
+  /** Writes decided again because another server changed what they read (a shared database only). */
+  conflicts: number;
   fsyncs: number;
   opsInLog: number;
   liveRecords: number;
@@ -95,7 +97,7 @@ export class Store implements RecordReader {
   /** close() was called: new writes are refused, queued ones still go out. */
   private closing = false;
   private closed: Promise<void> | null = null;
-  private counters = { writes: 0, batches: 0 };
+  private counters = { writes: 0, batches: 0, conflicts: 0 };
 
   private constructor(collections: Collections, log: Log, options: { compactAtOps: number; now: () => number; warn: (message: string) => void }) {
     this.collections = collections;
@@ -318,6 +320,7 @@ export class Store implements RecordReader {
     decided.forEach((item, index) => {
       const outcome = outcomes[index]!;
       if (outcome === 'conflict') {
+        this.counters.conflicts += 1;
         conflicts.push(item.write);
         return;
       }
@@ -326,8 +329,9 @@ export class Store implements RecordReader {
       committed.push(item);
     });
     for (const item of committed) item.write.resolve(item.result);
-    // Another server changed what these read: catch up with it, then decide them again.
-    if (conflicts.length > 0) {
+    // Another server changed what these read, or wrote before this batch went in: catch up with
+    // it before deciding anything else (the conflicts again, on the new state).
+    if (conflicts.length > 0 || this.log.needsPull?.()) {
       try {
         await this.pullOthers();
       } catch (error) {

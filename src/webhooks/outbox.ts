@@ -12,7 +12,7 @@ import { newId } from '../domain/ids.ts';
 import { isUserBarred } from '../moderation/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
-import type { EventOutbox, EventType } from './events.ts';
+import type { EventOutbox, EventReads, EventType } from './events.ts';
 import type { DeliveryCounts } from './delivery-counts.ts';
 import type { DeliveryRecord, WebhookRecord } from './records.ts';
 import { isPendingDelivery, webhookView } from './records.ts';
@@ -85,11 +85,14 @@ export class WebhookOutbox implements EventOutbox {
 
   /**
    * The ops that queue `type` for every active webhook of `ownerId` subscribed to it.
-   * @example context.commit((tx, { user }) => ({ ops: [listingPut, ...outbox.eventOps('listing.created', user.id, listing)], reply }))
+   * @example context.commit((tx, { user }) => ({ ops: [listingPut, ...outbox.eventOps(tx, 'listing.created', user.id, listing)], reply }))
    */
-  eventOps(type: EventType, ownerId: string, data: object): WriteOp[] {
+  eventOps(tx: EventReads, type: EventType, ownerId: string, data: object): WriteOp[] {
     // A suspended user's webhooks receive nothing: no event is even queued for them.
-    if (isUserBarred(this.store, ownerId)) return [];
+    if (isUserBarred(tx, ownerId)) return [];
+    // The webhooks come from this outbox's index, not through tx: the write still depends on
+    // them (another server adding, changing or deleting one makes it decided again).
+    tx.dependsOn(WEBHOOKS);
     const targets = this.webhooksOf(ownerId).filter((webhook) => webhook.active && webhook.events.includes(type));
     return this.deliveryOps(type, data, targets);
   }

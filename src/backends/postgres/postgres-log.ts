@@ -4,9 +4,12 @@
 // every record changed since the last version this instance knows, in version order, in one
 // snapshot. After a lost connection the listener reconnects and pulls, so nothing is missed.
 //
-// Writes: `append` sends a batch in one call of marketplace_append, which commits only if no
-// other instance committed since this one last caught up; otherwise every entry is answered
-// `conflict`, the store pulls and decides them again on the new state. A PostgreSQL outage
+// Writes: `append` sends a batch in one call of marketplace_append, which commits each entry
+// whose reads no other instance changed since this one last caught up and answers the others
+// `conflict`; the store pulls and decides those again on the new state. When others committed
+// in between, `needsPull` asks the store to read their writes before it decides anything else;
+// until then this instance's own writes past its cursor are remembered, so a pull does not hand
+// them back as others' writes. A PostgreSQL outage
 // rejects appends (the store answers 503) while reads go on from memory; the pool and the
 // listener reconnect by themselves when the database returns.
 //
@@ -51,8 +54,10 @@ export class PostgresLog implements Log {
   private readonly warn: (message: string) => void;
   private readonly tombstoneRetentionMs: number;
   private readonly makeClient: () => Client;
-  /** The last committed version this instance has in memory. */
+  /** Every write up to this version is in this instance's memory (what its writes are decided on). */
   private cursor = 1;
+  /** Versions past the cursor that this instance wrote itself: in memory already, skipped by `pull`. */
+  private ownAhead: { first: number; last: number }[] = [];
   private othersWrote: () => void = () => {};
   private listener: Client | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
@@ -113,23 +118,31 @@ export class PostgresLog implements Log {
 
   async append(entries: readonly LogEntry[]): Promise<AppendOutcome[]> {
     const batch = JSON.stringify(entries.map((entry) => entry.ops.map(toRow)));
-    let committed: string | null;
+    const reads = JSON.stringify(entries.map((entry) => entry.reads.map((read) => ({ c: read.collection, id: read.id }))));
+    let outcome: { previous: number; versions: (number | null)[] };
     try {
-      const result = await this.pool.query<{ version: string | null }>('SELECT marketplace_append($1, $2) AS version', [this.cursor, batch]);
-      committed = result.rows[0]!.version;
+      const result = await this.pool.query<{ outcome: typeof outcome }>('SELECT marketplace_append($1, $2, $3) AS outcome', [this.cursor, batch, reads]);
+      outcome = result.rows[0]!.outcome;
       this.lastWriteError = null;
     } catch (error) {
       this.lastWriteError = (error as Error).message || 'PostgreSQL unavailable';
       throw error;
     }
-    // Another instance committed since we last caught up: nothing of this batch was stored.
-    if (committed === null) return entries.map(() => 'conflict');
-    this.counters.fsyncs += 1;
-    this.removals.removed(entries.reduce((count, entry) => count + entry.ops.filter((op) => op.op === 'del').length, 0));
-    const last = Number(committed);
-    const first = last - entries.length + 1;
-    this.cursor = last;
-    return entries.map((_entry, index) => ({ version: first + index }));
+    const committed = outcome.versions.filter((version): version is number => version !== null);
+    if (committed.length > 0) {
+      this.counters.fsyncs += 1;
+      this.removals.removed(entries.reduce((count, entry, index) => count + (outcome.versions[index] === null ? 0 : entry.ops.filter((op) => op.op === 'del').length), 0));
+      const written = { first: committed[0]!, last: committed[committed.length - 1]! };
+      // Nobody else wrote in between: memory holds everything up to the batch's last version.
+      if (Number(outcome.previous) === this.cursor && this.ownAhead.length === 0) this.cursor = written.last;
+      else this.ownAhead.push(written);
+    }
+    return outcome.versions.map((version) => (version === null ? 'conflict' : { version }));
+  }
+
+  /** Others committed writes this instance has not read yet, and its own went in after them. */
+  needsPull(): boolean {
+    return this.ownAhead.length > 0;
   }
 
   async pull(apply: (write: PulledWrite) => void): Promise<void> {
@@ -152,6 +165,7 @@ export class PostgresLog implements Log {
     for (const row of result.rows) {
       if (row.version === null) continue;
       const rowVersion = Number(row.version);
+      if (this.ownAhead.some((own) => rowVersion >= own.first && rowVersion <= own.last)) continue;
       if (rowVersion !== version && ops.length > 0) {
         apply({ ops, version });
         ops = [];
@@ -162,6 +176,7 @@ export class PostgresLog implements Log {
     }
     if (ops.length > 0) apply({ ops, version });
     this.cursor = Math.max(this.cursor, Number(first.last_version));
+    this.ownAhead = this.ownAhead.filter((own) => own.last > this.cursor);
   }
 
   /**

@@ -6,20 +6,24 @@
 //                        a removed record stays as a tombstone (data NULL) so other instances
 //                        learn of the removal; the version order is the change feed they follow
 //
-// marketplace_append(expected, entries) commits one batch of writes in one round trip. It locks
-// the meta row, and commits only when no write was committed since `expected` — the last write
-// this instance knows of — so every write of the batch was decided on the current state of
-// every record (contract of src/store/log.ts: the versions read are still current). Otherwise it
-// returns NULL and the instance catches up and decides again. Versions are given under that
-// lock, so they increase in commit order with no gaps and a follower never skips one.
+// marketplace_append(expected, entries, reads) commits one batch of writes in one round trip.
+// `expected` is the last write this instance has in memory, which is what it decided the batch
+// on. The function locks the meta row, then checks each entry's reads (contract of
+// src/store/log.ts): a record read is stale when a write since `expected` changed it, a whole
+// collection read when a write since `expected` changed any of its records. Entries with stale
+// reads are answered null and store nothing; the others commit. When no write was committed
+// since `expected` there is nothing to check. Versions are given under that lock, so they
+// increase in commit order with no gaps and a follower never skips one. The answer also gives
+// the last version before the batch: when it is not `expected`, others wrote in between, and the
+// instance reads their writes before it decides anything else.
 
 import type { ClientBase } from 'pg';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 export const CHANGES_CHANNEL = 'marketplace_changes';
 const SCHEMA_LOCK = 'SELECT pg_advisory_xact_lock(727274001)';
 
-const MIGRATIONS: readonly string[] = [
+export const SCHEMA_MIGRATIONS: readonly string[] = [
   // 0 → 1
   `
   CREATE TABLE marketplace_records (
@@ -56,6 +60,64 @@ const MIGRATIONS: readonly string[] = [
   END
   $fn$;
   `,
+  // 1 → 2: each entry's reads are checked, so writes of instances that touch different
+  // records no longer refuse each other (the first version refused every write made since).
+  `
+  DROP FUNCTION marketplace_append(bigint, json);
+  CREATE FUNCTION marketplace_append(expected bigint, entries json, reads json) RETURNS json LANGUAGE plpgsql AS $fn$
+  DECLARE
+    current bigint;
+    dropped_through bigint;
+    entry_reads json;
+    one_read json;
+    stale boolean;
+    accepted boolean[] := ARRAY[]::boolean[];
+    entry json;
+    op json;
+    entry_number int := 0;
+    written bigint;
+    versions jsonb := '[]'::jsonb;
+  BEGIN
+    SELECT last_version, tombstones_dropped_through INTO current, dropped_through FROM marketplace_meta WHERE id = 1 FOR UPDATE;
+    -- Every entry is judged before any is stored: the entries of a batch never read each other's writes.
+    FOR entry_reads IN SELECT value FROM json_array_elements(reads) LOOP
+      -- A removal this instance never saw may be gone from the table: nothing it read can be trusted.
+      stale := current <> expected AND dropped_through > expected;
+      IF current <> expected AND NOT stale THEN
+        FOR one_read IN SELECT value FROM json_array_elements(entry_reads) LOOP
+          IF one_read->>'id' IS NULL THEN
+            stale := EXISTS (SELECT 1 FROM marketplace_records WHERE version > expected AND collection = one_read->>'c');
+          ELSE
+            stale := EXISTS (SELECT 1 FROM marketplace_records WHERE collection = one_read->>'c' AND id = one_read->>'id' AND version > expected);
+          END IF;
+          EXIT WHEN stale;
+        END LOOP;
+      END IF;
+      accepted := accepted || NOT stale;
+    END LOOP;
+    written := current;
+    FOR entry IN SELECT value FROM json_array_elements(entries) LOOP
+      entry_number := entry_number + 1;
+      IF accepted[entry_number] THEN
+        written := written + 1;
+        FOR op IN SELECT value FROM json_array_elements(entry) LOOP
+          INSERT INTO marketplace_records AS r (collection, id, version, data)
+          VALUES (op->>'c', op->>'id', written, CASE WHEN op->>'op' = 'put' THEN op->'d' END)
+          ON CONFLICT (collection, id) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data, changed_at = now();
+        END LOOP;
+        versions := versions || to_jsonb(written);
+      ELSE
+        versions := versions || 'null'::jsonb;
+      END IF;
+    END LOOP;
+    IF written > current THEN
+      UPDATE marketplace_meta SET last_version = written WHERE id = 1;
+      PERFORM pg_notify('${CHANGES_CHANNEL}', written::text);
+    END IF;
+    RETURN json_build_object('previous', current, 'versions', versions);
+  END
+  $fn$;
+  `,
 ];
 
 /** The database holds a schema newer than this release: nothing may change it. */
@@ -77,7 +139,7 @@ export async function migrate(client: ClientBase): Promise<void> {
           'Run that release (or a later one); the database was left unchanged.',
       );
     }
-    for (let version = current; version < SCHEMA_VERSION; version += 1) await client.query(MIGRATIONS[version]!);
+    for (let version = current; version < SCHEMA_VERSION; version += 1) await client.query(SCHEMA_MIGRATIONS[version]!);
     await client.query('UPDATE marketplace_meta SET schema_version = $1 WHERE id = 1', [SCHEMA_VERSION]);
     await client.query('COMMIT');
   } catch (error) {
