@@ -12,7 +12,6 @@ export interface AccessLogEntry {
   status: number;
   durationMs: number;
   keyId: string | null;
-  /** A UUID. */
   /** A UUID, made by the server (context.ts). */
   requestId: string;
 }
