@@ -134,7 +134,7 @@ export class PostgresLog implements Log {
       this.removals.removed(entries.reduce((count, entry, index) => count + (outcome.versions[index] === null ? 0 : entry.ops.filter((op) => op.op === 'del').length), 0));
       const written = { first: committed[0]!, last: committed[committed.length - 1]! };
       // Nobody else wrote in between: memory holds everything up to the batch's last version.
-      if (Number(outcome.previous) === this.cursor && this.ownAhead.length === 0) this.cursor = written.last;
+      if (outcome.previous === this.cursor && this.ownAhead.length === 0) this.cursor = written.last;
       else this.ownAhead.push(written);
     }
     return outcome.versions.map((version) => (version === null ? 'conflict' : { version }));

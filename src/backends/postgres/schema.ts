@@ -81,9 +81,13 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
     SELECT last_version, tombstones_dropped_through INTO current, dropped_through FROM marketplace_meta WHERE id = 1 FOR UPDATE;
     -- Every entry is judged before any is stored: the entries of a batch never read each other's writes.
     FOR entry_reads IN SELECT value FROM json_array_elements(reads) LOOP
-      -- A removal this instance never saw may be gone from the table: nothing it read can be trusted.
-      stale := current <> expected AND dropped_through > expected;
-      IF current <> expected AND NOT stale THEN
+      IF current = expected THEN
+        stale := false;
+      ELSIF dropped_through > expected THEN
+        -- A removal this instance never saw may be gone from the table: nothing it read can be trusted.
+        stale := true;
+      ELSE
+        stale := false;
         FOR one_read IN SELECT value FROM json_array_elements(entry_reads) LOOP
           IF one_read->>'id' IS NULL THEN
             stale := EXISTS (SELECT 1 FROM marketplace_records WHERE version > expected AND collection = one_read->>'c');
