@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
-import { assertIfMatch, etagOf } from '../http/conditional.ts';
+import { assertIfMatch } from '../http/conditional.ts';
 import { conflict, forbidden, notFound } from '../http/errors.ts';
 import { pagination } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
@@ -47,10 +47,8 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     let page = pageCache.get(cacheKey);
     if (page === undefined) {
       const { items, total } = findListings(index, query);
-      // The same text as JSON.stringify({ data: items, pagination }), from each listing's kept JSON.
-      const data = items.map((listing) => serialised.json(listing)).join(',');
-      const bytes = Buffer.from(`{"data":[${data}],"pagination":${JSON.stringify(pagination(query, total))}}`);
-      page = { bytes, etag: etagOf(bytes), listingIds: items.map((listing) => listing.id) };
+      const { bytes, etag } = serialised.page(items, pagination(query, total));
+      page = { bytes, etag, listingIds: items.map((listing) => listing.id) };
       pageCache.set(cacheKey, page);
     }
     usage.recordListingImpressions(page.listingIds, clock.now());
