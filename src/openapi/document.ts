@@ -100,7 +100,7 @@ const DESCRIPTION = [
   'X-RateLimit-Remaining and X-RateLimit-Reset and `Cache-Control: private, no-cache`; every answer carries X-Request-Id.',
   '',
   'String fields are trimmed before they are checked and stored; lengths count Unicode code points after trimming.',
-  'Successful GET answers carry an ETag (one per encoding) and answer 304 to a matching If-None-Match. HEAD works on every GET route.',
+  'Successful GET answers carry an ETag (one per encoding, made from the content alone: equal on every instance and after a restart) and answer 304 to a matching If-None-Match. HEAD works on every GET route.',
   'Answers of 1 KiB or more are compressed (br or gzip) when Accept-Encoding allows it.',
 ].join('\n');
 

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startServer, type TestServer } from '../helpers/server.ts';
+import { startServer, temporaryDir, type TestServer } from '../helpers/server.ts';
 
 const WRITE = ['read:listings', 'write:listings'];
 
@@ -256,4 +256,22 @@ test('ETag on GET answers; If-None-Match → 304 without a body; a write changes
   const afterWrite = await server.request('GET', '/v1/listings', { key, headers: { 'if-none-match': listEtag! } });
   assert.equal(afterWrite.status, 200);
   assert.notEqual(afterWrite.headers.get('etag'), listEtag);
+});
+
+test('a page and a listing keep their ETags across a restart: an If-None-Match from before still gets 304', async (t) => {
+  const dataDir = temporaryDir(t);
+  const first = await startServer(null, { dataDir });
+  const { key } = await first.userWithKey('creator', WRITE);
+  const [listing] = await seed(first, key, 3, (index) => ({ title: `kept ${index}`, type: 'TOOL', price: index + 1 }));
+  const paths = ['/v1/listings?limit=2', '/v1/listings?limit=2&page=2', `/v1/listings/${listing!.id}`];
+  const tags = new Map<string, string>();
+  for (const path of paths) tags.set(path, (await first.request('GET', path, { key })).headers.get('etag')!);
+  await first.close();
+
+  const second = await startServer(t, { dataDir });
+  for (const path of paths) {
+    const again = await second.request('GET', path, { key, headers: { 'if-none-match': tags.get(path)! } });
+    assert.equal(again.status, 304, `${path}: the tag from before the restart still names the answer`);
+  }
+  assert.notEqual(tags.get(paths[0]!), tags.get(paths[1]!), 'two pages of different listings have different tags');
 });
