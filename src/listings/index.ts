@@ -61,8 +61,11 @@ export class ListingIndex {
     if (collection === USERS) this.onUserChange(after as UserRecord | undefined);
     if (collection !== LISTINGS) return;
     this.invalidate();
-    if (before && this.isListed(before as ListingRecord)) this.remove(before as ListingRecord);
-    if (after && this.isListed(after as ListingRecord)) this.insert(after as ListingRecord);
+    const wasListed = before !== undefined && this.isListed(before as ListingRecord);
+    const isListed = after !== undefined && this.isListed(after as ListingRecord);
+    if (wasListed && isListed) this.replace(before as ListingRecord, after as ListingRecord);
+    else if (wasListed) this.remove(before as ListingRecord);
+    else if (isListed) this.insert(after as ListingRecord);
   }
 
   private isListed(listing: ListingRecord): boolean {
@@ -133,6 +136,26 @@ export class ListingIndex {
     insertSorted(groupOf(this.byOwner, listing.owner_id), listing);
   }
 
+  /**
+   * A listed listing changed and stays listed. Its place in (created_at, id) order never
+   * changes, so it is put where it was, with no array moved; only a new type moves it
+   * between the type arrays.
+   */
+  private replace(before: ListingRecord, after: ListingRecord): void {
+    if (byCreation(before, after) !== 0) {
+      this.remove(before);
+      this.insert(after);
+      return;
+    }
+    replaceSorted(this.active, before, after);
+    replaceSorted(groupOf(this.byOwner, after.owner_id), before, after);
+    if (before.type === after.type) replaceSorted(groupOf(this.byType, after.type), before, after);
+    else {
+      removeSorted(groupOf(this.byType, before.type), before);
+      insertSorted(groupOf(this.byType, after.type), after);
+    }
+  }
+
   private remove(listing: ListingRecord): void {
     removeSorted(this.active, listing);
     removeSorted(groupOf(this.byType, listing.type), listing);
@@ -161,11 +184,30 @@ function lowerBound(items: ListingRecord[], listing: ListingRecord): number {
   return low;
 }
 
+/** How far from the end a new listing is looked for, and the later ones moved up by hand. */
+const MOVED_BY_HAND = 64;
+
 function insertSorted(items: ListingRecord[], listing: ListingRecord): void {
-  // New listings are the newest: appending is the common case and costs nothing.
-  const last = items[items.length - 1];
-  if (last === undefined || byCreation(last, listing) < 0) items.push(listing);
-  else items.splice(lowerBound(items, listing), 0, listing);
+  // New listings are the newest, so they land at the end, or a few places before it: listings
+  // made in the same millisecond are ordered by their random ids. Walking back from the end
+  // and moving those few up costs less than a binary search and a splice, which on a long
+  // array cost about as much as copying all of it (measured).
+  let position = items.length;
+  while (position > 0 && items.length - position < MOVED_BY_HAND && byCreation(items[position - 1]!, listing) > 0) position -= 1;
+  if (position > 0 && byCreation(items[position - 1]!, listing) > 0) {
+    // Far from the end (a restored or reinstated listing): found by binary search.
+    items.splice(lowerBound(items, listing), 0, listing);
+    return;
+  }
+  items.push(listing);
+  for (let index = items.length - 1; index > position; index -= 1) items[index] = items[index - 1]!;
+  items[position] = listing;
+}
+
+function replaceSorted(items: ListingRecord[], before: ListingRecord, after: ListingRecord): void {
+  const position = lowerBound(items, before);
+  if (items[position]?.id === before.id) items[position] = after;
+  else insertSorted(items, after);
 }
 
 function removeSorted(items: ListingRecord[], listing: ListingRecord): void {
