@@ -4,6 +4,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './eventually.ts';
 
 export const CLUSTER_ADMIN_TOKEN = 'cluster-operator-token-0123456789';
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -107,16 +108,6 @@ export async function userWithKey(instances: readonly Instance[], role: 'creator
     await eventually(known, 1_000, `key known to ${instance.url}`);
   }
   return { userId: user.body.data.id, key: key.body.data.key, keyId: key.body.data.id };
-}
-
-/** Polls until `check` holds; returns the milliseconds it took, or throws after `timeoutMs`. */
-export async function eventually(check: () => Promise<boolean>, timeoutMs: number, what: string, pollMs = 10): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - started;
-    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not so within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
 }
 
 /** The value below which `fraction` of the samples lie (nearest rank). */

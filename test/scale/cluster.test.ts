@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
-import { call, eventually, percentile, startInstance, userWithKey, type Instance } from '../helpers/cluster.ts';
+import { call, percentile, startInstance, userWithKey, type Instance } from '../helpers/cluster.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { skipUnlessServices, startNginx, startPostgres, startRedis, type NginxService, type PostgresService, type RedisService } from '../helpers/services.ts';
 
 const skip = skipUnlessServices('postgresBin', 'redisServer', 'nginx');

@@ -13,23 +13,14 @@ import { test, type TestContext } from 'node:test';
 import { compareStores, parseLocation } from '../../src/backends/migrate.ts';
 import { runCli } from '../../src/cli.ts';
 import { LOG_FILE_NAME } from '../../src/store/format.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startServer, temporaryDir, type TestServer } from '../helpers/server.ts';
 import { skipUnlessServices, postgresAndRedisForFile } from '../helpers/services.ts';
 import { answer, startReceiver, waitFor } from '../webhooks/fixtures.ts';
 
-/** Polls an HTTP condition (bounded). */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not so within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 const skip = skipUnlessServices('postgresBin', 'redisServer');
 const services = postgresAndRedisForFile(skip);
 let databases = 0;
-
 
 function freshDatabase(): string {
   databases += 1;
@@ -130,7 +121,7 @@ test('a file-backed store migrates to PostgreSQL and back: same records, same an
     assert.equal(hook.status, 201, hook.text);
     usersSaw = await userViews(server, seeded);
     await waitFor('the ping delivered', () => receiver.received.length === 1);
-    await eventually(async () => (await server.admin('GET', '/admin/v1/webhooks')).body.data[0].last_delivery !== null);
+    await eventually(async () => (await server.admin('GET', '/admin/v1/webhooks')).body.data[0].last_delivery !== null, 10_000, 'the delivery recorded');
     operatorSaw = await operatorViews(server);
     await server.close();
   }

@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { SCHEMA_MIGRATIONS, SCHEMA_VERSION } from '../../src/backends/postgres/schema.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
-import { skipUnlessServices, sleep, postgresAndRedisForFile } from '../helpers/services.ts';
+import { skipUnlessServices, postgresAndRedisForFile } from '../helpers/services.ts';
 
 const skip = skipUnlessServices('postgresBin', 'redisServer');
 const services = postgresAndRedisForFile(skip);
@@ -27,16 +28,6 @@ async function instances(t: import('node:test').TestContext, count: number, url?
     servers.push(await startServer(t, { dataDir: null, config: { databaseUrl, redisUrl: services.redis.url }, expectedServerErrors: [503] }));
   }
   return { servers, url: databaseUrl };
-}
-
-/** Polls until `check` holds (bounded), returning how long it took. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 5_000, what = "the condition"): Promise<number> {
-  const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > timeoutMs) throw new Error(`${what}: not true within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-  return performance.now() - started;
 }
 
 test('a listing created on one instance is read on the others; its update and archive follow', { skip, timeout: 120_000 }, async (t) => {
