@@ -5,9 +5,11 @@
 // Compressed bytes are remembered per identity Buffer object (a WeakMap): a handler that keeps
 // its answer's bytes (a cached list page, the OpenAPI document, a dashboard file) returns the
 // same Buffer each time, so that answer is compressed once and never again while it lives; a
-// fresh answer's Buffer is collected with everything made from it.
+// fresh answer's Buffer is collected with everything made from it. The copy kept is sized to
+// its bytes (kept-bytes.ts), not a slice of zlib's output buffer.
 
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { keptCopy } from './kept-bytes.ts';
 import type { Encoding } from './negotiation.ts';
 
 export const MIN_COMPRESSED_BYTES = 1024;
@@ -33,7 +35,7 @@ export function compressed(bytes: Buffer, encoding: Encoding): Buffer {
     copies = {};
     compressedCopies.set(bytes, copies);
   }
-  return (copies[encoding] ??= encoding === 'br' ? brotliCompressSync(bytes, BROTLI_OPTIONS) : gzipSync(bytes));
+  return (copies[encoding] ??= keptCopy([encoding === 'br' ? brotliCompressSync(bytes, BROTLI_OPTIONS) : gzipSync(bytes)]));
 }
 
 /** `"abc"` → `"abc-gzip"`: a distinct strong tag per representation. */

@@ -3,11 +3,13 @@
 // and hashing the answer much of the rest (profiled). Each listing's bytes are hashed once, and
 // a page's tag is made from those hashes, not from its whole body. Records are immutable and a
 // change stores a new object, so an entry made from the current object is never stale; one
-// made from an older object is simply made again. About 0.5 KiB each (twice that once shown
-// alone); past 20,000 the oldest goes first.
+// made from an older object is simply made again. Kept bytes have memory of their own
+// (kept-bytes.ts). About 0.5 KiB each (twice that once shown alone); past 20,000 the oldest
+// goes first.
 
 import type { ListingRecord } from '../domain/records.ts';
 import { digestOf, etagOf, etagOfParts } from '../http/conditional.ts';
+import { keptCopy } from '../http/kept-bytes.ts';
 import type { Pagination } from '../http/lists.ts';
 
 const MAX_SERIALISED_LISTINGS = 20_000;
@@ -45,14 +47,14 @@ export class SerialisedListings {
       digests.push(entry.digest);
     }
     parts.push(Buffer.from(`],"pagination":${paginationJson}}`));
-    return { bytes: Buffer.concat(parts), etag: etagOfParts(digests, paginationJson) };
+    return { bytes: keptCopy(parts), etag: etagOfParts(digests, paginationJson) };
   }
 
   /** The bytes of `{ "data": listing }` and their ETag. */
   shown(listing: ListingRecord): { bytes: Buffer; etag: string } {
     const entry = this.entryOf(listing);
     if (entry.shown === null) {
-      const bytes = Buffer.concat([SHOWN_OPEN, entry.bytes, SHOWN_CLOSE]);
+      const bytes = keptCopy([SHOWN_OPEN, entry.bytes, SHOWN_CLOSE]);
       entry.shown = { bytes, etag: etagOf(bytes) };
     }
     return entry.shown;
@@ -61,7 +63,7 @@ export class SerialisedListings {
   private entryOf(listing: ListingRecord): SerialisedListing {
     let entry = this.entries.get(listing.id);
     if (entry === undefined || entry.listing !== listing) {
-      const bytes = Buffer.from(JSON.stringify(listing));
+      const bytes = keptCopy([Buffer.from(JSON.stringify(listing))]);
       entry = { listing, bytes, digest: digestOf(bytes), shown: null };
       this.entries.delete(listing.id);
       if (this.entries.size >= MAX_SERIALISED_LISTINGS) this.entries.delete(this.entries.keys().next().value!);
@@ -70,3 +72,4 @@ export class SerialisedListings {
     return entry;
   }
 }
+

@@ -151,3 +151,12 @@ test('If-Match accepts the tag of a compressed answer: a client that read a big 
     });
   }
 });
+
+test('a kept compressed copy owns its memory: a few hundred bytes do not keep zlib\'s 16 KiB output buffer alive', () => {
+  const page = Buffer.from(JSON.stringify({ data: Array.from({ length: 60 }, (_, index) => ({ id: `lst_${index}`, title: `Listing ${index}` })) }));
+  for (const encoding of ['gzip', 'br'] as const) {
+    const copy = compressed(page, encoding);
+    assert.ok(copy.length < page.length, `${encoding} is smaller`);
+    assert.equal(copy.buffer.byteLength, copy.byteLength, `${encoding}: ${copy.byteLength} bytes in an ArrayBuffer of ${copy.buffer.byteLength}`);
+  }
+});

@@ -56,3 +56,11 @@ test('equal content gets an equal page tag from another instance; any change get
   assert.equal(elsewhere.page(listings, PAGINATION).etag, tag);
   assert.equal(elsewhere.page(changedTitle, PAGINATION).bytes.toString('utf8'), JSON.stringify({ data: changedTitle, pagination: PAGINATION }));
 });
+
+test('kept bytes own their memory: a kept slice of Node\'s shared 8 KiB buffer pool would keep the whole pool alive', () => {
+  const serialised = new SerialisedListings();
+  const listings = [listing(1), listing(2)];
+  // Small pages too: a page of one listing is far below the pool's 4 KiB cut-off.
+  const kept = [serialised.shown(listings[0]!).bytes, serialised.page(listings.slice(0, 1), PAGINATION).bytes, serialised.page(listings, PAGINATION).bytes];
+  for (const bytes of kept) assert.equal(bytes.buffer.byteLength, bytes.byteLength, `${bytes.byteLength} bytes in an ArrayBuffer of ${bytes.buffer.byteLength}`);
+});
