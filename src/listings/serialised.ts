@@ -72,4 +72,3 @@ export class SerialisedListings {
     return entry;
   }
 }
-
