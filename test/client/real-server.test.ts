@@ -12,6 +12,7 @@ import { test, type TestContext } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { AdminClient, MarketplaceApiError, MarketplaceClient, MarketplaceNetworkError } from '../../src/client/index.ts';
 import type { ClientOptions, Listing, NewListing, Role } from '../../src/client/index.ts';
+import { idsInOrder, newestFirst, oldestFirst } from '../helpers/creation-order.ts';
 import { ADMIN_TOKEN, startServer, type StartOptions, type TestServer } from '../helpers/server.ts';
 
 interface SentRequest {
@@ -94,7 +95,7 @@ test('AdminClient: users and keys made, listed, changed and revoked; changes app
 
   const secondPage = await admin.users.list({ page: 2, limit: 1 });
   assert.deepEqual(secondPage.pagination, { page: 2, limit: 1, total: 2, total_pages: 2 });
-  assert.equal(secondPage.data[0]?.id, grace.id, 'users are listed oldest first');
+  assert.equal(secondPage.data[0]?.id, idsInOrder(oldestFirst, ada, grace)[1], 'users are listed oldest first (ties by id)');
 
   const promoted = await admin.users.update(ada.id, { role: 'creator', name: 'Ada L.' });
   assert.equal(promoted.role, 'creator');
@@ -212,8 +213,8 @@ test('listings: create, get, update, list with filters, archive (twice), 409 onc
   assert.deepEqual(all.pagination, { page: 1, limit: 20, total: 2, total_pages: 1 });
   assert.deepEqual(
     all.data.map((listing) => listing.id),
-    [free.id, created.id],
-    'newest first by default',
+    idsInOrder(newestFirst, free, created),
+    'newest first by default (ties by id)',
   );
   assert.deepEqual(
     (await client.listings.list({ type: 'SKILL' })).data.map((listing) => listing.id),

@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { newestFirst } from '../helpers/creation-order.ts';
 import { startServer, temporaryDir, type TestServer } from '../helpers/server.ts';
 
 const WRITE = ['read:listings', 'write:listings'];
@@ -27,9 +28,6 @@ async function seed(server: TestServer, key: string, count: number, make: (index
   }
   return made;
 }
-
-const newestFirst = (left: Listing, right: Listing) =>
-  left.created_at === right.created_at ? (left.id < right.id ? 1 : -1) : left.created_at < right.created_at ? 1 : -1;
 
 test('pagination arithmetic at the edges', async (t) => {
   const server = await startServer(t);

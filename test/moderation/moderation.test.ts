@@ -4,6 +4,8 @@
 
 import assert from 'node:assert/strict';
 import test, { type TestContext } from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
+import { idsInOrder, newestFirst } from '../helpers/creation-order.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { answer, pause, startReceiver, waitFor } from '../webhooks/fixtures.ts';
 
@@ -14,7 +16,7 @@ async function start(t: TestContext): Promise<TestServer> {
   return startServer(t, { dataDir: null, env: LOCAL_WEBHOOKS });
 }
 
-async function createListing(server: TestServer, key: string, title: string, extra: Record<string, unknown> = {}): Promise<{ id: string; [field: string]: unknown }> {
+async function createListing(server: TestServer, key: string, title: string, extra: Record<string, unknown> = {}): Promise<{ id: string; created_at: string; [field: string]: unknown }> {
   const response = await server.request('POST', '/v1/listings', { key, body: { title, type: 'PROMPT', price: 5, ...extra } });
   assert.equal(response.status, 201, response.text);
   return response.body.data;
@@ -219,28 +221,32 @@ test('POST /admin/v1/listings/:id/remove and /restore: lists, look-ups, owner PU
 });
 
 test('GET /admin/v1/listings: every status, filters status, owner_id and q, paginated, bad query → 400', async (t) => {
-  const server = await start(t);
+  // The clock stands still, so all three listings share one millisecond: their ids decide the
+  // order, as on a fast machine (where the order they were made in once made this test flaky).
+  const server = await startServer(t, { dataDir: null, clock: new ManualClock(Date.UTC(2026, 0, 1, 12)) });
   const alice = await server.userWithKey('creator', EVERYTHING);
   const bob = await server.userWithKey('creator', EVERYTHING);
   const active = await createListing(server, alice.key, 'Alpha prompt', { tags: ['needle'] });
   const archived = await createListing(server, alice.key, 'Beta prompt');
-  await server.request('DELETE', `/v1/listings/${archived.id}`, { key: alice.key });
   const removed = await createListing(server, bob.key, 'Gamma tool', { description: 'has the NEEDLE inside' });
+  assert.ok(active.created_at === removed.created_at, 'one millisecond');
+  await server.request('DELETE', `/v1/listings/${archived.id}`, { key: alice.key });
   await server.admin('POST', `/admin/v1/listings/${removed.id}/remove`, { reason: 'spam' });
+  const inOrder = (...listings: { id: string; created_at: string }[]) => idsInOrder(newestFirst, ...listings);
 
   const all = await server.admin('GET', '/admin/v1/listings');
   assert.equal(all.status, 200);
-  assert.deepEqual(all.body.data.map((listing: { id: string }) => listing.id), [removed.id, archived.id, active.id], 'newest first');
+  assert.deepEqual(all.body.data.map((listing: { id: string }) => listing.id), inOrder(removed, archived, active), 'newest first, ties by id');
   assert.equal(all.body.pagination.total, 3);
 
   const ids = async (query: string) => (await server.admin('GET', `/admin/v1/listings?${query}`)).body.data.map((listing: { id: string }) => listing.id);
   assert.deepEqual(await ids('status=removed'), [removed.id]);
   assert.deepEqual(await ids('status=archived'), [archived.id]);
-  assert.deepEqual(await ids(`owner_id=${alice.userId}`), [archived.id, active.id]);
-  assert.deepEqual(await ids('q=needle'), [removed.id, active.id]);
+  assert.deepEqual(await ids(`owner_id=${alice.userId}`), inOrder(archived, active));
+  assert.deepEqual(await ids('q=needle'), inOrder(removed, active));
   assert.deepEqual(await ids(`q=needle&owner_id=${bob.userId}&status=removed`), [removed.id]);
   const page = await server.admin('GET', '/admin/v1/listings?limit=2&page=2');
-  assert.deepEqual(page.body.data.map((listing: { id: string }) => listing.id), [active.id]);
+  assert.deepEqual(page.body.data.map((listing: { id: string }) => listing.id), inOrder(removed, archived, active).slice(2));
   assert.deepEqual(page.body.pagination, { page: 2, limit: 2, total: 3, total_pages: 2 });
 
   for (const query of ['status=deleted', 'limit=0', 'sort=price', `q=${'x'.repeat(201)}`]) {
