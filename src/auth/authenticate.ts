@@ -1,13 +1,14 @@
 // Who is calling: finds the API key in the request headers and resolves it to a live key and
-// its user. Checks are cached ~60 s (hits and misses), but the cache holds only the key's id:
-// the key record itself is read fresh on every request, so a revoked or changed key takes
-// effect on the very next request without waiting for the cache.
+// its user. Checks are cached ~60 s (hits and misses) by the key's SHA-256, never by the plain
+// key: a secret stays out of caches even in memory. The cache holds only the key's id; the key
+// record itself is read fresh on every request, so a revoked or changed key takes effect on the
+// very next request without waiting for the cache.
 
 import type { IncomingHttpHeaders } from 'node:http';
 import { KEYS, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { TtlCache } from '../limits/ttl-cache.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
-import { hashApiKey, isWellFormedApiKey } from './keys.ts';
+import { hashApiKey, isWellFormedApiKey, MAX_API_KEY_LENGTH } from './keys.ts';
 
 export interface Caller {
   key: KeyRecord;
@@ -35,7 +36,7 @@ export class KeyAuthenticator {
   private readonly store: Store;
   private readonly brand: string;
   private readonly keyIdByHash = new Map<string, string>();
-  /** plain key → key id, or null for a well-formed key that matches nothing. */
+  /** SHA-256 of a well-formed key → key id, or null when it matches nothing. */
   private readonly checks: TtlCache<string, string | null>;
 
   constructor(store: Store, brand: string, monotonicNow: () => number) {
@@ -56,12 +57,13 @@ export class KeyAuthenticator {
 
   /** The live key and its user, or null when the key is missing, malformed, unknown or revoked. */
   authenticate(plainKey: string | null): Caller | null {
-    if (!plainKey) return null;
-    let keyId = this.checks.get(plainKey);
+    if (!plainKey || plainKey.length > MAX_API_KEY_LENGTH) return null; // never hash what cannot be a key
+    const hash = hashApiKey(plainKey);
+    let keyId = this.checks.get(hash);
     if (keyId === undefined) {
       if (!isWellFormedApiKey(plainKey, this.brand)) return null;
-      keyId = this.keyIdByHash.get(hashApiKey(plainKey)) ?? null;
-      this.checks.set(plainKey, keyId);
+      keyId = this.keyIdByHash.get(hash) ?? null;
+      this.checks.set(hash, keyId);
     }
     if (keyId === null) return null;
     const key = this.store.get(KEYS, keyId);

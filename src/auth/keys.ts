@@ -8,6 +8,8 @@ import { crc32 } from 'node:zlib';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM_LENGTH = 30;
 const CHECKSUM_LENGTH = 6;
+/** The longest well-formed key: a 20-character brand, `_live_`, then the body. */
+export const MAX_API_KEY_LENGTH = 20 + '_live_'.length + RANDOM_LENGTH + CHECKSUM_LENGTH;
 
 export type KeyPrefixKind = 'mk' | 'live';
 

@@ -124,3 +124,12 @@ test('keys of another brand are malformed; mk_ keys work under any brand', () =>
   assert.equal(forMarket.authenticate(acme.key), null);
   assert.equal(forMarket.authenticate(short.key)?.key.id, 'key_mk');
 });
+
+test('a key under the longest brand (20 characters) is found; anything longer is refused unhashed', () => {
+  const longest = generateApiKey('live', 'abcdefghijklmnopqrst');
+  const store = fakeStore([keyRecord('key_long', longest.hash)]);
+  const authenticator = new KeyAuthenticator(store as unknown as Store, 'abcdefghijklmnopqrst', () => 0);
+  assert.equal(authenticator.authenticate(longest.key)?.key.id, 'key_long');
+  assert.equal(authenticator.authenticate(`${longest.key}x`), null);
+  assert.equal(authenticator.authenticate('x'.repeat(16_000)), null);
+});

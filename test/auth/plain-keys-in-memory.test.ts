@@ -1,0 +1,57 @@
+// A plain API key is a secret: the server keeps only its SHA-256, on disk and in memory. Once a
+// key's requests are answered and their connections closed, a heap snapshot of the running
+// server (what an operator's heap dump or core file would show) must not hold the plain key,
+// and the key-check cache in particular must not be keyed by it.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { eventually } from '../helpers/eventually.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
+import { temporaryDir } from '../helpers/server.ts';
+
+const TOKEN = 'heap-test-operator-token-0123456789';
+
+test('after its requests are answered, a heap snapshot of the server holds the key\'s hash but not the plain key', async (t) => {
+  const dataDir = temporaryDir(t);
+  const snapshotDir = temporaryDir(t);
+  const child = spawn(process.execPath, ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`, '--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ACCESS_LOG: '0', DATA_DIR: dataDir, MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: TOKEN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.after(() => child.kill('SIGKILL'));
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  await eventually(async () => /listening on http:\/\/\S+/.test(output), 20_000, `the server listening:\n${output}`);
+  const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
+
+  const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  const user = (await (await fetch(`${url}/admin/v1/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Heap' }) })).json()) as { data: { id: string } };
+  const body = JSON.stringify({ user_id: user.data.id, permissions: ['read:listings'] });
+  const made = (await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: admin, body })).json()) as { data: { key: string } };
+  const plainKey: string = made.data.key;
+  const secretPart = plainKey.slice(-36); // the random body and its checksum, whatever the prefix
+
+  // Each request on its own connection, closed after the answer: nothing of the request stays.
+  for (let index = 0; index < 5; index += 1) {
+    assert.equal((await rawRequest(url, 'GET', '/v1/listings', { authorization: `Bearer ${plainKey}` })).status, 200);
+    assert.equal((await rawRequest(url, 'GET', '/v1/listings', { 'x-api-key': plainKey })).status, 200);
+  }
+
+  child.kill('SIGUSR2');
+  let snapshot = '';
+  await eventually(async () => {
+    const [name] = readdirSync(snapshotDir).filter((file) => file.endsWith('.heapsnapshot'));
+    if (name === undefined) return false;
+    snapshot = readFileSync(join(snapshotDir, name), 'utf8');
+    return snapshot.trimEnd().endsWith('}'); // whole, not still being written
+  }, 30_000, 'a heap snapshot');
+
+  const hash = createHash('sha256').update(plainKey).digest('hex');
+  assert.ok(snapshot.includes(hash), 'the snapshot holds the key\'s hash (it is a real snapshot of this server)');
+  assert.ok(!snapshot.includes(secretPart), 'the plain key is nowhere in the server\'s memory');
+});
