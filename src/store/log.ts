@@ -2,7 +2,8 @@
 // The store holds every record in memory and decides each write there; the log makes decided
 // writes durable, gives them back at start, and (for a shared back-end) tells the store what
 // other servers wrote. Back-ends: FileLog (the JSON-lines file, one server per data dir),
-// MemoryLog (keeps nothing: the memory-only mode); a database back-end keeps the same contract.
+// MemoryLog (keeps nothing: the memory-only mode) and PostgresLog (src/backends/postgres/, shared
+// by many servers).
 //
 // The contract:
 //
