@@ -10,3 +10,8 @@ export function compareText(left: string, right: string): number {
 export function byCreation(left: { created_at: string; id: string }, right: { created_at: string; id: string }): number {
   return compareText(left.created_at, right.created_at) || compareText(left.id, right.id);
 }
+
+/** Newest first: exactly the reverse of oldest first, so ties go by id, highest first. */
+export function newestFirst(left: { created_at: string; id: string }, right: { created_at: string; id: string }): number {
+  return byCreation(right, left);
+}

@@ -5,6 +5,7 @@
 import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
+import { newestFirst } from '../domain/order.ts';
 import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type KeyRecord, type ListingRecord, type ListingStatus, type UserRecord } from '../domain/records.ts';
 import { operatorUser } from '../domain/views.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
@@ -185,7 +186,3 @@ function countsOf(store: Store, userId: string): { listings: number; keys: numbe
   return counts;
 }
 
-function newestFirst(left: ListingRecord, right: ListingRecord): number {
-  if (left.created_at !== right.created_at) return left.created_at < right.created_at ? 1 : -1;
-  return left.id < right.id ? 1 : left.id > right.id ? -1 : 0;
-}

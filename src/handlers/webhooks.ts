@@ -2,7 +2,7 @@
 // /admin/v1/webhooks, the operator's read-only list for the dashboard. Registration queues the
 // `ping` in the same write; deleting a webhook drops its undelivered events with it.
 
-import { compareText } from '../domain/order.ts';
+import { newestFirst } from '../domain/order.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
@@ -34,11 +34,6 @@ export interface WebhookRouteDeps {
   outbox: WebhookOutbox;
   /** WEBHOOK_ALLOW_PRIVATE: lets URLs name loopback and private addresses (development). */
   allowPrivate: boolean;
-}
-
-/** Newest first; ties by id, so pages never shuffle. */
-function byNewest(left: WebhookRecord, right: WebhookRecord): number {
-  return compareText(right.created_at, left.created_at) || compareText(left.id, right.id);
 }
 
 function readUrl(checker: BodyChecker, allowPrivate: boolean): string | undefined {
@@ -76,7 +71,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   function list(context: KeyContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
     const request = readPageRequest(context.query);
-    const webhooks = outbox.webhooksOf(context.user.id).sort(byNewest).map(webhookView);
+    const webhooks = outbox.webhooksOf(context.user.id).sort(newestFirst).map(webhookView);
     return { status: 200, body: pageOf(webhooks, request) };
   }
 
@@ -155,7 +150,7 @@ export function operatorWebhookRoutes(deps: OperatorWebhookRouteDeps): OperatorR
     const userId = context.query.get('user_id');
     if (userId === '') throw badRequest('Query parameter "user_id" must not be empty.', { user_id: 'must not be empty' });
     const webhooks = userId === null ? [...store.values(WEBHOOKS)] : outbox.webhooksOf(userId);
-    return { status: 200, body: pageOf(webhooks.sort(byNewest).map(operatorWebhookView), request) };
+    return { status: 200, body: pageOf(webhooks.sort(newestFirst).map(operatorWebhookView), request) };
   }
 
   return [{ method: 'GET', pattern: '/admin/v1/webhooks', summary: "List webhooks (all, or one user's)", handle: list }];

@@ -62,7 +62,7 @@ export const moderationOperations: Operations = {
   },
   'GET /admin/v1/listings': {
       operationId: 'adminListListings',
-      description: 'Every listing whatever its status or its owner\'s, newest first.',
+      description: 'Every listing whatever its status or its owner\'s, newest first (ties by id, highest first).',
       security,
       parameters: [
         queryParam('status', { enum: ['active', 'archived', 'removed'] }, 'Only listings with this status.'),

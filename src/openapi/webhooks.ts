@@ -81,7 +81,7 @@ export const webhookSchemas: Record<string, Schema> = {
 export const webhookOperations: Operations = {
   'GET /v1/webhooks': {
     operationId: 'listWebhooks',
-    description: 'Your webhooks, newest first. Secrets are never listed.',
+    description: 'Your webhooks, newest first (ties by id, highest first). Secrets are never listed.',
     parameters: PAGE_PARAMS,
     responses: {
       '200': answer('A page of your webhooks', listOf(ref('Webhook'))),
@@ -115,7 +115,7 @@ export const webhookOperations: Operations = {
   },
   'GET /admin/v1/webhooks': {
     operationId: 'adminListWebhooks',
-    description: "Everyone's webhooks (or one user's), newest first, never their secrets.",
+    description: "Everyone's webhooks (or one user's), newest first (ties by id, highest first), never their secrets.",
     security: OPERATOR_SECURITY,
     parameters: [queryParam('user_id', { type: 'string', minLength: 1 }, "Only this user's webhooks."), ...PAGE_PARAMS],
     responses: {

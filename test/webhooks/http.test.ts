@@ -9,6 +9,8 @@ import type { TestContext } from 'node:test';
 import { DELIVERIES } from '../../src/domain/records.ts';
 import type { DeliveryRecord } from '../../src/webhooks/records.ts';
 import { verifySignature } from '../../src/webhooks/signing.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { idsInOrder, newestFirst } from '../helpers/creation-order.ts';
 import { startServer } from '../helpers/server.ts';
 import type { TestResponse, TestServer } from '../helpers/server.ts';
 import { answer, pause, startReceiver, waitFor } from './fixtures.ts';
@@ -25,7 +27,7 @@ function start(t: TestContext, env: Record<string, string> = LOCAL): Promise<Tes
 async function register(server: TestServer, key: string, body: Record<string, unknown>) {
   const response = await server.request('POST', '/v1/webhooks', { key, body });
   assert.equal(response.status, 201, response.text);
-  return response.body.data as { id: string; secret: string; [field: string]: unknown };
+  return response.body.data as { id: string; secret: string; created_at: string; [field: string]: unknown };
 }
 
 /** GET /v1/webhooks until `condition` holds for its data (what an owner polling the API sees). */
@@ -325,6 +327,17 @@ test('GET /admin/v1/webhooks lists everyone’s (or one user’s) webhooks with 
   assert.equal((await server.admin('GET', '/admin/v1/webhooks?user_id=')).status, 400);
   assert.equal((await server.admin('GET', '/admin/v1/webhooks?owner=x')).status, 400);
   assert.equal((await server.request('GET', '/admin/v1/webhooks', { key: ada.key })).status, 401, 'an API key is not the operator token');
+});
+
+test('webhooks made in one millisecond list as every list does: newest first, then by id, highest first', async (t) => {
+  const server = await startServer(t, { dataDir: null, env: LOCAL, clock: new ManualClock(Date.UTC(2026, 0, 1, 12)) });
+  const { key } = await server.userWithKey('member', PERMISSIONS);
+  const made = [];
+  for (let index = 0; index < 6; index += 1) made.push(await register(server, key, { url: `https://hooks.example.com/${index}` }));
+  const listed = await server.request('GET', '/v1/webhooks', { key });
+  assert.deepEqual(listed.body.data.map((webhook: { id: string }) => webhook.id), idsInOrder(newestFirst, ...made));
+  const operator = await server.admin('GET', '/admin/v1/webhooks');
+  assert.deepEqual(operator.body.data.map((webhook: { id: string }) => webhook.id), idsInOrder(newestFirst, ...made));
 });
 
 test('GET /v1/webhooks pages newest first and refuses unknown parameters', async (t) => {
