@@ -101,7 +101,7 @@ export const operatorOperations: Operations = {
             uptime_seconds: { type: 'integer', minimum: 0 },
             users: { type: 'integer', minimum: 0 },
             keys: { type: 'integer', minimum: 0 },
-            store: { type: 'object', description: "The store's counters (writes, fsyncs, log size, compactions, writes decided again after another instance's change, whether it is writable)." },
+            store: { type: 'object', description: "The store's counters (writes, fsyncs, log size, compactions, writes decided again after another instance's change, in all and by the collections they were to change, whether it is writable)." },
           },
         }),
       ),

@@ -42,6 +42,8 @@ export interface StoreStats {
   batches: number;
   /** Writes decided again because another server changed what they read (a shared database only). */
   conflicts: number;
+  /** The same writes by the collections they were to change (a write counts once under each). */
+  conflictsByCollection: Record<string, number>;
   fsyncs: number;
   opsInLog: number;
   liveRecords: number;
@@ -98,6 +100,7 @@ export class Store implements RecordReader {
   private closing = false;
   private closed: Promise<void> | null = null;
   private counters = { writes: 0, batches: 0, conflicts: 0 };
+  private readonly conflictsByCollection: Record<string, number> = {};
 
   private constructor(collections: Collections, log: Log, options: { compactAtOps: number; now: () => number; warn: (message: string) => void }) {
     this.collections = collections;
@@ -209,6 +212,7 @@ export class Store implements RecordReader {
     const log = this.log.stats();
     return {
       ...this.counters,
+      conflictsByCollection: { ...this.conflictsByCollection },
       fsyncs: log.fsyncs,
       opsInLog: log.removals === undefined ? log.opsInLog : this.collections.liveRecords() + log.removals.kept,
       liveRecords: this.collections.liveRecords(),
@@ -321,6 +325,9 @@ export class Store implements RecordReader {
       const outcome = outcomes[index]!;
       if (outcome === 'conflict') {
         this.counters.conflicts += 1;
+        for (const collection of new Set(item.entry.ops.map((op) => op.collection))) {
+          this.conflictsByCollection[collection] = (this.conflictsByCollection[collection] ?? 0) + 1;
+        }
         conflicts.push(item.write);
         return;
       }
