@@ -6,7 +6,7 @@ import { newestFirst } from '../domain/order.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
-import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
@@ -17,7 +17,7 @@ import type { Store } from '../store/store.ts';
 import { validateWebhookUrl } from '../webhooks/address-guard.ts';
 import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { EventType } from '../webhooks/events.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
+import { targetsChangedOp, type WebhookOutbox } from '../webhooks/outbox.ts';
 import { operatorWebhookView, webhookView } from '../webhooks/records.ts';
 import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
 import { generateWebhookSecret } from '../webhooks/signing.ts';
@@ -86,10 +86,10 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
 
     return context.commit((tx, { user }) => {
       const userId = user.id;
-      // Every webhook is read, so two registrations at once are decided one after the other.
-      let owned = 0;
-      for (const webhook of tx.values(WEBHOOKS)) if (webhook.user_id === userId) owned += 1;
-      if (owned >= MAX_WEBHOOKS_PER_USER) {
+      // Decided on the user's targets record, which every registration and removal rewrites:
+      // two registrations at once are decided one after the other, so the cap holds.
+      tx.get(WEBHOOK_TARGETS, userId);
+      if (outbox.webhooksOf(userId).length >= MAX_WEBHOOKS_PER_USER) {
         throw conflict(
           `You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed. Delete one (DELETE /v1/webhooks/:id) before registering another.`,
         );
@@ -107,7 +107,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
         updated_at: createdAt,
         last_delivery: null,
       };
-      const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, ...outbox.pingOps(webhook)];
+      const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...outbox.pingOps(webhook)];
       // The only answer that ever carries the secret.
       return { ops, reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
     });
@@ -120,7 +120,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
       const webhook = tx.get(WEBHOOKS, webhookId);
       // Another user's webhook is answered exactly like a missing one: its existence is not theirs to learn.
       if (webhook === undefined || webhook.user_id !== user.id) throw notFound('Webhook');
-      const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }];
+      const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }, targetsChangedOp(user.id, isoTime(clock.now()))];
       for (const delivery of tx.values(DELIVERIES)) {
         if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
       }

@@ -12,6 +12,7 @@ import {
   KEYS,
   LISTINGS,
   USERS,
+  WEBHOOK_TARGETS,
   WEBHOOKS,
   type IdempotencyRecord,
   type KeyRecord,
@@ -60,6 +61,7 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string): 
     del(WEBHOOKS, webhook.id);
     summary.webhooks_removed += 1;
   }
+  if (store.get(WEBHOOK_TARGETS, user.id) !== undefined) del(WEBHOOK_TARGETS, user.id);
   // Pending deliveries carry event payloads (a user.updated one holds the profile itself).
   for (const delivery of store.values(DELIVERIES)) if (webhookIds.has(delivery.webhook_id)) del(DELIVERIES, delivery.id);
 

@@ -87,15 +87,6 @@ export class Transaction implements RecordReader {
     return this.collections.size(collection);
   }
 
-  /**
-   * Records that the decision depends on the whole collection without reading it here (it used
-   * an index kept in memory elsewhere, e.g. an owner's webhooks): a shared log then refuses the
-   * write when another server changed any record of the collection meanwhile.
-   */
-  dependsOn(collection: string): void {
-    this.readWhole(collection);
-  }
-
   private readWhole(collection: string): void {
     if (this.pending.touchesCollection(collection)) throw new StaleRead();
     this.reads.push({ collection, id: null, version: this.collections.collectionVersion(collection) });

@@ -13,6 +13,7 @@ import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
+import { targetsChangedOp } from './outbox.ts';
 import { decideAttempt, failureReason } from './outcome-rules.ts';
 import { isPendingDelivery } from './records.ts';
 import type { DeliveryRecord, LastDelivery, WebhookRecord } from './records.ts';
@@ -401,7 +402,8 @@ export class WebhookDispatcher {
         };
       case 'deactivate':
         return {
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at })],
+          // Switched off: it receives no more events, so its owner's targets change too.
+          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at }), targetsChangedOp(webhook.user_id, at)],
           counted: 'failed',
         };
       case 'failed':

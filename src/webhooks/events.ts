@@ -8,13 +8,7 @@ import type { RecordReader } from '../store/store.ts';
 export const EVENT_TYPES = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** What an event's ops are decided on: the write's transaction (src/store/transaction.ts). */
-export interface EventReads extends RecordReader {
-  /** The decision depends on the whole collection, read through an index kept elsewhere. */
-  dependsOn(collection: string): void;
-}
-
 export interface EventOutbox {
-  /** The ops that queue `type` for delivery to the owner's subscribed, active webhooks, decided in `tx`. */
-  eventOps(tx: EventReads, type: EventType, ownerId: string, data: object): WriteOp[];
+  /** The ops that queue `type` for delivery to the owner's subscribed, active webhooks, decided in `tx` (the write's transaction). */
+  eventOps(tx: RecordReader, type: EventType, ownerId: string, data: object): WriteOp[];
 }

@@ -7,17 +7,26 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { newId } from '../domain/ids.ts';
 import { isUserBarred } from '../moderation/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
-import type { ChangeEvent, Store } from '../store/store.ts';
-import type { EventOutbox, EventReads, EventType } from './events.ts';
+import type { ChangeEvent, RecordReader, Store } from '../store/store.ts';
+import type { EventOutbox, EventType } from './events.ts';
 import type { DeliveryCounts } from './delivery-counts.ts';
-import type { DeliveryRecord, WebhookRecord } from './records.ts';
+import type { DeliveryRecord, WebhookRecord, WebhookTargetsRecord } from './records.ts';
 import { isPendingDelivery, webhookView } from './records.ts';
 
 export const MAX_PENDING_PER_WEBHOOK = 1_000;
+
+/**
+ * The op every write changing which of `userId`'s webhooks receive events must carry (a webhook
+ * registered, removed or switched off): events are decided on this record (see eventOps).
+ */
+export function targetsChangedOp(userId: string, at: string): WriteOp {
+  const targets: WebhookTargetsRecord = { id: userId, changed_at: at };
+  return { op: 'put', collection: WEBHOOK_TARGETS, id: userId, data: targets };
+}
 /** Far longer than any write takes: an older hand-out belongs to a write that failed. */
 const INCOMING_FORGET_MS = 60_000;
 
@@ -87,12 +96,14 @@ export class WebhookOutbox implements EventOutbox {
    * The ops that queue `type` for every active webhook of `ownerId` subscribed to it.
    * @example context.commit((tx, { user }) => ({ ops: [listingPut, ...outbox.eventOps(tx, 'listing.created', user.id, listing)], reply }))
    */
-  eventOps(tx: EventReads, type: EventType, ownerId: string, data: object): WriteOp[] {
+  eventOps(tx: RecordReader, type: EventType, ownerId: string, data: object): WriteOp[] {
     // A suspended user's webhooks receive nothing: no event is even queued for them.
     if (isUserBarred(tx, ownerId)) return [];
-    // The webhooks come from this outbox's index, not through tx: the write still depends on
-    // them (another server adding, changing or deleting one makes it decided again).
-    tx.dependsOn(WEBHOOKS);
+    // The webhooks come from this outbox's index, not through tx. The write depends on them
+    // through the owner's targets record, which every change of who receives events rewrites:
+    // another server registering, removing or switching off one of them makes it decided again,
+    // while a delivery outcome written on a webhook does not.
+    tx.get(WEBHOOK_TARGETS, ownerId);
     const targets = this.webhooksOf(ownerId).filter((webhook) => webhook.active && webhook.events.includes(type));
     return this.deliveryOps(type, data, targets);
   }

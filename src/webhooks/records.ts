@@ -31,6 +31,19 @@ export interface WebhookRecord {
 }
 
 /**
+ * One per user who has registered a webhook (its id is the user's). Rewritten by every write
+ * that changes which of the user's webhooks receive events (one registered, removed or switched
+ * off), so a write that queues events depends on this one record rather than on the webhooks
+ * themselves, whose delivery outcomes (`last_delivery`) are rewritten after every send. With
+ * many instances, a delivery finishing on one instance then no longer makes another instance's
+ * listing writes be decided again.
+ */
+export interface WebhookTargetsRecord {
+  readonly id: string;
+  readonly changed_at: string;
+}
+
+/**
  * One event on its way to one webhook. It exists while the event is pending or retrying;
  * the write that records a final outcome (delivered or failed) on the webhook deletes it.
  */

@@ -10,9 +10,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { SCHEMA_MIGRATIONS, SCHEMA_VERSION } from '../../src/backends/postgres/schema.ts';
+import type { Config } from '../../src/config.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { skipUnlessServices, postgresAndRedisForFile } from '../helpers/services.ts';
+import { answer, startReceiver } from '../webhooks/fixtures.ts';
 
 const skip = skipUnlessServices('postgresBin', 'redisServer');
 const services = postgresAndRedisForFile(skip);
@@ -20,12 +22,12 @@ let databases = 0;
 
 
 /** A fresh database and `count` instances on it. */
-async function instances(t: import('node:test').TestContext, count: number, url?: string): Promise<{ servers: TestServer[]; url: string }> {
+async function instances(t: import('node:test').TestContext, count: number, url?: string, config: Partial<Config> = {}): Promise<{ servers: TestServer[]; url: string }> {
   databases += 1;
   const databaseUrl = url ?? services.postgres.createDatabase(`store_test_${process.pid}_${databases}`);
   const servers: TestServer[] = [];
   for (let index = 0; index < count; index += 1) {
-    servers.push(await startServer(t, { dataDir: null, config: { databaseUrl, redisUrl: services.redis.url }, expectedServerErrors: [503] }));
+    servers.push(await startServer(t, { dataDir: null, config: { databaseUrl, redisUrl: services.redis.url, ...config }, expectedServerErrors: [503] }));
   }
   return { servers, url: databaseUrl };
 }
@@ -203,6 +205,76 @@ test('90 creates at once, 30 on each of three instances: every one 201, and ever
   const conflicts = await Promise.all(servers.map(async (server) => (await server.admin('GET', '/admin/v1/stats')).body.data.store.conflicts as number));
   t.diagnostic(`writes decided again, per instance: ${conflicts.join(', ')}`);
   assert.deepEqual(conflicts, [0, 0, 0]);
+});
+
+const HOOKED = ['read:listings', 'write:listings', 'read:webhooks', 'write:webhooks'];
+
+test('a listing committed after a webhook registered on another instance queues an event for it (4 trials of 20 writes at once over two instances)', { skip, timeout: 120_000 }, async (t) => {
+  // Deliveries fail (500) and wait a minute to be retried, so each stays in the database
+  // beside its webhook, whose record (and version) the failure leaves untouched.
+  const { servers, url } = await instances(t, 2, undefined, { webhookAllowPrivate: true, webhookRetryDelaysMs: [60_000] });
+  const [registrar, writer] = servers as [TestServer, TestServer];
+  const receiver = await startReceiver(t, answer(500));
+  const creator = await registrar.userWithKey('creator', HOOKED, 100_000);
+  await eventually(async () => (await writer.request('GET', '/v1/webhooks', { key: creator.key })).status === 200, 5_000, 'the key on the writer');
+  for (let trial = 0; trial < 4; trial += 1) {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_unused, index) =>
+        index % 4 === 1
+          ? registrar.request('POST', '/v1/webhooks', { key: creator.key, body: { url: `${receiver.url}/${trial}-${index}`, events: ['listing.created'] } })
+          : writer.request('POST', '/v1/listings', { key: creator.key, body: { title: `T${trial} ${index}`, type: 'TOOL', price: 1 } }),
+      ),
+    );
+    assert.deepEqual([...new Set(answers.map((answer) => answer.status))], [201]);
+  }
+  await eventually(async () => receiver.received.length > 0, 5_000, 'a first attempt');
+
+  // The database's commit order judges: each listing must have an event for every webhook committed before it.
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  t.after(() => client.end());
+  const rows = (await client.query<{ collection: string; id: string; version: string; data: { webhook_id?: string; payload?: string } }>(
+    "SELECT collection, id, version, data FROM marketplace_records WHERE collection IN ('webhooks', 'listings', 'deliveries') AND data IS NOT NULL",
+  )).rows;
+  const webhooks = rows.filter((row) => row.collection === 'webhooks');
+  const listings = rows.filter((row) => row.collection === 'listings');
+  const events = new Set(rows.filter((row) => row.collection === 'deliveries').map((row) => `${row.data.webhook_id} ${JSON.parse(row.data.payload!).data.id}`));
+  assert.equal(webhooks.length, 20);
+  assert.equal(listings.length, 60);
+  let expected = 0;
+  for (const listing of listings) {
+    for (const webhook of webhooks) {
+      if (BigInt(webhook.version) > BigInt(listing.version)) continue;
+      expected += 1;
+      assert.ok(events.has(`${webhook.id} ${listing.id}`), `${listing.id} (version ${listing.version}) has no event for ${webhook.id} (version ${webhook.version})`);
+    }
+  }
+  t.diagnostic(`${expected} events owed by commit order, all queued`);
+});
+
+test('listing writes on one instance are never decided again because webhook deliveries finish on another (200 writes)', { skip, timeout: 120_000 }, async (t) => {
+  const { servers } = await instances(t, 2, undefined, { webhookAllowPrivate: true });
+  const [writer, other] = servers as [TestServer, TestServer];
+  const receiver = await startReceiver(t, answer(200));
+  const creator = await other.userWithKey('creator', HOOKED, 100_000);
+  assert.equal((await other.request('POST', '/v1/webhooks', { key: creator.key, body: { url: receiver.url, events: ['listing.created'] } })).status, 201);
+  await eventually(async () => (await writer.request('GET', '/v1/webhooks', { key: creator.key })).body?.data?.length === 1, 5_000, 'the webhook on the writer');
+  await Promise.all(
+    Array.from({ length: 4 }, async (_unused, client) => {
+      for (let index = 0; index < 50; index += 1) {
+        const made = await writer.request('POST', '/v1/listings', { key: creator.key, body: { title: `W${client}-${index}`, type: 'TOOL', price: 1 } });
+        assert.equal(made.status, 201, made.text);
+      }
+    }),
+  );
+  await eventually(async () => receiver.received.length >= 200, 20_000, 'every event delivered');
+  const stats = await Promise.all(servers.map(async (server) => (await server.admin('GET', '/admin/v1/stats')).body.data.store));
+  t.diagnostic(`writes decided again, by collection: ${stats.map((store) => JSON.stringify(store.conflictsByCollection)).join(' and ')}`);
+  // The other instance sent deliveries too, writing their outcomes on the webhook meanwhile
+  // (the two may refuse each other's claims on one delivery); not one listing write was refused.
+  const delivered = /marketplace_webhook_deliveries_total\{outcome="delivered"\} (\d+)/.exec((await other.admin('GET', '/metrics')).text);
+  assert.ok(Number(delivered?.[1]) > 0, 'the other instance delivered some');
+  assert.equal(stats[0].conflictsByCollection.listings ?? 0, 0);
 });
 
 test('one email taken on three instances at the same moment: exactly one succeeds, the others get 409 (10 trials)', { skip, timeout: 120_000 }, async (t) => {

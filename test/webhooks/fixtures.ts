@@ -8,9 +8,9 @@ import type { TestContext } from 'node:test';
 import { isoTime } from '../../src/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { WEBHOOKS } from '../../src/domain/records.ts';
-import type { Store } from '../../src/store/store.ts';
+import type { RecordReader, Store } from '../../src/store/store.ts';
 import { EVENT_TYPES } from '../../src/webhooks/events.ts';
-import type { EventReads, EventType } from '../../src/webhooks/events.ts';
+import type { EventType } from '../../src/webhooks/events.ts';
 import type { WebhookRecord } from '../../src/webhooks/records.ts';
 import { generateWebhookSecret } from '../../src/webhooks/signing.ts';
 
@@ -109,11 +109,10 @@ export async function addWebhook(store: Store, fields: Parameters<typeof webhook
 }
 
 /** The store's current records as an event's reads, for asking the outbox for ops outside a write. */
-export function readsOf(store: Store): EventReads {
+export function readsOf(store: Store): RecordReader {
   return {
     get: (collection, id) => store.get(collection, id),
     values: (collection) => store.values(collection),
     size: (collection) => store.size(collection),
-    dependsOn: () => {},
   };
 }
