@@ -8,7 +8,7 @@ import type { TestContext } from 'node:test';
 import { isoTime } from '../../src/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { WEBHOOKS } from '../../src/domain/records.ts';
-import type { RecordReader, Store } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/store.ts';
 import { EVENT_TYPES } from '../../src/webhooks/events.ts';
 import type { EventType } from '../../src/webhooks/events.ts';
 import type { WebhookRecord } from '../../src/webhooks/records.ts';
@@ -106,13 +106,4 @@ export async function addWebhook(store: Store, fields: Parameters<typeof webhook
   const webhook = webhookRecord(fields);
   await store.write([{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }]);
   return webhook;
-}
-
-/** The store's current records as an event's reads, for asking the outbox for ops outside a write. */
-export function readsOf(store: Store): RecordReader {
-  return {
-    get: (collection, id) => store.get(collection, id),
-    values: (collection) => store.values(collection),
-    size: (collection) => store.size(collection),
-  };
 }
