@@ -4,12 +4,12 @@
 // and the key-check cache in particular must not be keyed by it.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { eventually } from '../helpers/eventually.ts';
+import { startMain } from '../helpers/main-process.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { temporaryDir } from '../helpers/server.ts';
 
@@ -18,16 +18,11 @@ const TOKEN = 'heap-test-operator-token-0123456789';
 test('after its requests are answered, a heap snapshot of the server holds the key\'s hash but not the plain key', async (t) => {
   const dataDir = temporaryDir(t);
   const snapshotDir = temporaryDir(t);
-  const child = spawn(process.execPath, ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`, '--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ACCESS_LOG: '0', DATA_DIR: dataDir, MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const { child, url } = await startMain({ DATA_DIR: dataDir, MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: TOKEN }, [
+    '--heapsnapshot-signal=SIGUSR2',
+    `--diagnostic-dir=${snapshotDir}`,
+  ]);
   t.after(() => child.kill('SIGKILL'));
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  await eventually(async () => /listening on http:\/\/\S+/.test(output), 20_000, `the server listening:\n${output}`);
-  const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
 
   const admin = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   const user = (await (await fetch(`${url}/admin/v1/users`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'Heap' }) })).json()) as { data: { id: string } };
