@@ -172,7 +172,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function dispatchPublic(context: Context): Reply | Promise<Reply> {
     const asset = (context.method === 'GET' || context.method === 'HEAD') && deps.staticAsset ? deps.staticAsset(context.path) : null;
     if (asset) {
-      context.routeLabel = 'GET /dashboard';
+      context.routeLabel = context.path.startsWith('/portal') ? 'GET /portal' : 'GET /dashboard';
       return { status: asset.status, bytes: asset.body, headers: asset.headers };
     }
     return matchRoute(deps.publicRoutes, context).handle(context);

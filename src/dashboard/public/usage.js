@@ -26,8 +26,9 @@ function statusCells(byStatus) {
 /**
  * { element, reload(key) }. `onRefresh`, when given, is what the Refresh button does instead of
  * reloading the usage alone (the keys section reloads its table too, then calls reload(key)).
+ * `loadUsage(keyId, query)` fetches the usage: the operator API's by default, the portal's there.
  */
-export function usagePanel(initialKey, { onRefresh } = {}) {
+export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } = {}) {
   let key = initialKey;
   let range = RANGES[0];
   // Only the latest request may draw, so a slow answer for an old range never wins.
@@ -128,7 +129,7 @@ export function usagePanel(initialKey, { onRefresh } = {}) {
     const request = latest;
     markLoading();
     try {
-      const answer = await api.keyUsage(key.id, usageQuery(range.hours));
+      const answer = await loadUsage(key.id, usageQuery(range.hours));
       if (request !== latest) return;
       draw(answer.data ?? {});
       status.textContent = `Updated ${new Date().toLocaleTimeString()}.`;
