@@ -109,7 +109,7 @@ test('CORS_ORIGINS=* allows any origin with "*" itself, never by echoing the ori
 
 test('with a list of origins every /v1 answer says Vary: Origin, also to other origins and to requests without one, so a shared cache never serves one origin\'s answer to another', async (t) => {
   const server = await startServer(t, { dataDir: null, env: CORS_ENV });
-  for (const headers of [{ origin: OTHER }, {}, { origin: ALLOWED }]) {
+  for (const headers of [{ origin: OTHER }, {}, { origin: ALLOWED }] as Array<Record<string, string>>) {
     const answer = await rawRequest(server.url, 'GET', '/v1/listings', headers);
     assert.match(String(answer.headers.vary), /\bOrigin\b/, JSON.stringify(headers));
   }
