@@ -207,7 +207,7 @@ export function keysPage(user) {
       { class: `key-card panel${revoked ? ' revoked' : ''}`, dataset: { keyId: key.id } },
       el('header', { class: 'card-head' }, el('h3', {}, key.name || 'Unnamed key'), badge),
       el('code', { class: 'key-label' }, keyLabel(key)),
-      el('dl', { class: 'facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])),
+      el('dl', { class: 'key-facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])),
       el('p', { class: 'entries' }, key.permissions.map((entry) => el('code', { title: describePermission(entry) }, entry))),
       actions.length > 0 ? el('div', { class: 'card-actions' }, actions) : null,
     );

@@ -2,7 +2,7 @@
 // hour over the last day or week (429s marked), and the per-endpoint table.
 
 import { api } from './api.js';
-import { renderUsageChart } from './chart.js';
+import { DEFAULT_SIZE, renderUsageChart } from './chart.js';
 import { el, replaceChildren } from './dom.js';
 import { formatCount } from './format.js';
 import { showError } from './notice.js';
@@ -43,6 +43,11 @@ export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } =
   const endpoints = el('div', { class: 'usage-endpoints' });
   const status = el('p', { class: 'muted', 'aria-live': 'polite' });
 
+  function chartWidth() {
+    const shown = chartArea.clientWidth;
+    return shown > 0 ? Math.max(320, Math.min(DEFAULT_SIZE.width, Math.round(shown))) : DEFAULT_SIZE.width;
+  }
+
   function drawTitle() {
     replaceChildren(title, 'Usage of ', key.name ? `"${key.name}"` : 'key', ' ', el('code', {}, `${key.prefix}…${key.last_four}`));
     for (const button of rangeButtons) button.setAttribute('aria-pressed', button.dataset.range === range.id ? 'true' : 'false');
@@ -80,7 +85,8 @@ export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } =
       el(
         'figure',
         { class: 'chart' },
-        renderUsageChart(document, series),
+        // Drawn at the width it is shown at, so its labels keep their size on a phone.
+        renderUsageChart(document, series, { size: { width: chartWidth() } }),
         el(
           'figcaption',
           {},
