@@ -104,7 +104,7 @@ const listingStatsSchema: Schema = {
         properties: {
           listing_id: { type: 'string' },
           title: { type: 'string' },
-          status: { enum: ['active', 'archived'] },
+          status: { enum: ['active', 'archived', 'removed'] },
           views: { ...count, description: 'Successful GET /v1/listings/:id.' },
           impressions: { ...count, description: 'Appearances on served GET /v1/listings pages, cached pages included.' },
         },
