@@ -1,11 +1,13 @@
 // Reads a request body as a JSON object: at most 64 KiB (413), content type application/json
-// (415), valid JSON (400), an object at the top (400), no field named __proto__, constructor or
-// prototype (400). The raw bytes are kept for idempotency, and the literal text of each
+// (415), valid UTF-8 (400), valid JSON (400), an object at the top (400), nested at most 32
+// levels (400), no field named __proto__, constructor or prototype (400), no string or field
+// name holding U+0000 or an unpaired surrogate (400). The raw bytes are kept for idempotency, and the literal text of each
 // top-level number stays available (`numberText`) for checks that need the digits as written.
 
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './errors.ts';
-import { forbiddenKeyIn, topLevelNumberTexts } from './json-source.ts';
+import { bodyProblem, isStorableText, MAX_BODY_DEPTH, topLevelNumberTexts } from './json-source.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -66,6 +68,8 @@ const numberTextsOf = new WeakMap<object, Map<string, string>>();
 
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) throw new HttpError(400, 'The request body is empty; send a JSON object.');
+  // Decoding would turn each bad sequence into U+FFFD and store the text altered: refused instead.
+  if (!isUtf8(raw)) throw new HttpError(400, 'The request body is not valid UTF-8.');
   const text = raw.toString('utf8');
   let value: unknown;
   try {
@@ -78,9 +82,17 @@ export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   }
   // JSON.parse makes "__proto__" an own key, but the first plain-object assignment of it would
   // set a prototype (and silently vanish): refused by name, wherever it sits.
-  const forbidden = forbiddenKeyIn(value);
-  if (forbidden !== undefined) {
-    throw new HttpError(400, `The request body must not hold a field named "${forbidden}".`, { details: { [forbidden]: 'is not an allowed field name' } });
+  const problem = bodyProblem(value);
+  if (problem?.kind === 'too-deep') throw new HttpError(400, `The request body nests arrays or objects deeper than ${MAX_BODY_DEPTH} levels.`);
+  if (problem?.kind === 'forbidden-key') {
+    throw new HttpError(400, `The request body must not hold a field named "${problem.key}".`, { details: { [problem.key]: 'is not an allowed field name' } });
+  }
+  if (problem?.kind === 'bad-text') {
+    // The field is named when its own name is fine (a bad name is not echoed back).
+    const named = problem.field !== '' && isStorableText(problem.field);
+    throw new HttpError(400, 'The request body must not hold U+0000 or an unpaired surrogate (\\ud800-\\udfff alone) in any string or field name.', {
+      ...(named ? { details: { [problem.field]: 'holds U+0000 or an unpaired surrogate' } } : {}),
+    });
   }
   numberTextsOf.set(value, topLevelNumberTexts(text));
   return value as Record<string, unknown>;
