@@ -51,11 +51,12 @@ test('sockets that send nothing, half a request or never read their answers are 
   // The set-up's own keep-alive connection gone first, so the hostile ones take every slot.
   await eventually(async () => (await openConnections(server)) === 0, 5_000, 'the set-up connection closed');
   for (let index = 0; index < maxConnections; index += 1) sockets.push(await hostileSocket(server, kinds[names[index % names.length]!]!));
-  await eventually(async () => (await openConnections(server)) === maxConnections, 5_000, 'every hostile connection open');
+  // Not checked to be all 40: on a busy machine the first may already have met their deadline.
+  const openAtOnce = await openConnections(server);
 
   // No client reads or closes anything: only the server can free the slots.
   const tookMs = await eventually(async () => (await openConnections(server)) === 0, 20_000, 'the server holding no connection');
-  t.diagnostic(`${maxConnections} hostile connections all destroyed by the server within ${Math.round(tookMs)} ms (request deadline ${SHORT.requestMs} ms)`);
+  t.diagnostic(`${openAtOnce} open once all were made; ${maxConnections} hostile connections all destroyed by the server within ${Math.round(tookMs)} ms (request deadline ${SHORT.requestMs} ms)`);
 
   let answered = 0;
   for (let index = 0; index < 20; index += 1) if ((await server.request('GET', '/healthz')).status === 200) answered += 1;
