@@ -27,7 +27,7 @@ import { userRoutes } from './handlers/users.ts';
 import { operatorWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
-import { limitSockets, serverOptions } from './http/socket-limits.ts';
+import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
@@ -188,9 +188,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });
 
-  const server = createServer(serverOptions, listener);
+  const server = createServer(serverOptionsFor(config.socketTimeouts), listener);
   // Slow, stalled or silent clients must not hold sockets or memory for ever.
-  const stopSocketLimits = limitSockets(server, config.maxConnections);
+  const stopSocketLimits = limitSockets(server, config.maxConnections, config.socketTimeouts);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const status = answerClientError(error, socket);
     if (status !== null) metrics.recordInvalidRequest(status);

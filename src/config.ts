@@ -1,6 +1,8 @@
 // Turns the environment into a typed, validated Config. Bad values throw ConfigError with one
 // line a person can act on; main.ts prints it and exits non-zero before listening.
 
+import { DEFAULT_SOCKET_TIMEOUTS, type SocketTimeouts } from './http/socket-limits.ts';
+
 export interface Config {
   port: number;
   host: string;
@@ -26,6 +28,8 @@ export interface Config {
   corsOrigins: '*' | string[] | null;
   /** Connections open at once (MAX_CONNECTIONS); further ones are closed as they arrive. */
   maxConnections: number;
+  /** Deadlines of idle, slow and non-reading clients: not an environment setting (tests shorten them). */
+  socketTimeouts: SocketTimeouts;
 }
 
 export class ConfigError extends Error {
@@ -54,6 +58,7 @@ export function loadConfig(env: Env): Config {
     analytics: flag(env, 'MARKETPLACE_ANALYTICS', true),
     corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
     maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+    socketTimeouts: { ...DEFAULT_SOCKET_TIMEOUTS },
     ...sharedBackends(env),
   };
 }

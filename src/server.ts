@@ -25,6 +25,7 @@ import { HttpError, limiterUnavailable, storeUnavailable } from './http/errors.t
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
+import { assertNoNulInUrl } from './http/url-text.ts';
 import { routeLabel, type ApiRoute, type OperatorRoute, type PublicRoute, type Reply } from './http/route.ts';
 import { LimiterUnavailableError, type RateLimiter } from './limits/rate-limiter.ts';
 import type { RateDecision } from './limits/sliding-window.ts';
@@ -86,6 +87,8 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatch(context: Context): Reply | Promise<Reply> {
     const { path } = context;
+    // Before any route: no handler ever sees U+0000 decoded from the path or query.
+    assertNoNulInUrl(context.req.url ?? '');
     if (!isUnder(path, '/v1')) return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
 
     // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin

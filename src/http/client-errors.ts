@@ -1,6 +1,6 @@
 // Answers the errors Node's HTTP parser raises before any request exists (bad framing, headers
 // too large, a request that never finished arriving) as JSON with a request id, like every
-// other error, instead of Node's bare status line; then closes the connection.
+// other error, instead of Node's bare status line; then destroys the connection.
 
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
@@ -28,6 +28,10 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
   const { status, message } = describe(error.code);
   const requestId = randomUUID();
   const body = JSON.stringify({ error: message, request_id: requestId });
+  // Destroyed once the answer is handed to the kernel, not merely half-closed: a client that
+  // never reads or closes would otherwise hold its connection slot for ever. Were the answer
+  // itself never taken (a client that reads nothing at all), the write-stall check of
+  // socket-limits.ts destroys the socket.
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
@@ -36,6 +40,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
       'X-Content-Type-Options: nosniff\r\n' +
       'Connection: close\r\n\r\n' +
       body,
+    () => socket.destroy(),
   );
   return status;
 }

@@ -158,7 +158,8 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
 
 /**
  * One operation: the route's own summary and tag, its details, and what the pipeline adds to
- * every route of its kind (304 on GET, 413/415 with a body, Idempotency-Key on a /v1 POST).
+ * every route of its kind (304 on GET, 400/413/415 with a body, Idempotency-Key on a /v1 POST,
+ * 400 for %00 in the URL on every route).
  */
 function operationOf(route: PublicRoute | ApiRoute, tag: string, details: OperationDetails): Schema {
   const responses: Record<string, Schema> = { ...details.responses };
@@ -166,6 +167,7 @@ function operationOf(route: PublicRoute | ApiRoute, tag: string, details: Operat
   // Node's HTTP parser answers 400 on any route (bad request line, header or framing).
   if (!('4XX' in responses)) responses['400'] ??= errorAnswer('The request is not valid HTTP/1.1 (bad request line, header or body framing), or its input is refused');
   if (details.requestBody) {
+    responses['400'] ??= errorAnswer('Body not valid UTF-8 or JSON, nested deeper than 32 levels, or holding U+0000 or an unpaired surrogate');
     responses['413'] ??= errorAnswer('Body over 64 KiB');
     responses['415'] ??= errorAnswer('Body is not application/json');
   }
@@ -178,6 +180,7 @@ function operationOf(route: PublicRoute | ApiRoute, tag: string, details: Operat
     );
     responses['422'] = errorAnswer('Idempotency-Key already used with a different request');
   }
+  responses['400'] ??= errorAnswer('The path or query holds %00 (U+0000)');
   const { operationId, ...rest } = details;
   return {
     operationId,

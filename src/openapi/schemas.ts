@@ -21,7 +21,7 @@ export const PROFILE_FIELDS: Record<string, Schema> = {
   avatar_url: clearableUrl,
   email: {
     anyOf: [{ type: 'string', format: 'email', maxLength: 254 }, { const: '' }],
-    description: 'Trimmed and stored lower-cased; unique among users. "" clears it.',
+    description: 'Trimmed and stored in Unicode NFC, lower-cased; unique among users in that form (NFC and NFD spellings are one address). Refused: invisible characters, look-alikes NFKC would change (full-width letters), an empty domain label (trailing dot). "" clears it.',
   },
 };
 
