@@ -113,12 +113,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     // Attempts reach /metrics through the webhook changes they write; drops write none.
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
-  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts });
+  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
     counts: deliveryCounts,
-    isBeingDropped: (deliveryId) => outbox.isBeingDropped(deliveryId),
     retryDelaysMs: config.webhookRetryDelaysMs,
     allowPrivate: config.webhookAllowPrivate,
     // Instances sharing a database claim each attempt, so one of them sends it.

@@ -198,13 +198,15 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   }
 
   function respond(context: Context, reply: Reply): void {
-    let status: number;
+    let status: number | Promise<number>;
     try {
       status = sendReply(context, reply);
     } catch (error) {
       status = sendError(context, error);
     }
-    finish(context, status);
+    // A large answer being compressed off the main thread is counted once it is sent.
+    if (status instanceof Promise) status.then((sent) => finish(context, sent), (error: unknown) => finish(context, sendError(context, error)));
+    else finish(context, status);
   }
 
   /** Turns any thrown value into its JSON answer; returns the status sent. */

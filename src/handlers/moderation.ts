@@ -53,7 +53,12 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const suspended: UserRecord = { ...user, status: 'suspended', suspended_at: now, suspension_reason: reason, updated_at: now };
       const changes = { status: { from: 'active', to: 'suspended' }, reason };
       return {
-        ops: [{ op: 'put', collection: USERS, id: user.id, data: suspended }, audit.entryOp(context.requestId, { action: 'user.suspend', target_type: 'user', target_id: user.id, changes })],
+        ops: [
+          { op: 'put', collection: USERS, id: user.id, data: suspended },
+          audit.entryOp(context.requestId, { action: 'user.suspend', target_type: 'user', target_id: user.id, changes }),
+          // Deliveries still waiting are dropped unsent, so none goes out after an unsuspension.
+          ...outbox.dropPendingOps(tx, user.id),
+        ],
         reply: { status: 200, body: { data: operatorUser(suspended) } },
       };
     });

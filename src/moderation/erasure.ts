@@ -8,6 +8,7 @@ import type { StoredAuditRecord } from '../audit/audit-log.ts';
 import {
   AUDIT,
   DELIVERIES,
+  EVENTS,
   IDEMPOTENCY,
   KEYS,
   LISTINGS,
@@ -64,6 +65,8 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string): 
   if (store.get(WEBHOOK_TARGETS, user.id) !== undefined) del(WEBHOOK_TARGETS, user.id);
   // Pending deliveries carry event payloads (a user.updated one holds the profile itself).
   for (const delivery of store.values(DELIVERIES)) if (webhookIds.has(delivery.webhook_id)) del(DELIVERIES, delivery.id);
+  // The payloads themselves, stored once per event.
+  for (const event of store.values(EVENTS)) if (event.owner_id === user.id) del(EVENTS, event.id);
 
   for (const listing of store.values(LISTINGS)) {
     if (listing.owner_id !== user.id || listing.status === 'removed') continue;
