@@ -41,6 +41,9 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   const { store, clock, index, pageCache, usage, outbox } = deps;
   const parsedQueries = new ParsedListingQueries();
   const serialised = new SerialisedListings();
+  store.onChange((change) => {
+    if (change.collection === LISTINGS) serialised.forget(change.id);
+  });
 
   function browse(context: KeyContext): Reply {
     const { query, cacheKey } = parsedQueries.get(context);
