@@ -205,6 +205,20 @@ export class Store implements RecordReader {
     });
   }
 
+  /**
+   * Every version of one record that the log's older, superseded writes still hold, oldest
+   * first (none on a back-end that keeps only the latest state). For erasure, which must find
+   * earlier personal values before the compaction drops them.
+   */
+  async earlierVersions<T extends StoredRecord>(collection: CollectionName<T>, id: string): Promise<T[]> {
+    try {
+      return ((await this.log.earlierVersions?.(collection, id)) ?? []) as T[];
+    } catch (error) {
+      // The log could not be read back: the caller answers 503 and may be asked again.
+      throw new StoreUnavailableError(error);
+    }
+  }
+
   /** A consistent copy of every live record, in log format (header first), for backups. */
   snapshot(): Promise<Buffer[]> {
     return this.runExclusive(() => this.serializeLiveRecords());

@@ -72,8 +72,11 @@ export async function startReceiver(t: TestContext, respond: Responder): Promise
   return receiver;
 }
 
-/** Polls `condition` every few milliseconds; fails with `what` after `timeoutMs`. */
-export async function waitFor(what: string, condition: () => boolean, timeoutMs = 3000): Promise<void> {
+/**
+ * Polls `condition` every few milliseconds; fails with `what` after `timeoutMs`. The budget only
+ * bounds how long a broken test takes to fail: it is far above what a busy machine needs.
+ */
+export async function waitFor(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!condition()) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
