@@ -170,8 +170,8 @@ export function keysPage(user) {
       { class: 'secret-reveal', 'aria-labelledby': 'secret-title' },
       el('h3', { id: 'secret-title' }, `Your key ${displayName(created)}: copy it now`),
       el('p', { class: 'warning' }, 'This is the only time the whole key is shown; the server keeps only a hash of it. If you lose it, roll the key to get a new secret.'),
-      created.previous_expires_at || created.old_key_expires_at
-        ? el('p', {}, `The old secret keeps working until ${formatDate(created.previous_expires_at ?? created.old_key_expires_at)}.`)
+      created.previous_secret_expires_at && Date.parse(created.previous_secret_expires_at) > Date.now()
+        ? el('p', { class: 'grace' }, `The old secret keeps working until ${formatDate(created.previous_secret_expires_at)}; then only this one does.`)
         : null,
       el('div', { class: 'secret-row' }, secret, el('button', { type: 'button', class: 'primary', onclick: copy }, 'Copy key')),
       status,
@@ -189,7 +189,7 @@ export function keysPage(user) {
       ['Created', formatDate(key.created_at)],
       ['Last used', formatRelative(key.last_used_at)],
       key.expires_at ? ['Expires', formatDate(key.expires_at)] : null,
-      key.previous_expires_at ? ['Old secret until', formatDate(key.previous_expires_at)] : null,
+      key.previous_secret_expires_at && Date.parse(key.previous_secret_expires_at) > Date.now() ? ['Old secret until', formatDate(key.previous_secret_expires_at)] : null,
       revoked ? ['Revoked', formatDate(key.revoked_at)] : null,
     ].filter(Boolean);
     const actions = revoked
