@@ -1,5 +1,5 @@
 // Erasure of a user (DELETE /admin/v1/users/:id): the ops that revoke their keys, remove their
-// webhooks (and deliveries), take down and empty their listings, forget the stored replies of
+// webhooks (and deliveries), end their portal sessions and forget their password, take down and empty their listings, forget the stored replies of
 // their keys, empty the user record, and remove the user's personal data from every text the
 // server wrote: audit entries, suspension and removal reasons, key names. The caller commits
 // these ops with the audit entry, then compacts the log so that the old lines holding the
@@ -23,6 +23,7 @@ import {
   type AuditRecord,
   type UserRecord,
 } from '../domain/records.ts';
+import { forgetPortalAccountOps } from '../portal/end-access.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { RecordReader } from '../store/store.ts';
 
@@ -123,6 +124,9 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
     put(LISTINGS, { ...listing, removal_reason: ERASED });
     summary.reasons_scrubbed += 1;
   }
+
+  // Portal access: sessions end, the stored password and any open invitation are forgotten.
+  ops.push(...forgetPortalAccountOps(store, user.id));
 
   const erased: UserRecord = {
     ...user,
