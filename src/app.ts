@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { UsageRecorder } from './analytics/recorder.ts';
 import type { UsageReader } from './analytics/reader.ts';
 import { SummedUsage } from './analytics/summed-usage.ts';
@@ -112,12 +113,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     // Attempts reach /metrics through the webhook changes they write; drops write none.
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
-  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts });
+  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
     counts: deliveryCounts,
-    isBeingDropped: (deliveryId) => outbox.isBeingDropped(deliveryId),
     retryDelaysMs: config.webhookRetryDelaysMs,
     allowPrivate: config.webhookAllowPrivate,
     // Instances sharing a database claim each attempt, so one of them sends it.
@@ -190,7 +190,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const server = createServer(serverOptionsFor(config.socketTimeouts), listener);
   // Slow, stalled or silent clients must not hold sockets or memory for ever.
   const stopSocketLimits = limitSockets(server, config.maxConnections, config.socketTimeouts);
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const status = answerClientError(error, socket);
+    if (status !== null) metrics.recordInvalidRequest(status);
+  });
 
   const sweepTimer = setInterval(() => {
     idempotency.sweepExpired().catch((error: unknown) => warn(`could not sweep idempotency records: ${(error as Error).message}`));

@@ -50,7 +50,8 @@ export function loadConfig(env: Env): Config {
     dataDir: dataDirSetting(env.DATA_DIR),
     brand: brandSetting(env.MARKETPLACE_BRAND),
     operatorToken: operatorTokenSetting(env.MARKETPLACE_ADMIN_TOKEN),
-    demo: flag(env, 'MARKETPLACE_DEMO', true),
+    // Demo users and live keys are for trying it out: a production start never gets them unasked.
+    demo: flag(env, 'MARKETPLACE_DEMO', env.NODE_ENV !== 'production'),
     webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelaysMs: retryDelaysSetting(env.WEBHOOK_RETRY_DELAYS_MS),
     accessLog: flag(env, 'ACCESS_LOG', true),

@@ -101,6 +101,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     //    address turn into 429 so keys cannot be guessed at speed.
     const caller = deps.authenticator.authenticate(presentedKey(context.req.headers));
     if (caller === null) {
+      labelAskedRoute(deps.apiRoutes, context);
       const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
       // The in-process limiter decides at once; a shared one (Redis) answers with a promise.
       if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, keyRequired));
@@ -154,6 +155,8 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function preflight(context: Context): Reply {
     const match = deps.apiRoutes.match('OPTIONS', context.path);
     const methods = match.kind === 'method-not-allowed' ? match.allowed : [];
+    const asked = context.req.headers['access-control-request-method'];
+    if (typeof asked === 'string') labelAskedRoute(deps.apiRoutes, context, asked);
     Object.assign(context.responseHeaders, deps.cors.preflightHeaders(context.req.headers.origin, methods));
     return { status: 204 };
   }
@@ -164,6 +167,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatchOperator(context: Context): Reply | Promise<Reply> {
     if (!operatorToken.matches(context.req.headers.authorization)) {
+      labelAskedRoute(deps.operatorRoutes, context);
       const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
       if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, operatorTokenRequired));
       return refuseFailedAuthentication(failures, operatorTokenRequired);
@@ -175,7 +179,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function dispatchPublic(context: Context): Reply | Promise<Reply> {
     const asset = (context.method === 'GET' || context.method === 'HEAD') && deps.staticAsset ? deps.staticAsset(context.path) : null;
     if (asset) {
-      context.routeLabel = 'GET /dashboard';
+      context.routeLabel = context.path.startsWith('/portal') ? 'GET /portal' : 'GET /dashboard';
       return { status: asset.status, bytes: asset.body, headers: asset.headers };
     }
     return matchRoute(deps.publicRoutes, context).handle(context);
@@ -194,13 +198,15 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   }
 
   function respond(context: Context, reply: Reply): void {
-    let status: number;
+    let status: number | Promise<number>;
     try {
       status = sendReply(context, reply);
     } catch (error) {
       status = sendError(context, error);
     }
-    finish(context, status);
+    // A large answer being compressed off the main thread is counted once it is sent.
+    if (status instanceof Promise) status.then((sent) => finish(context, sent), (error: unknown) => finish(context, sendError(context, error)));
+    else finish(context, status);
   }
 
   /** Turns any thrown value into its JSON answer; returns the status sent. */
@@ -244,6 +250,17 @@ function refuseFailedAuthentication(failures: RateDecision, unauthorized: () => 
   throw new HttpError(429, `Too many failed authentications from your address. Wait ${waitSeconds} s and send a valid key or token.`, {
     headers: { 'Retry-After': String(waitSeconds) },
   });
+}
+
+/**
+ * For a request refused before step 3 (no key, a wrong token, a preflight): names the route it
+ * asked for (one router look-up, on the refusal path only), so metrics and the access log count
+ * it there; an unknown path keeps no label and is counted as unmatched.
+ */
+function labelAskedRoute<R extends { method: string; pattern: string }>(router: Router<R>, context: Context, method = context.method): void {
+  const match = router.match(method, context.path);
+  if (match.kind !== 'found') return;
+  context.routeLabel = method === context.method ? routeLabel(match.route) : `${context.method} ${match.route.pattern}`;
 }
 
 /** Step 3: the matched route, recorded on the context; or the 404 (unknown path) / 405 with Allow (known path, other method). */

@@ -4,7 +4,7 @@
 
 import { collectionName } from '../store/collections.ts';
 import type { StoredRecord } from '../store/format.ts';
-import type { DeliveryRecord, WebhookRecord, WebhookTargetsRecord } from '../webhooks/records.ts';
+import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../webhooks/records.ts';
 
 export const USERS = collectionName<UserRecord>('users');
 export const KEYS = collectionName<KeyRecord>('keys');
@@ -13,6 +13,8 @@ export const WEBHOOKS = collectionName<WebhookRecord>('webhooks');
 /** Which of a user's webhooks receive events, as one record that changes with them (webhooks/records.ts). */
 export const WEBHOOK_TARGETS = collectionName<WebhookTargetsRecord>('webhook_targets');
 export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
+/** Each event's payload, once; its deliveries refer to it by id (webhooks/records.ts). */
+export const EVENTS = collectionName<EventRecord>('events');
 export const IDEMPOTENCY = collectionName<IdempotencyRecord>('idempotency');
 /** Usage snapshots; their shape is checked when read back (analytics/snapshots.ts). */
 export const USAGE = collectionName<StoredRecord>('usage');

@@ -247,7 +247,7 @@ function readPermissions(checker: BodyChecker, routes: readonly PermissionRoute[
   if (value.length > 100) return checker.fail('permissions', 'must have at most 100 entries');
   for (const entry of value) {
     const problem = checkPermissionEntry(entry, routes);
-    if (problem !== null) return checker.fail('permissions', `entry ${JSON.stringify(entry)} ${problem}`);
+    if (problem !== null) return checker.fail('permissions', `entry ${JSON.stringify(entry)}: ${problem}`);
   }
   return [...new Set(value as string[])];
 }

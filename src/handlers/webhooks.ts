@@ -107,7 +107,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
         updated_at: createdAt,
         last_delivery: null,
       };
-      const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...outbox.pingOps(webhook)];
+      const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...outbox.pingOps(tx, webhook)];
       // The only answer that ever carries the secret.
       return { ops, reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
     });

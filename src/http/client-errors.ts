@@ -14,15 +14,16 @@ function describe(code: string | undefined): { status: number; message: string }
 }
 
 /**
- * The server's 'clientError' listener.
- * @example server.on('clientError', answerClientError)
+ * The server's 'clientError' listener; returns the status it answered, or null when nobody was
+ * left to answer (so metrics can count it).
+ * @example server.on('clientError', (error, socket) => answerClientError(error, socket))
  */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): number | null {
   // A reset connection has nobody to answer; an answer already under way cannot be replaced.
   const response = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent === true) {
     socket.destroy();
-    return;
+    return null;
   }
   const { status, message } = describe(error.code);
   const requestId = randomUUID();
@@ -41,4 +42,5 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
       body,
     () => socket.destroy(),
   );
+  return status;
 }

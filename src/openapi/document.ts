@@ -164,6 +164,8 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
 function operationOf(route: PublicRoute | ApiRoute, tag: string, details: OperationDetails): Schema {
   const responses: Record<string, Schema> = { ...details.responses };
   const parameters = [...(details.parameters ?? [])];
+  // Node's HTTP parser answers 400 on any route (bad request line, header or framing).
+  if (!('4XX' in responses)) responses['400'] ??= errorAnswer('The request is not valid HTTP/1.1 (bad request line, header or body framing), or its input is refused');
   if (details.requestBody) {
     responses['400'] ??= errorAnswer('Body not valid UTF-8 or JSON, nested deeper than 32 levels, or holding U+0000 or an unpaired surrogate');
     responses['413'] ??= errorAnswer('Body over 64 KiB');

@@ -126,7 +126,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       },
       target_type: { enum: ['user', 'key', 'listing', 'store'] },
       target_id: { type: 'string' },
-      changes: { type: 'object', description: 'Field → {from, to} for edits; what was set or done for other actions. Never a secret; erased data reads "[erased]".' },
+      changes: { type: 'object', additionalProperties: true, description: 'Field → {from, to} for edits; what was set or done for other actions. Never a secret; erased data reads "[erased]".' },
       request_id: { type: 'string', description: 'The X-Request-Id of the operator request.' },
     },
   },

@@ -43,6 +43,10 @@
 //    Like append: either the old or the new content survives a crash, never a mix.
 //
 // 6. close() releases what the back-end holds (file handles, the data-dir lock, connections).
+//
+// 7. earlierVersions(collection, id), optional: the versions of one record that older, superseded
+//    writes the log still holds put (erasure looks for earlier personal values in them). A back-
+//    end that keeps only each record's latest state (PostgreSQL, memory) has none to give.
 
 import type { StoredRecord, WriteOp } from './format.ts';
 
@@ -102,6 +106,8 @@ export interface Log {
   /** Registers the callback a shared back-end calls when others wrote (the store then pulls). */
   onOthersWrote(callback: () => void): void;
   compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult>;
+  /** Point 7: every version of the record the log's older writes put, oldest first. */
+  earlierVersions?(collection: string, id: string): Promise<StoredRecord[]>;
   stats(): LogStats;
   close(): Promise<void>;
 }
