@@ -17,6 +17,7 @@ import { AuditLog } from './audit/audit-log.ts';
 import { coreOperatorRoutes } from './handlers/operator.ts';
 import { auditRoutes } from './handlers/audit.ts';
 import { moderationRoutes } from './handlers/moderation.ts';
+import { planRoutes } from './handlers/plans.ts';
 import { operatorUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
 import { serveDashboardAsset } from './handlers/dashboard.ts';
 import { healthRoutes } from './handlers/health.ts';
@@ -127,7 +128,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const index = new ListingIndex(store);
   const pageCache = new ListingPageCache(() => clock.monotonic());
-  const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic());
+  const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic(), () => clock.now());
 
   // Every reaction to a store change, in one place. The store runs them synchronously, in this
   // order, after each operation reaches memory and before the write's promise resolves, so a
@@ -153,6 +154,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const operatorRoutes: OperatorRoute[] = [
     ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit }),
     ...moderationRoutes({ store, clock, audit, outbox }),
+    ...planRoutes({ store, clock, audit }),
     ...auditRoutes(audit),
     metricsRoute(metrics),
     operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter }),

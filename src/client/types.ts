@@ -229,7 +229,7 @@ export interface AuditEntry {
   id: string;
   at: string;
   action: string;
-  target_type: 'user' | 'key' | 'listing' | 'store';
+  target_type: 'user' | 'key' | 'listing' | 'store' | 'plan' | 'webhook';
   target_id: string;
   changes: Record<string, unknown>;
   request_id: string;
