@@ -6,7 +6,7 @@ import { formatDate } from './format.js';
 import { showError } from './notice.js';
 
 const PAGE_SIZE = 25;
-const ACTIONS = ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact'];
+const ACTIONS = ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'key.roll', 'plans.replace', 'plan_request.approve', 'plan_request.decline', 'listing.remove', 'listing.restore', 'store.compact'];
 
 export function auditPage() {
   const state = { page: 1, entries: [], pagination: null };
