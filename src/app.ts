@@ -30,7 +30,13 @@ import { answerClientError } from './http/client-errors.ts';
 import { limitSockets, serverOptions } from './http/socket-limits.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
-import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
+import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
+import { portalAccountRoutes } from './handlers/portal-account.ts';
+import { invitationRoutes } from './handlers/invitations.ts';
+import { portalSessionRoutes } from './handlers/portal-session.ts';
+import { prepareDummyHash } from './portal/passwords.ts';
+import { PortalSessions } from './portal/sessions.ts';
+import { ACCOUNT_FAILURE_WINDOW_MS, SignInLimits } from './portal/sign-in-limits.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from './limits/sliding-window.ts';
 import { ListingIndex } from './listings/index.ts';
@@ -70,6 +76,7 @@ export interface App {
   readonly apiRoutes: readonly ApiRoute[];
   readonly operatorRoutes: readonly OperatorRoute[];
   readonly publicRoutes: readonly PublicRoute[];
+  readonly portalRoutes: readonly PortalRoute[];
   /** Webhook delivery outcomes since start (dropped pending deliveries count as failed). */
   readonly deliveryCounts: DeliveryCounts;
   /** Starts listening; resolves with the base URL, e.g. http://127.0.0.1:3000. */
@@ -81,6 +88,7 @@ export interface App {
 const FAILED_AUTH_LIMIT = 100;
 const NOT_COUNTING: UsageRecorder = { recordRequest() {}, recordListingView() {}, recordListingImpressions() {} };
 const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000;
+const SESSION_SWEEP_MS = 60 * 60 * 1000;
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
@@ -143,8 +151,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   store.onChange((change) => metrics.onStoreChange(change)); // webhook delivery outcomes, for GET /metrics
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
 
-  const { keyLimiter, failedAuthLimiter, closeLimiters } = await openLimiters(config, clock);
+  const { keyLimiter, failedAuthLimiter, signInLimiter, closeLimiters } = await openLimiters(config, clock);
   const audit = new AuditLog(store, clock);
+  const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn });
+  void prepareDummyHash();
   const apiRoutes: ApiRoute[] = [
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
@@ -159,12 +169,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     metricsRoute(metrics),
     operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter }),
     ...operatorWebhookRoutes({ store, outbox }),
+    ...invitationRoutes({ store, clock, audit, origin: sessions.origin }),
+  ];
+  // The developer portal's routes (/portal/v1), one module each.
+  const signInLimits = new SignInLimits({ accountLimiter: signInLimiter, addressLimiter: failedAuthLimiter, addressLimit: FAILED_AUTH_LIMIT });
+  const portalRoutes: PortalRoute[] = [
+    ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits }),
+    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, outbox, signup: config.portalSignup }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.
   const publicRoutes: PublicRoute[] = [
     homeRoute(),
-    ...healthRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, operator: operatorRoutes, public: publicRoutes }))))),
+    ...healthRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, operator: operatorRoutes, public: publicRoutes, portal: portalRoutes }))))),
     readinessRoute(readiness),
   ];
 
@@ -179,6 +196,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     apiRoutes: buildRouter(apiRoutes),
     operatorRoutes: buildRouter(operatorRoutes),
     publicRoutes: buildRouter(publicRoutes),
+    portalRoutes: buildRouter(portalRoutes),
+    sessions,
     operatorToken: operatorToken.token,
     usage: recorder,
     idempotency,
@@ -198,6 +217,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     idempotency.sweepExpired().catch((error: unknown) => warn(`could not sweep idempotency records: ${(error as Error).message}`));
   }, IDEMPOTENCY_SWEEP_MS);
   sweepTimer.unref();
+  // Ended sessions (idle, past their absolute end, or of a user no longer active) are deleted.
+  const sessionSweepTimer = setInterval(() => {
+    sessions.sweepExpired().catch((error: unknown) => warn(`could not sweep portal sessions: ${(error as Error).message}`));
+  }, SESSION_SWEEP_MS);
+  sessionSweepTimer.unref();
 
   let closing: Promise<void> | null = null;
 
@@ -211,6 +235,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     apiRoutes,
     operatorRoutes,
     publicRoutes,
+    portalRoutes,
     deliveryCounts,
     listen() {
       return new Promise((resolve, reject) => {
@@ -227,6 +252,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(sweepTimer);
+        clearInterval(sessionSweepTimer);
         readiness.markStopping();
         stopSocketLimits();
         await stopServer(server, graceMs);
@@ -250,16 +276,21 @@ async function sharedLog(config: Config, warn: (message: string) => void): Promi
 }
 
 /** In-process limits by default; with REDIS_URL, limits shared by every instance (loaded only then). */
-async function openLimiters(config: Config, clock: Clock): Promise<{ keyLimiter: RateLimiter; failedAuthLimiter: RateLimiter; closeLimiters: () => void }> {
+async function openLimiters(
+  config: Config,
+  clock: Clock,
+): Promise<{ keyLimiter: RateLimiter; failedAuthLimiter: RateLimiter; signInLimiter: RateLimiter; closeLimiters: () => void }> {
   const monotonicNow = () => clock.monotonic();
   if (config.redisUrl !== null) {
     const { openRedisLimiters } = await import('./backends/redis/limiters.ts');
     const shared = openRedisLimiters(config.redisUrl, monotonicNow);
-    return { keyLimiter: shared.keyLimiter, failedAuthLimiter: shared.failedAuthLimiter, closeLimiters: shared.close };
+    return { keyLimiter: shared.keyLimiter, failedAuthLimiter: shared.failedAuthLimiter, signInLimiter: shared.signInLimiter, closeLimiters: shared.close };
   }
   return {
     keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
     failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow, maxIds: 100_000 }),
+    // Failed portal sign-ins per account (by email): 10 per 15 minutes.
+    signInLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: ACCOUNT_FAILURE_WINDOW_MS, maxIds: 100_000 }),
     closeLimiters: () => {},
   };
 }

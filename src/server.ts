@@ -4,6 +4,8 @@
 //   1. key (401) → 2. rate limit (429) → 2b. suspended account (403) → 3. route (404/405)
 //   → 4. permission (403)
 //   → 5-7. the handler: input (400/413/415), ownership and role (403), state (404/409).
+// /portal/v1 requests are the developer portal's: a write must come from the server's own origin
+// (403), then the route (404/405), then a live session cookie unless the route is open (401).
 // /admin requests (and /metrics) need the operator token, then a route; everything else is open (the
 // dashboard's files, health, the OpenAPI document). Every request ends in `finish`: one
 // access-log line and, for a known key, one usage count. Errors thrown anywhere become JSON
@@ -21,13 +23,16 @@ import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
 import { isPreflight, type CorsPolicy } from './http/cors.ts';
-import { HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
+import { isJsonContentType } from './http/body.ts';
+import { forbidden, HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
-import { routeLabel, type ApiRoute, type OperatorRoute, type PublicRoute, type Reply } from './http/route.ts';
+import { routeLabel, type ApiRoute, type OperatorRoute, type PortalRoute, type PublicRoute, type Reply } from './http/route.ts';
 import { LimiterUnavailableError, type RateLimiter } from './limits/rate-limiter.ts';
 import type { RateDecision } from './limits/sliding-window.ts';
+import { isSameOriginWrite } from './portal/same-origin.ts';
+import { sessionRequired, type PortalSessions } from './portal/sessions.ts';
 import type { Router } from './router.ts';
 import { StoreClosedError, StoreUnavailableError, type Store } from './store/store.ts';
 
@@ -42,6 +47,9 @@ export interface PipelineDeps {
   apiRoutes: Router<ApiRoute>;
   operatorRoutes: Router<OperatorRoute>;
   publicRoutes: Router<PublicRoute>;
+  portalRoutes: Router<PortalRoute>;
+  /** Portal sessions: the cookie → the signed-in user. */
+  sessions: PortalSessions;
   operatorToken: string;
   usage: UsageRecorder;
   idempotency: IdempotencyGuard;
@@ -57,7 +65,7 @@ export interface PipelineDeps {
 
 export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const operatorToken = new OperatorTokenCheck(deps.operatorToken);
-  const commitServices = { store: deps.store, idempotency: deps.idempotency };
+  const commitServices = { store: deps.store, idempotency: deps.idempotency, sessions: deps.sessions };
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     // Timed only for the access log: clock reads are a measurable share of a cached page.
@@ -86,7 +94,10 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatch(context: Context): Reply | Promise<Reply> {
     const { path } = context;
-    if (!isUnder(path, '/v1')) return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
+    if (!isUnder(path, '/v1')) {
+      if (isUnder(path, '/portal/v1')) return dispatchPortal(context);
+      return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
+    }
 
     // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
     //    is told it may read it; a browser's preflight is answered before any key is asked for.
@@ -168,6 +179,28 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
       return refuseFailedAuthentication(failures, operatorTokenRequired);
     }
     return matchRoute(deps.operatorRoutes, context).handle(context);
+  }
+
+  /**
+   * /portal/v1, the developer portal's session API: answers are never cached; a write must come
+   * from a page of this server's own origin and send JSON (403, before anything else, so another
+   * site's page can neither sign a user in nor act with her cookie); then the route; then, unless
+   * the route is open, a live session (401).
+   */
+  function dispatchPortal(context: Context): Reply | Promise<Reply> {
+    context.responseHeaders['Cache-Control'] = 'no-store';
+    const { req } = context;
+    if (!SAFE_METHODS.has(context.method)) {
+      if (!isSameOriginWrite(req, deps.sessions.origin)) {
+        throw forbidden('Portal writes are accepted only from the portal itself: send an Origin header equal to this server\'s origin (or Sec-Fetch-Site: same-origin).');
+      }
+      if (hasBody(req) && !isJsonContentType(req.headers['content-type'])) throw forbidden('Portal writes must send JSON ("Content-Type: application/json").');
+    }
+    const route = matchRoute(deps.portalRoutes, context);
+    context.signedIn = deps.sessions.signedIn(req);
+    if (route.open === true) return route.handle(context);
+    if (context.signedIn === null) throw sessionRequired();
+    return route.handle(context);
   }
 
   /** Everything else: the dashboard's files, then the public routes (health, OpenAPI). */
@@ -268,6 +301,12 @@ function matchRoute<R extends { method: string; pattern: string }>(router: Route
   context.routeLabel = routeLabel(match.route);
   context.params = match.params;
   return match.route;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function hasBody(req: IncomingMessage): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** True for `prefix` itself and anything below it ("/v1", "/v1/…", not "/v1x"). */

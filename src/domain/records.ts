@@ -130,7 +130,10 @@ export interface IdempotencyRecord {
   readonly created_at: string;
 }
 
-/** One operator action, written in the same store write as the change it describes. */
+/** Who did an audited action: the operator (token), or a user in the portal (session). */
+export type AuditActor = { readonly type: 'operator' } | { readonly type: 'user'; readonly id: string };
+
+/** One operator or portal action, written in the same store write as the change it describes. */
 export interface AuditRecord {
   readonly id: string;
   readonly at: string;
@@ -140,6 +143,8 @@ export interface AuditRecord {
   /** Field → {from, to} for edits; a summary for actions (never a secret, never erased data). */
   readonly changes: Record<string, unknown>;
   readonly request_id: string;
+  /** Absent on the operator's entries (and on entries written before the portal existed). */
+  readonly actor?: AuditActor;
   /** Order among entries made in the same millisecond; not shown (see auditView). */
   readonly seq: number;
 }

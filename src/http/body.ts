@@ -91,7 +91,7 @@ export function numberText(body: object, field: string): string | undefined {
   return numberTextsOf.get(body)?.get(field);
 }
 
-function isJsonContentType(value: string | undefined): boolean {
+export function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
   const mediaType = value.split(';', 1)[0]!.trim().toLowerCase();
   return mediaType === 'application/json' || (mediaType.startsWith('application/') && mediaType.endsWith('+json'));

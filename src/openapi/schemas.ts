@@ -116,18 +116,25 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
   },
   AuditEntry: {
     type: 'object',
-    required: ['id', 'at', 'action', 'target_type', 'target_id', 'changes', 'request_id'],
+    required: ['id', 'at', 'actor', 'action', 'target_type', 'target_id', 'changes', 'request_id'],
     properties: {
       id: { type: 'string', examples: ['aud_9Xk2LmQ7pR4sT1vW3yZa'] },
       at: timestamp,
+      actor: {
+        description: 'Who acted: the operator (with the operator token), or a user in the developer portal.',
+        oneOf: [
+          { type: 'object', required: ['type'], additionalProperties: false, properties: { type: { const: 'operator' } } },
+          { type: 'object', required: ['type', 'id'], additionalProperties: false, properties: { type: { const: 'user' }, id: { type: 'string' } } },
+        ],
+      },
       action: {
         type: 'string',
-        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact'],
+        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact', 'user.invite', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'],
       },
       target_type: { enum: ['user', 'key', 'listing', 'store', 'plan', 'webhook'] },
       target_id: { type: 'string' },
       changes: { type: 'object', description: 'Field → {from, to} for edits; what was set or done for other actions. Never a secret; erased data reads "[erased]".' },
-      request_id: { type: 'string', description: 'The X-Request-Id of the operator request.' },
+      request_id: { type: 'string', description: 'The X-Request-Id of the request that did it.' },
     },
   },
   ProfileChanges: {

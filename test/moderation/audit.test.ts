@@ -70,6 +70,10 @@ const WRITE_CALLS: Record<string, (server: TestServer) => Promise<WriteCall>> = 
     const id = await pendingPlanRequest(server);
     return { method: 'POST', path: `/admin/v1/plan-requests/${id}/decline`, action: 'plan_request.decline', targetId: id };
   },
+  'POST /admin/v1/users/:id/invitations': async (server) => {
+    const user = await server.createUser();
+    return { method: 'POST', path: `/admin/v1/users/${user.id}/invitations`, action: 'user.invite', targetId: user.id };
+  },
   'POST /admin/v1/compact': async () => ({ method: 'POST', path: '/admin/v1/compact', action: 'store.compact', targetId: 'log' }),
   'POST /admin/v1/listings/:id/remove': async (server) => {
     const listing = await listingOf(server);
@@ -127,11 +131,13 @@ test('every operator write route leaves one audit entry with its action, target,
       assert.equal(entry.action, write.action);
       const targetId = typeof write.targetId === 'string' ? write.targetId : write.targetId(response);
       assert.equal(entry.target_id, targetId);
-      assert.deepEqual(Object.keys(entry).sort(), ['action', 'at', 'changes', 'id', 'request_id', 'target_id', 'target_type']);
+      assert.deepEqual(Object.keys(entry).sort(), ['action', 'actor', 'at', 'changes', 'id', 'request_id', 'target_id', 'target_type']);
+      assert.deepEqual(entry.actor, { type: 'operator' });
       assert.equal(typeof entry.changes, 'object');
       const text = JSON.stringify(entry);
       assert.ok(!/"(key|hash|secret)":|whsec_/.test(text), `no secret in an audit entry: ${text}`);
       if (typeof response.body?.data?.key === 'string') assert.ok(!text.includes(response.body.data.key), 'the new plain key is not in the audit log');
+      if (typeof response.body?.data?.token === 'string') assert.ok(!text.includes(response.body.data.token), 'the invitation token is not in the audit log');
     });
   }
 });
