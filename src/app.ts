@@ -34,6 +34,8 @@ import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/r
 import { portalAccountRoutes } from './handlers/portal-account.ts';
 import { invitationRoutes } from './handlers/invitations.ts';
 import { portalSessionRoutes } from './handlers/portal-session.ts';
+import { portalKeyRoutes } from './handlers/portal-keys.ts';
+import { portalPlanRoutes } from './handlers/portal-plans.ts';
 import { prepareDummyHash } from './portal/passwords.ts';
 import { PortalSessions } from './portal/sessions.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS, SignInLimits } from './portal/sign-in-limits.ts';
@@ -176,6 +178,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const portalRoutes: PortalRoute[] = [
     ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits }),
     ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, outbox, signup: config.portalSignup }),
+    ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
+    ...portalPlanRoutes({ store, clock, audit }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.

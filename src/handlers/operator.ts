@@ -4,10 +4,11 @@
 
 import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
 import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
-import { assertChangeable, existingPlan, onPlan, readGraceSeconds, readKeyExpiry } from '../auth/key-fields.ts';
+import { assertChangeable, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../auth/key-fields.ts';
 import { rolledKey } from '../auth/key-lifetime.ts';
+import { DEFAULT_PERMISSIONS } from '../auth/key-fields.ts';
 import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
-import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
+import type { PermissionRoute } from '../auth/permissions.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
@@ -37,7 +38,6 @@ export interface CoreOperatorRoutesDeps {
   audit: AuditLog;
 }
 
-export const DEFAULT_PERMISSIONS = ['read:listings'];
 
 const USER_FIELDS = ['name', 'email', 'role', 'bio'] as const;
 const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'plan', 'expires_at', 'prefix'] as const;
@@ -121,22 +121,16 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       if (!owner || userStatus(owner) === 'erased') throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
       // A limit of the operator's own means no plan; otherwise the plan asked for, or the entry plan (Free).
       const plan = planId !== undefined ? existingPlan(tx, planId) : rateLimit === undefined ? entryPlan(currentPlans(tx)) : undefined;
-      const now = isoTime(clock.now());
-      const key: KeyRecord = {
-        id: newId('key'),
-        user_id: userId!,
+      const key = newKeyRecord({
+        userId: userId!,
         name: name ?? '',
-        prefix: generated.prefix,
-        last_four: generated.lastFour,
-        hash: generated.hash,
+        secret: generated,
         permissions: permissions ?? DEFAULT_PERMISSIONS,
-        rate_limit: plan?.rate_limit ?? rateLimit ?? DEFAULT_RATE_LIMIT,
+        rateLimit: plan?.rate_limit ?? rateLimit ?? DEFAULT_RATE_LIMIT,
         plan: plan?.id ?? null,
-        expires_at: expiresAt ?? null,
-        created_at: now,
-        updated_at: now,
-        revoked_at: null,
-      };
+        expiresAt: expiresAt ?? null,
+        nowMs: clock.now(),
+      });
       // The plain key is in this answer only; the store keeps its SHA-256.
       const changes = { user_id: key.user_id, name: key.name, prefix: key.prefix, permissions: key.permissions, rate_limit: key.rate_limit, plan: key.plan, expires_at: key.expires_at };
       return {
@@ -284,17 +278,4 @@ function readLimitOrPlan(checker: BodyChecker): { rateLimit: number | undefined;
 /** A key written before plans and expiry existed reads as having neither (for audit diffs). */
 function withKeyDefaults(key: KeyRecord): KeyRecord {
   return { ...key, plan: key.plan ?? null, expires_at: key.expires_at ?? null };
-}
-
-/** A non-empty list of well-formed permission entries without repeats. */
-function readPermissions(checker: BodyChecker, routes: readonly PermissionRoute[]): string[] | undefined {
-  if (!checker.has('permissions')) return undefined;
-  const value = checker.value('permissions');
-  if (!Array.isArray(value)) return checker.fail('permissions', 'must be an array of permission entries');
-  if (value.length > 100) return checker.fail('permissions', 'must have at most 100 entries');
-  for (const entry of value) {
-    const problem = checkPermissionEntry(entry, routes);
-    if (problem !== null) return checker.fail('permissions', `entry ${JSON.stringify(entry)} ${problem}`);
-  }
-  return [...new Set(value as string[])];
 }
