@@ -4,6 +4,7 @@
 
 import { collectionName } from '../store/collections.ts';
 import type { StoredRecord } from '../store/format.ts';
+import type { DeliveryOutcomeLogRecord } from '../webhooks/outcome-log.ts';
 import type { DeliveryRecord, WebhookRecord, WebhookTargetsRecord } from '../webhooks/records.ts';
 
 export const USERS = collectionName<UserRecord>('users');
@@ -13,6 +14,8 @@ export const WEBHOOKS = collectionName<WebhookRecord>('webhooks');
 /** Which of a user's webhooks receive events, as one record that changes with them (webhooks/records.ts). */
 export const WEBHOOK_TARGETS = collectionName<WebhookTargetsRecord>('webhook_targets');
 export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
+/** Each webhook's last 50 delivery outcomes, for its owner (webhooks/outcome-log.ts). */
+export const DELIVERY_OUTCOMES = collectionName<DeliveryOutcomeLogRecord>('delivery_outcomes');
 export const IDEMPOTENCY = collectionName<IdempotencyRecord>('idempotency');
 /** Usage snapshots; their shape is checked when read back (analytics/snapshots.ts). */
 export const USAGE = collectionName<StoredRecord>('usage');

@@ -8,6 +8,7 @@ import type { StoredAuditRecord } from '../audit/audit-log.ts';
 import {
   AUDIT,
   DELIVERIES,
+  DELIVERY_OUTCOMES,
   IDEMPOTENCY,
   KEYS,
   LISTINGS,
@@ -59,6 +60,7 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string): 
     if (webhook.user_id !== user.id) continue;
     webhookIds.add(webhook.id);
     del(WEBHOOKS, webhook.id);
+    if (store.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) del(DELIVERY_OUTCOMES, webhook.id);
     summary.webhooks_removed += 1;
   }
   if (store.get(WEBHOOK_TARGETS, user.id) !== undefined) del(WEBHOOK_TARGETS, user.id);

@@ -20,6 +20,22 @@ const permissions = {
 const keyName = { type: 'string', maxLength: 100 };
 const planId = { type: 'string', minLength: 1, maxLength: 40, description: 'A self-service plan id (GET /portal/v1/plans).' };
 const keyNotFound = errorAnswer('Key not found (or not yours)');
+const webhookNotFound = errorAnswer('Webhook not found (or not yours)');
+const WEBHOOK_ID = 'wh_3kT9pQ2mXz7LbV1nR5sW';
+const deliveryOutcome = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['at', 'event_id', 'event', 'status', 'attempts', 'response_status', 'duration_ms'],
+  properties: {
+    at: { type: 'string', format: 'date-time', description: "When the attempt's outcome was known." },
+    event_id: { type: 'string' },
+    event: { type: 'string', examples: ['ping', 'listing.updated'] },
+    status: { enum: ['delivered', 'retrying', 'failed'], description: '`retrying`: this attempt failed and another is scheduled.' },
+    attempts: { type: 'integer', minimum: 1, description: 'Which attempt this was.' },
+    response_status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null when none arrived (timeout, refused connection)." },
+    duration_ms: { type: 'integer', minimum: 0, description: "From dialling to the end of the receiver's answer or the failure." },
+  },
+};
 
 export const portalSelfServiceOperations: Operations = {
   'GET /portal/v1/keys': {
@@ -115,5 +131,56 @@ export const portalSelfServiceOperations: Operations = {
       '409': errorAnswer('The key is revoked, already on that plan, or has a pending request'),
     },
     ...curl(`curl -s ${WRITE} -d '{"key_id":"${KEY_ID}","plan":"business"}' ${BASE}/plan-requests`),
+  },
+  'GET /portal/v1/webhooks': {
+    operationId: 'portalListWebhooks',
+    description: 'Your webhooks, newest first, as GET /v1/webhooks answers; never a secret.',
+    parameters: PAGE_PARAMS,
+    responses: { '200': answer('Your webhooks', listOf(ref('Webhook'))), '400': errorAnswer('Bad page or limit') },
+    ...curl(`curl -s ${COOKIE} ${BASE}/webhooks`),
+  },
+  'POST /portal/v1/webhooks': {
+    operationId: 'portalCreateWebhook',
+    description: 'Registers a webhook with the rules of POST /v1/webhooks (URL guard, event kinds, at most 20); the answer carries its secret, once. A `ping` is queued at once if its events include it.',
+    requestBody: jsonBody(ref('NewWebhook')),
+    responses: {
+      '201': answer('Registered', dataOf(ref('NewWebhookWithSecret'))),
+      '400': errorAnswer('Invalid body; `details` names each bad field'),
+      '409': errorAnswer('You already have 20 webhooks'),
+    },
+    ...curl(`curl -s ${WRITE} -d '{"url":"https://example.com/hooks/market"}' ${BASE}/webhooks`),
+  },
+  'DELETE /portal/v1/webhooks/:id': {
+    operationId: 'portalDeleteWebhook',
+    description: 'Removes one of your webhooks; events not yet delivered to it, and its delivery outcomes, go with it.',
+    parameters: [pathId('Webhook id')],
+    responses: { '200': answer('Removed; the webhook as it was', dataOf(ref('Webhook'))), '404': webhookNotFound },
+    ...curl(`curl -s -X DELETE ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/webhooks/${WEBHOOK_ID}`),
+  },
+  'POST /portal/v1/webhooks/:id/test': {
+    operationId: 'portalTestWebhook',
+    description:
+      'Queues a `ping` event due now, whatever events the webhook receives: it is sent, signed (Standard Webhooks) and retried exactly like every other event. Its outcome appears in the deliveries.',
+    parameters: [pathId('Webhook id')],
+    responses: {
+      '202': answer(
+        'Queued',
+        dataOf({
+          type: 'object',
+          required: ['webhook_id', 'event_id', 'type', 'status'],
+          properties: { webhook_id: { type: 'string' }, event_id: { type: ['string', 'null'] }, type: { const: 'ping' }, status: { const: 'pending' } },
+        }),
+      ),
+      '404': webhookNotFound,
+      '409': errorAnswer('The webhook was switched off (its receiver answered 410)'),
+    },
+    ...curl(`curl -s -X POST ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/webhooks/${WEBHOOK_ID}/test`),
+  },
+  'GET /portal/v1/webhooks/:id/deliveries': {
+    operationId: 'portalWebhookDeliveries',
+    description: "The webhook's last 50 delivery outcomes, newest first, one per attempt: time, event, status, attempt number, the receiver's HTTP status, duration. Never a body.",
+    parameters: [pathId('Webhook id')],
+    responses: { '200': answer('Outcomes', dataOf({ type: 'array', maxItems: 50, items: deliveryOutcome })), '404': webhookNotFound },
+    ...curl(`curl -s ${COOKIE} ${BASE}/webhooks/${WEBHOOK_ID}/deliveries`),
   },
 };

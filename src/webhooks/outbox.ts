@@ -117,6 +117,11 @@ export class WebhookOutbox implements EventOutbox {
     return this.deliveryOps('ping', webhookView(webhook), [webhook]);
   }
 
+  /** A `ping` its owner asked for now (the portal's test), whatever events the webhook receives. */
+  testPingOps(webhook: WebhookRecord): WriteOp[] {
+    return this.deliveryOps('ping', webhookView(webhook), [webhook]);
+  }
+
   private deliveryOps(type: EventType, data: object, targets: readonly WebhookRecord[]): WriteOp[] {
     if (targets.length === 0) return [];
     const nowMs = this.clock.now();
