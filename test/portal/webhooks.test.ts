@@ -93,7 +93,7 @@ test('the outcome log keeps the 50 newest, newest first', () => {
     const outcome: DeliveryOutcome = { at: new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString(), event_id: `evt_${index}`, event: 'ping', status: 'delivered', attempts: 1, response_status: 200, duration_ms: 3 };
     const op = outcomeLoggedOp(log, 'wh_1', 'usr_1', outcome);
     assert.equal(op.op, 'put');
-    log = (op as { data: DeliveryOutcomeLogRecord }).data;
+    if (op.op === 'put') log = op.data as DeliveryOutcomeLogRecord;
   }
   assert.equal(log!.outcomes.length, MAX_OUTCOMES_PER_WEBHOOK);
   assert.equal(log!.outcomes[0]!.event_id, 'evt_60');
