@@ -18,6 +18,7 @@ import { AuditLog } from './audit/audit-log.ts';
 import { coreOperatorRoutes } from './handlers/operator.ts';
 import { auditRoutes } from './handlers/audit.ts';
 import { moderationRoutes } from './handlers/moderation.ts';
+import { planRoutes } from './handlers/plans.ts';
 import { operatorUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
 import { serveDashboardAsset } from './handlers/dashboard.ts';
 import { healthRoutes } from './handlers/health.ts';
@@ -34,6 +35,9 @@ import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/r
 import { portalAccountRoutes } from './handlers/portal-account.ts';
 import { invitationRoutes } from './handlers/invitations.ts';
 import { portalSessionRoutes } from './handlers/portal-session.ts';
+import { portalKeyRoutes } from './handlers/portal-keys.ts';
+import { portalPlanRoutes } from './handlers/portal-plans.ts';
+import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
 import { prepareDummyHash } from './portal/passwords.ts';
 import { PortalSessions } from './portal/sessions.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS, SignInLimits } from './portal/sign-in-limits.ts';
@@ -135,7 +139,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const index = new ListingIndex(store);
   const pageCache = new ListingPageCache(() => clock.monotonic());
-  const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic());
+  const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic(), () => clock.now());
 
   // Every reaction to a store change, in one place. The store runs them synchronously, in this
   // order, after each operation reaches memory and before the write's promise resolves, so a
@@ -163,6 +167,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const operatorRoutes: OperatorRoute[] = [
     ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit }),
     ...moderationRoutes({ store, clock, audit, outbox }),
+    ...planRoutes({ store, clock, audit }),
     ...auditRoutes(audit),
     metricsRoute(metrics),
     operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter }),
@@ -174,6 +179,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const portalRoutes: PortalRoute[] = [
     ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits }),
     ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, outbox, signup: config.portalSignup }),
+    ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
+    ...portalPlanRoutes({ store, clock, audit }),
+    ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.

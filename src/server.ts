@@ -110,13 +110,15 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
 
     // 1. Key: 401 for a missing, malformed, unknown or revoked key; repeated failures from one
     //    address turn into 429 so keys cannot be guessed at speed.
-    const caller = deps.authenticator.authenticate(presentedKey(context.req.headers));
+    const plainKey = presentedKey(context.req.headers);
+    const caller = deps.authenticator.authenticate(plainKey);
     if (caller === null) {
       labelAskedRoute(deps.apiRoutes, context);
       const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
+      const refused = () => keyRequired(deps.authenticator.refusalOf(plainKey));
       // The in-process limiter decides at once; a shared one (Redis) answers with a promise.
-      if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, keyRequired));
-      return refuseFailedAuthentication(failures, keyRequired);
+      if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, refused));
+      return refuseFailedAuthentication(failures, refused);
     }
     context.caller = caller;
 
@@ -271,8 +273,19 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   return handle;
 }
 
-/** Step 1's 401 for a missing, malformed, unknown or revoked key. */
-function keyRequired(): HttpError {
+/**
+ * Step 1's 401 for a missing, malformed, unknown, revoked or expired key. A key that exists but
+ * expired, or a secret replaced by a roll whose grace has ended, is told so: its holder had the
+ * secret, so the message gives nothing away and saves a support request.
+ */
+function keyRequired(refusal: ReturnType<KeyAuthenticator['refusalOf']> = null): HttpError {
+  if (refusal?.reason === 'expired') {
+    return new HttpError(401, `The API key is missing or invalid: this key expired at ${refusal.at}.`, { hint: 'Create a new key in the developer portal, or ask the operator for one.' });
+  }
+  if (refusal?.reason === 'rolled') {
+    const when = refusal.at === null ? '' : ` at ${refusal.at}`;
+    return new HttpError(401, `The API key is missing or invalid: this secret was replaced by a roll and its grace period ended${when}.`, { hint: 'Send the new secret the roll gave you.' });
+  }
   return new HttpError(401, AUTH_ERROR, { hint: AUTH_HINT });
 }
 

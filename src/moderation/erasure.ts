@@ -14,6 +14,7 @@ import {
   AUDIT,
   DELIVERIES,
   EVENTS,
+  DELIVERY_OUTCOMES,
   IDEMPOTENCY,
   KEYS,
   LISTINGS,
@@ -76,6 +77,7 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
     if (webhook.user_id !== user.id) continue;
     webhookIds.add(webhook.id);
     del(WEBHOOKS, webhook.id);
+    if (store.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) del(DELIVERY_OUTCOMES, webhook.id);
     summary.webhooks_removed += 1;
   }
   if (store.get(WEBHOOK_TARGETS, user.id) !== undefined) del(WEBHOOK_TARGETS, user.id);

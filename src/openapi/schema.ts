@@ -70,7 +70,7 @@ export const PRECONDITION_FAILED = { '412': errorAnswer('If-Match does not name 
 
 /** The errors every /v1 route can answer, whatever it does. */
 export const GATE_ERRORS = {
-  '401': errorAnswer('Missing, malformed, unknown or revoked API key (with a hint).'),
+  '401': errorAnswer('Missing, malformed, unknown, revoked or expired API key, or a rolled secret past its grace (with a hint).'),
   '403': errorAnswer('The key lacks the permission; `required` lists entries that would allow it.'),
   '429': errorAnswer('Rate limit exceeded; wait for Retry-After seconds.'),
 };

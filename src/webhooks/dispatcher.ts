@@ -7,13 +7,14 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { DELIVERIES, EVENTS, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, DELIVERY_OUTCOMES, EVENTS, WEBHOOKS } from '../domain/records.ts';
 import { isUserBarred } from '../moderation/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
 import { targetsChangedOp } from './outbox.ts';
+import { outcomeLoggedOp, type DeliveryOutcomeLogRecord } from './outcome-log.ts';
 import { decideAttempt, failureReason } from './outcome-rules.ts';
 import { isPendingDelivery } from './records.ts';
 import type { DeliveryRecord, LastDelivery, WebhookRecord } from './records.ts';
@@ -313,11 +314,13 @@ export class WebhookDispatcher {
         return;
       }
       if (this.claims && !(await this.claims.claim(delivery.id, this.clock.now()))) return;
+      const sendStarted = this.clock.monotonic();
       const outcome = await this.sendOnce(webhook, delivery, payload);
+      const durationMs = Math.max(0, Math.round(this.clock.monotonic() - sendStarted));
       releaseSlot();
       let counted: CountedOutcome | undefined;
-      await this.record(delivery, (current, currentWebhook) => {
-        const result = this.outcomeOps(outcome, current, currentWebhook);
+      await this.record(delivery, (current, currentWebhook, outcomeLog) => {
+        const result = this.outcomeOps(outcome, current, currentWebhook, outcomeLog, durationMs);
         counted = result.counted;
         return result.ops;
       });
@@ -354,12 +357,15 @@ export class WebhookDispatcher {
    */
   private async record(
     delivery: DeliveryRecord,
-    buildOps: (current: DeliveryRecord | undefined, webhook: WebhookRecord | undefined) => WriteOp[],
+    buildOps: (current: DeliveryRecord | undefined, webhook: WebhookRecord | undefined, outcomeLog: DeliveryOutcomeLogRecord | undefined) => WriteOp[],
   ): Promise<void> {
     let pause = this.storeRetryMs;
     for (;;) {
       try {
-        await this.store.commit((tx) => ({ ops: buildOps(tx.get(DELIVERIES, delivery.id), tx.get(WEBHOOKS, delivery.webhook_id)), result: undefined }));
+        await this.store.commit((tx) => ({
+          ops: buildOps(tx.get(DELIVERIES, delivery.id), tx.get(WEBHOOKS, delivery.webhook_id), tx.get(DELIVERY_OUTCOMES, delivery.webhook_id)),
+          result: undefined,
+        }));
         return;
       } catch (error) {
         if (error instanceof StoreClosedError || this.stopped) return;
@@ -375,6 +381,8 @@ export class WebhookDispatcher {
     outcome: SendOutcome,
     current: DeliveryRecord | undefined,
     webhook: WebhookRecord | undefined,
+    outcomeLog: DeliveryOutcomeLogRecord | undefined,
+    durationMs: number,
   ): { ops: WriteOp[]; counted?: CountedOutcome } {
     // Deleted (with its webhook, or dropped beyond the pending cap) while we were sending.
     if (current === undefined) return { ops: [] };
@@ -391,22 +399,39 @@ export class WebhookDispatcher {
       at,
     });
 
+    // The owner's view of this attempt (portal: the last 50), written with the outcome itself.
+    const logged = (status: LastDelivery['status']): WriteOp =>
+      outcomeLoggedOp(outcomeLog, webhook.id, webhook.user_id, {
+        at,
+        event_id: current.event_id,
+        event: current.type,
+        status,
+        attempts,
+        response_status: outcome.status,
+        duration_ms: durationMs,
+      });
+
     const decision = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
     switch (decision.kind) {
       case 'delivered':
         return {
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('delivered'), updated_at: at })],
+          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('delivered'), updated_at: at }), logged('delivered')],
           counted: 'delivered',
         };
       case 'deactivate':
         return {
           // Switched off: it receives no more events, so its owner's targets change too.
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at }), targetsChangedOp(webhook.user_id, at)],
+          ops: [
+            deleteDelivery(current.id),
+            putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at }),
+            targetsChangedOp(webhook.user_id, at),
+            logged('failed'),
+          ],
           counted: 'failed',
         };
       case 'failed':
         return {
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('failed'), updated_at: at })],
+          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('failed'), updated_at: at }), logged('failed')],
           counted: 'failed',
         };
       case 'retry': {
@@ -423,6 +448,7 @@ export class WebhookDispatcher {
           ops: [
             { op: 'put', collection: DELIVERIES, id: retry.id, data: retry },
             putWebhook({ ...webhook, last_delivery: lastDelivery('retrying'), updated_at: at }),
+            logged('retrying'),
           ],
           counted: 'retrying',
         };

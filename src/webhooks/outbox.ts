@@ -141,6 +141,11 @@ export class WebhookOutbox implements EventOutbox {
     return ops;
   }
 
+  /** A `ping` its owner asked for now (the portal's test), whatever events the webhook receives. */
+  testPingOps(tx: DecisionReader, webhook: WebhookRecord): WriteOp[] {
+    return this.deliveryOps(tx, 'ping', webhook.user_id, webhookView(webhook), [webhook]);
+  }
+
   /** The event record first, then the drops that keep each target at its cap, then a delivery per target. */
   private deliveryOps(tx: DecisionReader, type: EventType, ownerId: string, data: object, targets: readonly WebhookRecord[]): WriteOp[] {
     const nowMs = this.clock.now();

@@ -100,6 +100,10 @@ export const api = {
   removeListing: (id, reason) => request('POST', `/listings/${encodeURIComponent(id)}/remove`, { body: { reason } }),
   restoreListing: (id) => request('POST', `/listings/${encodeURIComponent(id)}/restore`),
   listAudit: (query) => request('GET', '/audit', { query }),
+  listPlans: () => request('GET', '/plans'),
+  listPlanRequests: (query) => request('GET', '/plan-requests', { query }),
+  approvePlanRequest: (id) => request('POST', `/plan-requests/${encodeURIComponent(id)}/approve`),
+  declinePlanRequest: (id) => request('POST', `/plan-requests/${encodeURIComponent(id)}/decline`),
 };
 
 /** Every item of a paginated list, fetching pages of 100 until done (capped, to stay bounded). */

@@ -6,7 +6,7 @@ import { formatDate } from './format.js';
 import { showError } from './notice.js';
 
 const PAGE_SIZE = 25;
-const ACTIONS = ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact', 'user.invite', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'];
+const ACTIONS = ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'user.invite', 'key.create', 'key.update', 'key.revoke', 'key.roll', 'plans.replace', 'plan_request.approve', 'plan_request.decline', 'listing.remove', 'listing.restore', 'store.compact', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'];
 
 export function auditPage() {
   const state = { page: 1, entries: [], pagination: null };
