@@ -21,7 +21,7 @@ import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
 import { isPreflight, type CorsPolicy } from './http/cors.ts';
-import { HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
+import { HttpError, instanceBehind, limiterUnavailable, storeUnavailable } from './http/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
@@ -86,7 +86,14 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatch(context: Context): Reply | Promise<Reply> {
     const { path } = context;
-    if (!isUnder(path, '/v1')) return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
+    const underV1 = isUnder(path, '/v1');
+    // An instance of many that cannot vouch it holds every acknowledged write answers nothing
+    // from memory (it would answer from the past): 503, and the balancer's next try goes elsewhere.
+    if (underV1 || isUnder(path, '/admin')) {
+      const stale = deps.store.staleness();
+      if (stale !== null) throw instanceBehind(stale);
+    }
+    if (!underV1) return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
 
     // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
     //    is told it may read it; a browser's preflight is answered before any key is asked for.

@@ -43,6 +43,12 @@
 //    Like append: either the old or the new content survives a crash, never a mix.
 //
 // 6. close() releases what the back-end holds (file handles, the data-dir lock, connections).
+//
+// 7. Read-your-writes, for a back-end shared by several servers: `untilAppliedEverywhere(v)`
+//    resolves once every other running server has version v in memory (or can no longer answer
+//    requests), and the store acknowledges a write only then; `staleness()` says why this server
+//    must not answer now (it cannot vouch it holds every acknowledged write), and `problems()`
+//    what keeps it from being ready. A back-end with one writer has none of them.
 
 import type { StoredRecord, WriteOp } from './format.ts';
 
@@ -102,6 +108,12 @@ export interface Log {
   /** Registers the callback a shared back-end calls when others wrote (the store then pulls). */
   onOthersWrote(callback: () => void): void;
   compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult>;
+  /** Point 7: resolves once every other server has applied `version`. */
+  untilAppliedEverywhere?(version: number): Promise<void>;
+  /** Point 7: why this server must not answer now, or null. */
+  staleness?(): string | null;
+  /** Point 7: what keeps this server from being ready. */
+  problems?(): string[];
   stats(): LogStats;
   close(): Promise<void>;
 }
