@@ -43,23 +43,31 @@ export const LEASE_MS = 1_700;
 /** A waiting writer reads the table again this often, whatever the announcements do. */
 const POLL_MS = 200;
 
-interface BehindRow {
+interface MemberRow {
   id: string;
+  applied: string;
   age_ms: number;
 }
 
-/** Marks lapsed the members in `$1` older than LAPSE_MS, and answers the others still behind `$2`. */
-const BEHIND_SQL = (which: string) => `
+/** The other members, read after a given moment: what each has applied and when it would lapse (monotonic). */
+interface Members {
+  sentAt: number;
+  members: { id: string; applied: number; lapsesAt: number }[];
+}
+
+/**
+ * Marks lapsed the other members whose last report is older than LAPSE_MS (rule 2; a database
+ * that just started gives them LAPSE_MS from its start), and answers the remaining members.
+ */
+const MEMBERS_SQL = `
   WITH fenced AS (
     UPDATE marketplace_instances SET lapsed = true
-     WHERE ${which} AND NOT lapsed AND applied < $2
-       AND GREATEST(beat_at, pg_postmaster_start_time()) < clock_timestamp() - make_interval(secs => $3)
+     WHERE id <> $1 AND NOT lapsed
+       AND GREATEST(beat_at, pg_postmaster_start_time()) < clock_timestamp() - make_interval(secs => $2)
     RETURNING id)
-  SELECT id, (extract(epoch FROM clock_timestamp() - GREATEST(beat_at, pg_postmaster_start_time())) * 1000)::float8 AS age_ms
+  SELECT id, applied, (extract(epoch FROM clock_timestamp() - GREATEST(beat_at, pg_postmaster_start_time())) * 1000)::float8 AS age_ms
     FROM marketplace_instances
-   WHERE ${which} AND NOT lapsed AND applied < $2 AND id NOT IN (SELECT id FROM fenced)`;
-const OTHERS_BEHIND = BEHIND_SQL('id <> $1');
-const THESE_BEHIND = BEHIND_SQL('id = ANY($1::text[])');
+   WHERE id <> $1 AND NOT lapsed AND id NOT IN (SELECT id FROM fenced)`;
 
 const REPORT_SQL = `
   WITH beat AS (
@@ -86,6 +94,8 @@ export class InstanceLeases {
   private readonly appliedByOthers = new Map<string, number>();
   private readonly wakers = new Set<() => void>();
   private closed = false;
+  private lastMembers: Members | null = null;
+  private readingMembers: { sentAt: number; read: Promise<Members> } | null = null;
 
   constructor(pool: Pool, applied: () => number, now: () => number = () => performance.now()) {
     this.pool = pool;
@@ -176,22 +186,18 @@ export class InstanceLeases {
     return this.problem;
   }
 
-  /** Resolves once every other member has applied `version`, or lapsed (rule 2 above). */
+  /** Resolves once every other member has applied `version`, or lapsed (rule 2 above). Call it once the write committed. */
   async untilAppliedEverywhere(version: number): Promise<void> {
-    let pending = await this.behind(OTHERS_BEHIND, this.id, version);
-    let checkedAt = this.now();
+    // Writes committing together share their reads of the table: one read after the commit serves each.
+    let known = await this.membersAfter(this.now());
     for (;;) {
       if (this.closed) return;
-      for (const id of pending.keys()) if ((this.appliedByOthers.get(id) ?? 0) >= version) pending.delete(id);
-      if (pending.size === 0) return;
-      const nextCheck = Math.min(checkedAt + POLL_MS, ...pending.values());
+      const behind = known.members.filter((member) => member.applied < version && (this.appliedByOthers.get(member.id) ?? 0) < version);
+      if (behind.length === 0) return;
+      const nextCheck = Math.min(known.sentAt + POLL_MS, ...behind.map((member) => member.lapsesAt));
       const now = this.now();
-      if (now < nextCheck) {
-        await this.wakeOrWait(nextCheck - now);
-        continue;
-      }
-      pending = await this.behind(THESE_BEHIND, [...pending.keys()], version);
-      checkedAt = this.now();
+      if (now < nextCheck) await this.wakeOrWait(nextCheck - now);
+      else known = await this.membersAfter(now);
     }
   }
 
@@ -208,12 +214,24 @@ export class InstanceLeases {
     this.leaseUntil = Math.max(this.leaseUntil, sentAt + LEASE_MS);
   }
 
-  /** The members still behind `version`, each with the time (monotonic) at which it would lapse. */
-  private async behind(sql: string, which: string | string[], version: number): Promise<Map<string, number>> {
-    const result = await this.pool.query<BehindRow>(sql, [which, version, LAPSE_MS / 1000]);
-    const receivedAt = this.now();
-    // A millisecond past the lapse, so the next check finds it old enough.
-    return new Map(result.rows.map((row) => [row.id, receivedAt + Math.max(0, LAPSE_MS - row.age_ms) + 1]));
+  /** The other members as read by a query sent at `after` or later (shared with every writer waiting meanwhile). */
+  private membersAfter(after: number): Promise<Members> {
+    if (this.lastMembers !== null && this.lastMembers.sentAt >= after) return Promise.resolve(this.lastMembers);
+    if (this.readingMembers !== null && this.readingMembers.sentAt >= after) return this.readingMembers.read;
+    const sentAt = this.now();
+    const read = this.pool.query<MemberRow>(MEMBERS_SQL, [this.id, LAPSE_MS / 1000]).then((result) => {
+      const receivedAt = this.now();
+      // A millisecond past the lapse, so the check then finds it old enough.
+      const members = result.rows.map((row) => ({ id: row.id, applied: Number(row.applied), lapsesAt: receivedAt + Math.max(0, LAPSE_MS - row.age_ms) + 1 }));
+      const known = { sentAt, members };
+      if (this.lastMembers === null || this.lastMembers.sentAt < sentAt) this.lastMembers = known;
+      return known;
+    });
+    this.readingMembers = { sentAt, read };
+    void read.finally(() => {
+      if (this.readingMembers?.read === read) this.readingMembers = null;
+    }).catch(() => {});
+    return read;
   }
 
   private wakeOrWait(ms: number): Promise<void> {

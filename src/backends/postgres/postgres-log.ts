@@ -359,6 +359,8 @@ export class PostgresLog implements Log {
         WHERE id = 1 AND EXISTS (SELECT 1 FROM dropped)`,
       [this.tombstoneRetentionMs / 1000],
     );
+    // Instances that lapsed long ago (killed, or cut off for an hour): one that is still alive registers again when it rejoins.
+    await client.query("DELETE FROM marketplace_instances WHERE lapsed AND beat_at < now() - interval '1 hour'");
     await client.query('VACUUM marketplace_records');
     await this.countRemovals(client);
     this.counters.compactions += 1;
