@@ -91,14 +91,23 @@ export class Readiness {
   }
 }
 
-/** A check for Readiness.watch: the limiter answers a look at a window (nothing is counted). */
+/** How long the limiter may take to answer readiness's look (a client that queues while disconnected would wait for ever). */
+const LIMITER_ANSWER_MS = 1_000;
+
+/** A check for Readiness.watch: the limiter answers a look at a window (nothing is counted) within a second. */
 export function limiterAnswers(limiter: RateLimiter): () => Promise<string[]> {
   return async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${LIMITER_ANSWER_MS} ms`)), LIMITER_ANSWER_MS);
+    });
     try {
-      await limiter.peek('readiness-check', 1);
+      await Promise.race([limiter.peek('readiness-check', 1), late]);
       return [];
     } catch (error) {
       return [`the rate limiter cannot be reached: ${(error as Error)?.message ?? String(error)}`];
+    } finally {
+      clearTimeout(timer);
     }
   };
 }

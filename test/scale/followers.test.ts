@@ -116,6 +116,38 @@ test('a failed delivery is never retried before its delay, whichever instance ta
   assert.deepEqual(early, [], 'retries sent before their delay');
 });
 
+test('an instance frozen while a key is revoked elsewhere never serves the key when it wakes: it refuses until caught up, then says 401', { skip, timeout: 120_000 }, async (t) => {
+  const [writer, frozen] = instances as [Instance, Instance];
+  const owner = await userWithKey(instances, 'member', ['read:listings']);
+  for (let trial = 0; trial < 3; trial += 1) {
+    const key = await call(writer.url, 'POST', '/admin/v1/keys', 'admin', { user_id: owner.userId, permissions: ['read:listings'] });
+    assert.equal((await call(frozen.url, 'GET', '/v1/listings', key.body.data.key)).status, 200);
+    frozen.process.kill('SIGSTOP');
+    let revoked;
+    try {
+      const started = performance.now();
+      revoked = await call(writer.url, 'DELETE', `/admin/v1/keys/${key.body.data.id}`, 'admin');
+      t.diagnostic(`revocation with an instance frozen acknowledged after ${(performance.now() - started).toFixed(0)} ms`);
+    } finally {
+      frozen.process.kill('SIGCONT');
+    }
+    assert.equal(revoked.status, 200);
+    const statuses: number[] = [];
+    await eventually(
+      async () => {
+        const answer = await call(frozen.url, 'GET', '/v1/listings', key.body.data.key);
+        statuses.push(answer.status);
+        return answer.status === 401;
+      },
+      10_000,
+      'the revoked key refused as unknown once caught up',
+    );
+    assert.ok(statuses.every((status) => status === 401 || status === 503), `trial ${trial + 1}: ${statuses.join(', ')}`);
+    t.diagnostic(`trial ${trial + 1} after waking: ${statuses.join(', ')}`);
+    await eventually(async () => (await call(frozen.url, 'GET', '/readyz', 'none')).status === 200, 10_000, 'ready again');
+  }
+});
+
 test('/readyz is 503 within 2 s of PostgreSQL stopping, with the reason, and 200 again once it is back', { skip, timeout: 120_000 }, async () => {
   const instance = instances[1]!;
   assert.equal((await call(instance.url, 'GET', '/readyz', 'none')).status, 200);

@@ -206,7 +206,10 @@ export class PostgresLog implements Log {
 
   /** Why this instance must not answer now (it cannot vouch it holds every acknowledged write), or null. */
   staleness(): string | null {
-    return this.leases?.staleness() ?? null;
+    const why = this.leases?.staleness() ?? null;
+    // Catch up now rather than at the next tick (the store keeps one catch-up queued at most).
+    if (why !== null && !this.closed) this.othersWrote();
+    return why;
   }
 
   /** What keeps this instance from being ready: the database unreachable, not caught up, or fallen too far behind. */
