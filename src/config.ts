@@ -1,6 +1,9 @@
 // Turns the environment into a typed, validated Config. Bad values throw ConfigError with one
 // line a person can act on; main.ts prints it and exits non-zero before listening.
 
+import { existsSync } from 'node:fs';
+import { parseAddressRanges } from './net/address-ranges.ts';
+
 export interface Config {
   port: number;
   host: string;
@@ -22,6 +25,10 @@ export interface Config {
    */
   databaseUrl: string | null;
   redisUrl: string | null;
+  /** A PEM file of the authorities that signed Redis's certificate (REDIS_TLS_CA), for rediss:// with a private one. */
+  redisTlsCaFile: string | null;
+  /** Proxies whose X-Forwarded-For is believed (TRUST_PROXY): addresses and CIDR ranges; empty believes none. */
+  trustProxy: string[];
   /** Origins whose browser pages may call /v1 (CORS_ORIGINS): '*', a list, or null for none. */
   corsOrigins: '*' | string[] | null;
   /** Connections open at once (MAX_CONNECTIONS); further ones are closed as they arrive. */
@@ -53,13 +60,19 @@ export function loadConfig(env: Env): Config {
     analytics: flag(env, 'MARKETPLACE_ANALYTICS', true),
     corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
     maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+    trustProxy: trustProxySetting(env.TRUST_PROXY),
     ...sharedBackends(env),
   };
 }
 
-function sharedBackends(env: Env): { databaseUrl: string | null; redisUrl: string | null } {
+function sharedBackends(env: Env): { databaseUrl: string | null; redisUrl: string | null; redisTlsCaFile: string | null } {
   const databaseUrl = urlSetting(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
-  const redisUrl = urlSetting(env, 'REDIS_URL', ['redis:']);
+  const redisUrl = urlSetting(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const redisTlsCaFile = env.REDIS_TLS_CA?.trim() || null;
+  if (redisTlsCaFile !== null) {
+    if (redisUrl === null || !redisUrl.startsWith('rediss:')) throw new ConfigError('REDIS_TLS_CA is set but REDIS_URL is not a rediss:// URL: the authority file is only used for Redis over TLS');
+    if (!existsSync(redisTlsCaFile)) throw new ConfigError(`REDIS_TLS_CA names "${redisTlsCaFile}", which does not exist`);
+  }
   if ((databaseUrl === null) !== (redisUrl === null)) {
     const [set, unset] = databaseUrl === null ? ['REDIS_URL', 'DATABASE_URL'] : ['DATABASE_URL', 'REDIS_URL'];
     throw new ConfigError(`${set} is set but ${unset} is not: instances sharing records must share rate limits too, so set both or neither`);
@@ -67,7 +80,7 @@ function sharedBackends(env: Env): { databaseUrl: string | null; redisUrl: strin
   if (databaseUrl !== null && !env.MARKETPLACE_ADMIN_TOKEN) {
     throw new ConfigError('DATABASE_URL needs MARKETPLACE_ADMIN_TOKEN, so that every instance accepts the same operator token');
   }
-  return { databaseUrl, redisUrl };
+  return { databaseUrl, redisUrl, redisTlsCaFile };
 }
 
 function urlSetting(env: Env, name: string, protocols: string[]): string | null {
@@ -162,4 +175,16 @@ function isOrigin(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Comma-separated addresses and CIDR ranges (IPv4 or IPv6) of the proxies in front. */
+function trustProxySetting(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  try {
+    parseAddressRanges(entries);
+  } catch (error) {
+    throw new ConfigError(`TRUST_PROXY must be comma-separated addresses or CIDR ranges like 10.0.0.0/8, 127.0.0.1 or fd00::/8: ${(error as Error).message}`);
+  }
+  return entries;
 }

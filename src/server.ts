@@ -19,6 +19,7 @@ import { permissionSetOf } from './auth/permissions.ts';
 import { assertNotSuspended } from './auth/suspension.ts';
 import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
+import type { ClientAddress } from './http/client-address.ts';
 import { Context } from './http/context.ts';
 import { isPreflight, type CorsPolicy } from './http/cors.ts';
 import { HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
@@ -48,6 +49,8 @@ export interface PipelineDeps {
   /** Which browser origins may call /v1 (CORS_ORIGINS). */
   cors: CorsPolicy;
   accessLog: AccessLog | null;
+  /** The client's address (TRUST_PROXY decides whether X-Forwarded-For is believed). */
+  clientAddress: ClientAddress;
   /** Counts every answered request for GET /metrics. */
   metrics?: { recordRequest(method: string, route: string | null, status: number, durationMs: number): void } | null;
   /** Static files (the dashboard): an answer, or null when the path is not one. */
@@ -98,7 +101,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     //    address turn into 429 so keys cannot be guessed at speed.
     const caller = deps.authenticator.authenticate(presentedKey(context.req.headers));
     if (caller === null) {
-      const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
+      const failures = deps.failedAuthLimiter.hit(deps.clientAddress(context.req), deps.failedAuthLimit);
       // The in-process limiter decides at once; a shared one (Redis) answers with a promise.
       if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, keyRequired));
       return refuseFailedAuthentication(failures, keyRequired);
@@ -161,7 +164,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatchOperator(context: Context): Reply | Promise<Reply> {
     if (!operatorToken.matches(context.req.headers.authorization)) {
-      const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
+      const failures = deps.failedAuthLimiter.hit(deps.clientAddress(context.req), deps.failedAuthLimit);
       if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, operatorTokenRequired));
       return refuseFailedAuthentication(failures, operatorTokenRequired);
     }
@@ -222,7 +225,16 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     const durationMs = deps.clock.monotonic() - context.startedAt;
     deps.metrics?.recordRequest(context.method, context.routeLabel, status, durationMs);
     if (deps.accessLog !== null) {
-      deps.accessLog.record({ method: context.method, route: context.routeLabel, path: context.path, status, durationMs, keyId, requestId: context.requestId });
+      deps.accessLog.record({
+        method: context.method,
+        route: context.routeLabel,
+        path: context.path,
+        status,
+        durationMs,
+        keyId,
+        requestId: context.requestId,
+        client: deps.clientAddress(context.req),
+      });
     }
   }
 

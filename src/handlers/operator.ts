@@ -32,6 +32,8 @@ export interface CoreOperatorRoutesDeps {
   lastUsedAt(keyId: string): string | null;
   startedAtMs: number;
   audit: AuditLog;
+  /** Where records and rate-limit windows are kept, in words. */
+  backends?: { records: string; limits: string };
 }
 
 export const DEFAULT_PERMISSIONS = ['read:listings'];
@@ -200,6 +202,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
           users: store.size(USERS),
           keys: store.size(KEYS),
           store: store.stats(),
+          ...(deps.backends ? { backends: deps.backends } : {}),
         },
       },
     };

@@ -37,7 +37,7 @@ export class ServerMetrics {
     this.durations = registry.histogram('marketplace_http_request_duration_seconds', 'Time from request to answer, by route pattern.', DURATION_BUCKETS, ['route']);
     this.rateLimited = registry.counter('marketplace_http_rate_limited_total', 'Requests refused with 429 (key limits and failed-authentication limits).');
     this.fsyncs = registry.histogram('marketplace_store_fsync_duration_seconds', 'Duration of each fsync of the store (log appends, compactions).', FSYNC_BUCKETS);
-    const logBytes = registry.gauge('marketplace_store_log_bytes', 'Size of the store log in bytes.');
+    const logBytes = registry.gauge('marketplace_store_log_bytes', 'Size of the store log file in bytes (0 when the records are in a database).');
     this.deliveries = registry.counter('marketplace_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retrying, failed).', ['outcome']);
     const pending = registry.gauge('marketplace_webhook_deliveries_pending', 'Webhook deliveries waiting to be sent or retried.');
     const memory = registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.');
@@ -45,7 +45,7 @@ export class ServerMetrics {
     this.eventLoop = monitorEventLoopDelay({ resolution: 10 });
     registry.beforeRender(() => {
       if (this.store !== null) {
-        logBytes.set(this.store.stats().logBytes);
+        logBytes.set(this.store.stats().logBytes ?? 0);
         pending.set(this.store.size(DELIVERIES));
       }
       memory.set(options.residentMemoryBytes());

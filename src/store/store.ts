@@ -10,10 +10,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Collections, type ChangeEvent, type CollectionName, type RecordReader } from './collections.ts';
 import type { FileSystem } from './files.ts';
-import { FileLog } from './file-log.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
 import type { Log, LogEntry } from './log.ts';
-import { MemoryLog } from './memory-log.ts';
+import { openLocalLog } from './local-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
 
 export type { StoredRecord, WriteOp } from './format.ts';
@@ -27,7 +26,10 @@ export { LogDamagedError } from './replay.ts';
 export interface StoreOptions {
   /** null: memory only, nothing kept. */
   dataDir: string | null;
-  /** Another back-end keeping the contract of log.ts; `dataDir` is then ignored. */
+  /**
+   * Where the records are kept (src/backends/open-backends.ts chooses it for a server); without
+   * it, the file in `dataDir` or memory only (for tests and embedding).
+   */
   log?: Log;
   fileSystem?: FileSystem;
   warn?: (message: string) => void;
@@ -44,10 +46,14 @@ export interface StoreStats {
   conflicts: number;
   /** The same writes by the collections they were to change (a write counts once under each). */
   conflictsByCollection: Record<string, number>;
-  fsyncs: number;
+  /** The log file's fsyncs (the file only: a database commits instead). */
+  fsyncs?: number;
+  /** Commits of batches to the shared database (PostgreSQL only). */
+  commits?: number;
   opsInLog: number;
   liveRecords: number;
-  logBytes: number;
+  /** Size of the log file (the file only). */
+  logBytes?: number;
   compactions: number;
   /** False after a failed write until the next one succeeds. */
   writable: boolean;
@@ -122,9 +128,7 @@ export class Store implements RecordReader {
   static async open(options: StoreOptions): Promise<Store> {
     const warn = options.warn ?? ((message: string) => console.warn(message));
     const now = options.now ?? Date.now;
-    const log =
-      options.log ??
-      (options.dataDir === null ? new MemoryLog() : await FileLog.open({ dataDir: options.dataDir, fileSystem: options.fileSystem, warn, now }));
+    const log = options.log ?? (await openLocalLog({ dataDir: options.dataDir, fileSystem: options.fileSystem, warn, now }));
     const collections = new Collections();
     try {
       await log.load({
@@ -213,10 +217,12 @@ export class Store implements RecordReader {
     return {
       ...this.counters,
       conflictsByCollection: { ...this.conflictsByCollection },
-      fsyncs: log.fsyncs,
+      // Each back-end's own counters, under names that are true for it.
+      ...(log.fsyncs === undefined ? {} : { fsyncs: log.fsyncs }),
+      ...(log.commits === undefined ? {} : { commits: log.commits }),
       opsInLog: log.removals === undefined ? log.opsInLog : this.collections.liveRecords() + log.removals.kept,
       liveRecords: this.collections.liveRecords(),
-      logBytes: log.logBytes,
+      ...(log.logBytes === undefined ? {} : { logBytes: log.logBytes }),
       compactions: log.compactions,
       writable: log.lastWriteError === null,
       lastWriteError: log.lastWriteError,

@@ -250,36 +250,59 @@ export function postgresAndRedisForFile(skip: false | string): SharedServices {
 // ---------------------------------------------------------------- Redis
 
 export interface RedisService {
-  /** redis://127.0.0.1:<port> */
+  /** redis://127.0.0.1:<port>, or rediss:// with `tls` */
   readonly url: string;
   readonly port: number;
+  /** Stops answering (SIGSTOP) with its connections left open, as a stalled server does; `resume` goes on. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
   start(): Promise<void>;
   destroy(): Promise<void>;
 }
 
+export interface RedisOptions {
+  /** Listen with TLS only (and the URL is rediss://): the server's certificate and key, and its authority. */
+  tls?: { certFile: string; keyFile: string; caFile: string };
+  /** ACL users, each as Redis's `user` directive takes it: ['alice', 'on', '>secret', '~*', '+@all']. */
+  users?: string[][];
+}
+
 /** A Redis with no persistence (nothing to clean but its directory). */
-export async function startRedis(): Promise<RedisService> {
+export async function startRedis(options: RedisOptions = {}): Promise<RedisService> {
   const server = findBinaries().redisServer;
   if (server === null) throw new Error('redis-server not found');
   const root = mkdtempSync(join(tmpdir(), 'marketplace-redis-'));
   const port = await freePort();
   let daemon: Daemon | null = null;
   const start = async () => {
-    daemon = new Daemon('redis', server, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', root, '--loglevel', 'warning'], {
+    const { tls } = options;
+    const listen = tls
+      ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile, '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', 'no']
+      : ['--port', String(port)];
+    const users = (options.users ?? []).flatMap((user) => ['--user', ...user]);
+    daemon = new Daemon('redis', server, [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', root, '--loglevel', 'warning', ...users], {
       cwd: root,
     });
     await waitForPort(port, 20_000, () => daemon!.exitProblem());
   };
   await start();
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `${options.tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
     port,
+    pause() {
+      daemon?.child.kill('SIGSTOP');
+    },
+    resume() {
+      daemon?.child.kill('SIGCONT');
+    },
     async stop() {
+      daemon?.child.kill('SIGCONT');
       await daemon?.stop('SIGTERM');
     },
     start,
     async destroy() {
+      daemon?.child.kill('SIGCONT');
       await daemon?.stop('SIGTERM');
       rmSync(root, { recursive: true, force: true });
     },
