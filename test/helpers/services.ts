@@ -5,7 +5,7 @@
 // skipped only on a machine without them and outside CI — in CI their absence fails loudly.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,7 +138,12 @@ export interface PostgresService {
   destroy(): Promise<void>;
 }
 
-export async function startPostgres(): Promise<PostgresService> {
+export interface PostgresOptions {
+  /** Also accept TLS (ssl=on) with this certificate and key; plain connections stay allowed. */
+  tls?: { certFile: string; keyFile: string };
+}
+
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresService> {
   const bin = postgresBinDir();
   if (bin === null) throw new Error('PostgreSQL binaries not found under /usr/lib/postgresql/*/bin');
   const root = mkdtempSync(join(tmpdir(), 'marketplace-pg-'));
@@ -148,6 +153,17 @@ export async function startPostgres(): Promise<PostgresService> {
     encoding: 'utf8',
   });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
+  const tlsSettings: string[] = [];
+  if (options.tls) {
+    // PostgreSQL wants its key owned by the account it runs as, readable by it alone.
+    const { uid, gid } = statSync(root);
+    for (const [from, name] of [[options.tls.certFile, 'server.crt'], [options.tls.keyFile, 'server.key']] as const) {
+      copyFileSync(from, join(root, name));
+      chownSync(join(root, name), uid, gid);
+      chmodSync(join(root, name), 0o600);
+    }
+    tlsSettings.push('-c', 'ssl=on', '-c', `ssl_cert_file=${join(root, 'server.crt')}`, '-c', `ssl_key_file=${join(root, 'server.key')}`);
+  }
   const port = await freePort();
   let daemon: Daemon | null = null;
 
@@ -156,7 +172,7 @@ export async function startPostgres(): Promise<PostgresService> {
       'postgres',
       ...asUser(join(bin, 'postgres'), [
         '-D', dataDir, '-p', String(port), '-k', root, '-c', 'listen_addresses=127.0.0.1',
-        '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning',
+        '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning', ...tlsSettings,
       ]),
     );
     await waitForPort(port, 30_000, () => daemon!.exitProblem());
