@@ -22,7 +22,7 @@ import type { AccessLog } from './http/access-log.ts';
 import type { ClientAddress } from './http/client-address.ts';
 import { Context } from './http/context.ts';
 import { isPreflight, type CorsPolicy } from './http/cors.ts';
-import { HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
+import { HttpError, limiterUnavailable, storeUnavailable } from './domain/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';

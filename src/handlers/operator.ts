@@ -12,13 +12,13 @@ import { newId } from '../domain/ids.ts';
 import { byCreation } from '../domain/order.ts';
 import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { operatorUser, keyView, privateUser } from '../domain/views.ts';
-import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
-import type { EventOutbox } from '../webhooks/events.ts';
+import type { EventOutbox } from '../domain/events.ts';
 import { assertEmailFree, readProfileFields } from './profile.ts';
 import { VERSION } from '../version.ts';
 

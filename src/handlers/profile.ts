@@ -2,7 +2,7 @@
 // limits, one email-uniqueness rule.
 
 import { USERS, type UserRecord } from '../domain/records.ts';
-import { conflict } from '../http/errors.ts';
+import { conflict } from '../domain/errors.ts';
 import { definedOnly, type BodyChecker } from '../http/validation.ts';
 import type { RecordReader } from '../store/store.ts';
 

@@ -5,11 +5,11 @@ import { isoTime } from '../clock.ts';
 import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
 import { privateUser, publicUser } from '../domain/views.ts';
 import { assertIfMatch, etagOf } from '../http/conditional.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../domain/errors.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
-import type { EventOutbox } from '../webhooks/events.ts';
+import type { EventOutbox } from '../domain/events.ts';
 import { assertEmailFree, readProfileFields } from './profile.ts';
 
 export interface UserRoutesDeps {

@@ -4,7 +4,7 @@
 // top-level number stays available (`numberText`) for checks that need the digits as written.
 
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../domain/errors.ts';
 import { forbiddenKeyIn, topLevelNumberTexts } from './json-source.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;

@@ -4,12 +4,16 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
+import type { Resource } from '../auth/key-rules.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Transaction } from '../store/transaction.ts';
 
-export const RESOURCES = ['listings', 'users', 'analytics', 'webhooks'] as const;
-export type Resource = (typeof RESOURCES)[number];
+// The resources a route may declare are the permission rules' (auth/key-rules.ts).
+export { RESOURCES, type Resource } from '../auth/key-rules.ts';
+
+/** Response headers by name, as an answer carries them. */
+export type Headers = Record<string, string | number>;
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -4,7 +4,7 @@
 // emoji is one character, not two UTF-16 units.
 
 import { numberText } from './body.ts';
-import { badRequest } from './errors.ts';
+import { badRequest } from '../domain/errors.ts';
 import { decimalPlaces } from './json-source.ts';
 
 /** Characters as a person counts them (code points), not UTF-16 units. */

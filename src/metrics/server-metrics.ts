@@ -7,7 +7,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
 import type { FileSystem, LogHandle } from '../store/files.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
-import type { WebhookRecord } from '../webhooks/records.ts';
+import type { WebhookRecord } from '../domain/webhook-records.ts';
 import { Registry, type Counter, type Histogram } from './registry.ts';
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -21,7 +21,7 @@ import {
 } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { RecordReader } from '../store/store.ts';
-import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
+import type { DeliveryRecord, WebhookRecord } from '../domain/webhook-records.ts';
 
 export const PERSONAL_FIELDS = ['name', 'email', 'bio', 'website', 'avatar_url'] as const;
 export const ERASED = '[erased]';

@@ -8,15 +8,15 @@
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
-import { isUserBarred } from '../moderation/visibility.ts';
+import { isUserBarred } from '../domain/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
 import { targetsChangedOp } from './outbox.ts';
 import { decideAttempt, failureReason } from './outcome-rules.ts';
-import { isPendingDelivery } from './records.ts';
-import type { DeliveryRecord, LastDelivery, WebhookRecord } from './records.ts';
+import { isPendingDelivery } from '../domain/webhook-records.ts';
+import type { DeliveryRecord, LastDelivery, WebhookRecord } from '../domain/webhook-records.ts';
 import { sendWebhook } from './send.ts';
 import type { SendOutcome } from './send.ts';
 import { buildDeliveryHeaders } from './signing.ts';

@@ -7,7 +7,7 @@ import { DELIVERIES, WEBHOOKS } from '../../src/domain/records.ts';
 import { Store } from '../../src/store/store.ts';
 import type { WriteOp } from '../../src/store/format.ts';
 import { WebhookOutbox } from '../../src/webhooks/outbox.ts';
-import type { DeliveryRecord } from '../../src/webhooks/records.ts';
+import type { DeliveryRecord } from '../../src/domain/webhook-records.ts';
 import { addWebhook, webhookRecord } from './fixtures.ts';
 
 async function setup() {

@@ -1,0 +1,100 @@
+// The stored shapes of webhooks and their deliveries, and the views shown to API callers
+// and to the operator. The secret lives only in the stored record: no view carries it.
+
+import type { EventType } from './events.ts';
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed';
+
+/** The outcome of a webhook's most recent attempt, shown on the webhook. */
+export interface LastDelivery {
+  readonly event_id: string;
+  readonly type: EventType;
+  readonly status: 'delivered' | 'retrying' | 'failed';
+  readonly attempts: number;
+  /** The receiver's HTTP status, or null when none arrived (timeout, refused connection). */
+  readonly response_status: number | null;
+  readonly at: string;
+}
+
+export interface WebhookRecord {
+  readonly id: string;
+  readonly user_id: string;
+  readonly url: string;
+  readonly events: readonly EventType[];
+  readonly description: string;
+  readonly active: boolean;
+  /** `whsec_…`; kept so deliveries can be signed. The data dir's files are mode 0600. */
+  readonly secret: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly last_delivery: LastDelivery | null;
+}
+
+/**
+ * One per user who has registered a webhook (its id is the user's). Rewritten by every write
+ * that changes which of the user's webhooks receive events (one registered, removed or switched
+ * off), so a write that queues events depends on this one record rather than on the webhooks
+ * themselves, whose delivery outcomes (`last_delivery`) are rewritten after every send. With
+ * many instances, a delivery finishing on one instance then no longer makes another instance's
+ * listing writes be decided again.
+ */
+export interface WebhookTargetsRecord {
+  readonly id: string;
+  readonly changed_at: string;
+}
+
+/**
+ * One event on its way to one webhook. It exists while the event is pending or retrying;
+ * the write that records a final outcome (delivered or failed) on the webhook deletes it.
+ */
+export interface DeliveryRecord {
+  readonly id: string;
+  readonly webhook_id: string;
+  readonly event_id: string;
+  readonly type: EventType;
+  /** The exact JSON body sent on every attempt: {id, type, created_at, data}. */
+  readonly payload: string;
+  readonly status: DeliveryStatus;
+  readonly attempts: number;
+  /** Wall-clock milliseconds of the next attempt. */
+  readonly next_attempt_at: number;
+  readonly response_status: number | null;
+  /** Why the last attempt failed ('timeout', 'ECONNREFUSED', 'HTTP 500'); never the receiver's body. */
+  readonly last_error: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  /** With many instances: the one sending attempt number `attempt`, until `until` (ms); see attempt-claim.ts. */
+  readonly claim?: { readonly by: string; readonly attempt: number; readonly until: number };
+}
+
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: EventType[];
+  description: string;
+  active: boolean;
+  created_at: string;
+  last_delivery: LastDelivery | null;
+}
+
+/** What the owner sees: the contract's webhook shape, never the secret. */
+export function webhookView(record: WebhookRecord): WebhookView {
+  return {
+    id: record.id,
+    url: record.url,
+    events: [...record.events],
+    description: record.description,
+    active: record.active,
+    created_at: record.created_at,
+    last_delivery: record.last_delivery,
+  };
+}
+
+/** What the operator sees: the owner's view plus whose webhook it is. */
+export function operatorWebhookView(record: WebhookRecord): WebhookView & { user_id: string } {
+  return { ...webhookView(record), user_id: record.user_id };
+}
+
+export function isPendingDelivery(record: DeliveryRecord): boolean {
+  return record.status === 'pending' || record.status === 'retrying';
+}
