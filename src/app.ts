@@ -11,6 +11,7 @@ import { resolveOperatorToken } from './auth/operator-token-source.ts';
 import { KeyAuthenticator } from './auth/authenticate.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { KEYS, USAGE, WEBHOOKS } from './domain/records.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { openBackends, type BackendDescription } from './backends/open-backends.ts';
 import { coreOperatorRoutes } from './handlers/operator.ts';
@@ -141,11 +142,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   // does not stop the others). None reads another's state while reacting, which leaves one rule
   // for the order: state kept in memory first, the dispatcher last, because it is the one that
   // starts work (a timer per delivery) that will later read the store and the others.
-  store.onChange((change) => authenticator.onStoreChange(change)); // key hashes: a new or revoked key counts from the next request
+  store.onChangeOf(KEYS, (change) => authenticator.onKeyChange(change)); // key hashes: a new or revoked key counts from the next request
   store.onChange((change) => index.onStoreChange(change)); // sorted listed listings (active, owner not suspended)
   store.onChange((change) => pageCache.onStoreChange(change)); // any listing or user write drops every cached page
   store.onChange((change) => outbox.onStoreChange(change)); // webhook ids by owner, pending deliveries per webhook (the cap)
-  store.onChange((change) => metrics.onStoreChange(change)); // webhook delivery outcomes, for GET /metrics
+  store.onChangeOf(WEBHOOKS, (change) => metrics.onWebhookChange(change)); // webhook delivery outcomes, for GET /metrics
+  store.onChangeOf(USAGE, (change) => usageReader.onUsageChange?.(change)); // other instances' saved counts (a shared database)
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
 
   const audit = new AuditLog(store, clock);

@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { KEYS, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { TtlCache } from '../limits/ttl-cache.ts';
-import type { ChangeEvent, Store } from '../store/store.ts';
+import type { RecordChange, Store } from '../store/store.ts';
 import { hashApiKey, isWellFormedApiKey, MAX_API_KEY_LENGTH } from './keys.ts';
 
 export interface Caller {
@@ -46,11 +46,10 @@ export class KeyAuthenticator {
     for (const key of store.values(KEYS)) this.keyIdByHash.set(key.hash, key.id);
   }
 
-  /** Keeps the hash → key id map current; wired to the store's changes in app.ts. */
-  onStoreChange({ collection, before, after }: ChangeEvent): void {
-    if (collection !== KEYS) return;
-    if (before) this.keyIdByHash.delete((before as KeyRecord).hash);
-    if (after) this.keyIdByHash.set((after as KeyRecord).hash, after.id);
+  /** Keeps the hash → key id map current; wired to the changes of `keys` in app.ts. */
+  onKeyChange({ before, after }: RecordChange<KeyRecord>): void {
+    if (before) this.keyIdByHash.delete(before.hash);
+    if (after) this.keyIdByHash.set(after.hash, after.id);
     // A new key may be one that was cached as unknown.
     if (after && !before) this.checks.clear();
   }

@@ -6,7 +6,7 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
 import type { FileSystem, LogHandle } from '../store/files.ts';
-import type { ChangeEvent, Store } from '../store/store.ts';
+import type { RecordChange, Store } from '../store/store.ts';
 import type { WebhookRecord } from '../domain/webhook-records.ts';
 import { Registry, type Counter, type Histogram } from './registry.ts';
 
@@ -65,11 +65,11 @@ export class ServerMetrics {
     this.eventLoop.enable();
   }
 
-  /** Counts delivery outcomes as the dispatcher records them on webhooks; wired to the store's changes in app.ts. */
-  onStoreChange({ collection, before, after }: ChangeEvent): void {
-    if (collection !== WEBHOOKS || after === undefined) return;
-    const outcome = (after as WebhookRecord).last_delivery;
-    const previous = (before as WebhookRecord | undefined)?.last_delivery;
+  /** Counts delivery outcomes as the dispatcher records them on webhooks; wired to the changes of `webhooks` in app.ts. */
+  onWebhookChange({ before, after }: RecordChange<WebhookRecord>): void {
+    if (after === undefined) return;
+    const outcome = after.last_delivery;
+    const previous = before?.last_delivery;
     if (outcome === null || (previous && previous.event_id === outcome.event_id && previous.attempts === outcome.attempts && previous.at === outcome.at)) return;
     this.deliveries.inc({ outcome: outcome.status });
   }

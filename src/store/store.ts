@@ -8,7 +8,7 @@
 // backups run between batches, so they always see a durable, unchanging state.
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Collections, type ChangeEvent, type CollectionName, type RecordReader } from './collections.ts';
+import { Collections, type ChangeEvent, type CollectionName, type RecordChange, type RecordReader } from './collections.ts';
 import type { FileSystem } from './files.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
 import type { Log, LogEntry } from './log.ts';
@@ -16,7 +16,7 @@ import { openLocalLog } from './local-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
 
 export type { StoredRecord, WriteOp } from './format.ts';
-export type { ChangeEvent, CollectionName, RecordReader } from './collections.ts';
+export type { ChangeEvent, CollectionName, RecordChange, RecordReader } from './collections.ts';
 export { collectionName } from './collections.ts';
 export type { Decide, Decision, Transaction } from './transaction.ts';
 export { LogVersionError } from './format.ts';
@@ -95,7 +95,8 @@ const RECORDS_PER_SLICE = 1024;
 export class Store implements RecordReader {
   private readonly collections: Collections;
   private readonly log: Log;
-  private readonly listeners: Array<(change: ChangeEvent) => void> = [];
+  /** In the order they were registered; `collection` null hears every collection. */
+  private readonly listeners: Array<{ collection: string | null; listener: (change: ChangeEvent) => void }> = [];
   private readonly compactAtOps: number;
   private readonly now: () => number;
   private readonly warn: (message: string) => void;
@@ -156,7 +157,16 @@ export class Store implements RecordReader {
 
   /** Called synchronously after each operation is applied to memory (indexes, caches, events). */
   onChange(listener: (change: ChangeEvent) => void): void {
-    this.listeners.push(listener);
+    this.listeners.push({ collection: null, listener });
+  }
+
+  /**
+   * Like onChange, for one collection only, with its records' type: called in the same order
+   * as every other listener (the order of registration), for that collection's changes alone.
+   * @example store.onChangeOf(KEYS, (change) => authenticator.onKeyChange(change));
+   */
+  onChangeOf<T extends StoredRecord>(collection: CollectionName<T>, listener: (change: RecordChange<T>) => void): void {
+    this.listeners.push({ collection, listener: listener as (change: ChangeEvent) => void });
   }
 
   /**
@@ -366,10 +376,12 @@ export class Store implements RecordReader {
     for (const op of ops) {
       const before = this.collections.apply(op, version);
       const after = op.op === 'put' ? op.data : undefined;
-      for (const listener of this.listeners) {
+      const change = { collection: op.collection, id: op.id, before, after };
+      for (const { collection, listener } of this.listeners) {
+        if (collection !== null && collection !== op.collection) continue;
         // The write is already durable: a failing listener must not undo or stall it.
         try {
-          listener({ collection: op.collection, id: op.id, before, after });
+          listener(change);
         } catch (error) {
           this.warn(`A store change listener failed on ${op.collection}/${op.id}: ${(error as Error)?.message ?? String(error)}`);
         }
