@@ -120,11 +120,20 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
   };
 }
 
-/** host:port/database, "(TLS)" when the URL asks for it (sslmode other than disable/allow/prefer, or ssl=true); never the password. */
+/**
+ * host:port/database, "(TLS)" when the driver will insist on TLS: pg (without uselibpqcompat)
+ * takes any sslmode but disable, or an sslrootcert/sslcert, or ssl=true, as TLS required;
+ * with uselibpqcompat=true, allow and prefer may fall back to plain. Never the user or password.
+ */
 export function describePostgres(url: string): string {
   const parsed = new URL(url);
   const database = decodeURIComponent(parsed.pathname.slice(1)) || '(default database)';
-  const sslmode = parsed.searchParams.get('sslmode');
-  const tls = (sslmode !== null && !['disable', 'allow', 'prefer'].includes(sslmode)) || parsed.searchParams.get('ssl') === 'true';
+  const parameter = (name: string) => parsed.searchParams.get(name);
+  const sslmode = parameter('sslmode');
+  const libpqRules = parameter('uselibpqcompat') === 'true';
+  const tls =
+    sslmode === null
+      ? parameter('ssl') === 'true' || parameter('sslrootcert') !== null || parameter('sslcert') !== null
+      : sslmode !== 'disable' && !(libpqRules && (sslmode === 'allow' || sslmode === 'prefer'));
   return `${parsed.host}/${database}${tls ? ' (TLS)' : ''}`;
 }
