@@ -115,3 +115,23 @@ test('a stalled Redis: 503 within the bound (not seconds), and the refused reque
   for (let index = 0; index < 3; index += 1) statuses.push((await server.request('GET', '/v1/listings', { key })).status);
   assert.deepEqual(statuses, [200, 200, 429], '2 before the stall + 1 when served again + 2 = 5 admitted; the 503s counted nothing');
 });
+
+test('a Redis silent for longer than 5 s: its connection is replaced, one connection remains, and requests are served once it answers', { skip, timeout: 60_000 }, async (t) => {
+  const baseline = await connectionsOn(plainRedis);
+  const output: string[] = [];
+  const server = await startServer(t, { dataDir: null, config: { redisUrl: urlWith(plainRedis, 'limiter', 'limiter-secret') }, expectedServerErrors: [503], output });
+  const { key } = await server.userWithKey('member', ['read:listings'], 1_000);
+  assert.equal((await server.request('GET', '/v1/listings', { key })).status, 200);
+  plainRedis.pause();
+  try {
+    // Requests keep failing closed until the connection has been silent long enough to be replaced.
+    await eventually(async () => {
+      assert.equal((await server.request('GET', '/v1/listings', { key })).status, 503);
+      return output.join('').includes('connecting again');
+    }, 20_000, 'the silent connection replaced', 200);
+  } finally {
+    plainRedis.resume();
+  }
+  await eventually(async () => (await server.request('GET', '/v1/listings', { key })).status === 200, 10_000, 'served again');
+  await eventually(async () => (await connectionsOn(plainRedis)) === baseline + 1, 5_000, 'only the new connection is left on Redis');
+});

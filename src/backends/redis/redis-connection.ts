@@ -9,6 +9,10 @@
 //   meanwhile calls are refused at once, never queued. A refused login (wrong password, unknown
 //   ACL user) is not retried in a loop: that client is closed — its socket with it, so Redis is
 //   left with no connection — and a fresh one is tried at most once per RETRY_LOGIN_MS.
+// - Bounded memory, and no waiting for ever on a silent connection. At most MAX_IN_FLIGHT calls
+//   wait for answers at once (past that, refused at once); and when calls time out and nothing
+//   has been answered for STALL_RESET_MS, the connection is dropped and a fresh one is made, so a
+//   connection left half-open by a failover does not hold the limits closed until TCP notices.
 // - TLS: a rediss:// URL connects with TLS, checking the server's certificate against the
 //   system's authorities, or the PEM file named by REDIS_TLS_CA when the server's is private.
 //   User and password (an ACL user) come from the URL.
@@ -37,6 +41,8 @@ export class RedisUnavailableError extends Error {
 const DEFAULT_TIMEOUT_MS = 500;
 const RETRY_LOGIN_MS = 1_000;
 const MAX_RECONNECT_DELAY_MS = 2_000;
+const MAX_IN_FLIGHT = 1_000;
+const STALL_RESET_MS = 5_000;
 
 type RedisModule = typeof import('redis');
 type Client = RedisClientType;
@@ -54,6 +60,10 @@ export class RedisConnection {
   private lastOpenedAt = -Infinity;
   private lastProblem = 'not connected yet';
   private closed = false;
+  /** Calls sent and not yet answered (including those whose callers have given up). */
+  private inFlight = 0;
+  /** When Redis last answered anything, or the current connection was made. */
+  private lastAnswerAt = performance.now();
 
   private constructor(redis: RedisModule, options: RedisConnectionOptions) {
     this.redis = redis;
@@ -93,7 +103,7 @@ export class RedisConnection {
   async evalScript(script: string, sha: string, keys: string[], args: string[]): Promise<unknown> {
     const client = await this.ready();
     const options = { keys, arguments: args };
-    return this.bounded(
+    return this.call(() =>
       client.evalSha(sha, options).catch((error: unknown) => {
         if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return client.eval(script, options);
         throw error;
@@ -104,7 +114,36 @@ export class RedisConnection {
   /** Runs one command (for tests and checks), within the bound. */
   async command(args: string[]): Promise<unknown> {
     const client = await this.ready();
-    return this.bounded(client.sendCommand(args));
+    return this.call(() => client.sendCommand(args));
+  }
+
+  /** Sends a call (unless too many wait already) and waits for it within the bound. */
+  private async call<T>(send: () => Promise<T>): Promise<T> {
+    if (this.inFlight >= MAX_IN_FLIGHT) {
+      this.resetIfSilent();
+      throw new RedisUnavailableError(`${this.inFlight} calls to Redis are waiting for an answer`);
+    }
+    this.inFlight += 1;
+    const sent = send().finally(() => {
+      this.inFlight -= 1;
+      this.lastAnswerAt = performance.now();
+    });
+    try {
+      return await this.bounded(sent);
+    } catch (error) {
+      if (error instanceof RedisUnavailableError) this.resetIfSilent();
+      throw error;
+    }
+  }
+
+  /** Drops the connection when Redis has answered nothing for STALL_RESET_MS: the next call makes a fresh one. */
+  private resetIfSilent(): void {
+    if (this.client === null || performance.now() - this.lastAnswerAt < STALL_RESET_MS) return;
+    this.options.warn?.(`Redis: nothing answered for ${STALL_RESET_MS / 1000} s; connecting again`);
+    this.lastAnswerAt = performance.now();
+    const silent = this.client;
+    this.client = null;
+    silent.destroy();
   }
 
   close(): void {
@@ -130,6 +169,7 @@ export class RedisConnection {
       throw new RedisUnavailableError(`Redis is unavailable: ${this.lastProblem}`);
     }
     this.lastOpenedAt = now;
+    this.lastAnswerAt = now;
     const client = this.makeClient();
     this.client = client;
     this.firstReady = new Promise<Client>((resolve) => client.once('ready', () => resolve(client)));
