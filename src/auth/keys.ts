@@ -2,7 +2,7 @@
 // characters (178 bits) and a 6-character base62 CRC32 checksum, as GitHub's tokens do: a
 // mistyped key is refused without touching the store. Only the SHA-256 of a key is stored.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BASE62, randomBase62 } from '../domain/base62.ts';
 

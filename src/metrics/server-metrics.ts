@@ -4,7 +4,7 @@
 // the store's file system, store changes); sampled values are read at scrape time.
 
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES } from '../domain/records.ts';
 import type { FileSystem, LogHandle } from '../store/files.ts';
 import type { RecordChange, Store } from '../store/store.ts';
 import type { WebhookRecord } from '../domain/webhook-records.ts';
