@@ -2,19 +2,19 @@
 // limiters), registers every route, and owns the HTTP server's start and graceful stop.
 // main.ts adds the process around it (signals, printing); tests build apps directly.
 
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { UsageRecorder } from './analytics/recorder.ts';
 import type { UsageReader } from './analytics/reader.ts';
-import { SummedUsage } from './analytics/summed-usage.ts';
 import { UsageCounters } from './analytics/usage-counters.ts';
 import { resolveOperatorToken } from './auth/operator-token-source.ts';
 import { KeyAuthenticator } from './auth/authenticate.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { KEYS, USAGE, WEBHOOKS } from './domain/records.ts';
 import { AuditLog } from './audit/audit-log.ts';
+import { openBackends, type BackendDescription } from './backends/open-backends.ts';
 import { coreOperatorRoutes } from './handlers/operator.ts';
 import { auditRoutes } from './handlers/audit.ts';
 import { moderationRoutes } from './handlers/moderation.ts';
@@ -27,6 +27,7 @@ import { listingRoutes } from './handlers/listings.ts';
 import { userRoutes } from './handlers/users.ts';
 import { operatorWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
+import { clientAddressFunction } from './http/client-address.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import { CorsPolicy } from './http/cors.ts';
@@ -40,22 +41,19 @@ import { portalPlanRoutes } from './handlers/portal-plans.ts';
 import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
 import { prepareDummyHash } from './portal/passwords.ts';
 import { PortalSessions } from './portal/sessions.ts';
-import { ACCOUNT_FAILURE_WINDOW_MS, SignInLimits } from './portal/sign-in-limits.ts';
-import type { RateLimiter } from './limits/rate-limiter.ts';
-import { SlidingWindowLimiter } from './limits/sliding-window.ts';
+import { SignInLimits } from './portal/sign-in-limits.ts';
 import { ListingIndex } from './listings/index.ts';
 import { ListingPageCache } from './listings/page-cache.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
+import { parseAddressRanges } from './net/address-ranges.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import { nodeFileSystem, type FileSystem } from './store/files.ts';
 import { limiterAnswers, Readiness } from './health/readiness.ts';
 import { metricsRoute, readinessRoute } from './handlers/operations.ts';
 import { ServerMetrics } from './metrics/server-metrics.ts';
-import type { Log } from './store/log.ts';
 import { Store } from './store/store.ts';
 import { DeliveryCounts } from './webhooks/delivery-counts.ts';
-import { AttemptClaims } from './webhooks/attempt-claim.ts';
 import { DEFAULT_TIMEOUT_MS as WEBHOOK_SEND_TIMEOUT_MS, WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookOutbox } from './webhooks/outbox.ts';
 
@@ -73,6 +71,8 @@ export interface AppOptions {
 export interface App {
   readonly config: Config;
   readonly store: Store;
+  /** Where records and rate-limit windows are kept, in words (the banner shows them). */
+  readonly backends: BackendDescription;
   readonly server: Server;
   readonly operatorToken: string;
   readonly operatorTokenFile: string | null;
@@ -104,10 +104,18 @@ export async function createApp(options: AppOptions): Promise<App> {
   const accessLog = config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null;
   const metrics = new ServerMetrics({ residentMemoryBytes: () => process.memoryUsage.rss() });
   const fileSystem = options.fileSystem ?? nodeFileSystem;
-  // With a shared database nothing is kept in DATA_DIR: records in PostgreSQL, the token from the environment (config insists).
-  const dataDir = config.databaseUrl === null ? config.dataDir : null;
+  // The deployment is decided once, here: the log, the limiters, claims and usage reading. With
+  // a shared database nothing is kept in DATA_DIR (the token comes from the environment).
   // The store's fsyncs are timed on their way to the disk, for GET /metrics.
-  const store = await Store.open({ dataDir, log: await sharedLog(config, warn), fileSystem: metrics.timedFileSystem(fileSystem), warn, now: () => clock.now() });
+  const backends = await openBackends(config, { clock, fileSystem: metrics.timedFileSystem(fileSystem), warn, webhookSendTimeoutMs: WEBHOOK_SEND_TIMEOUT_MS });
+  const { dataDir, keyLimiter, failedAuthLimiter, signInLimiter } = backends;
+  let store: Store;
+  try {
+    store = await Store.open({ dataDir, log: backends.log, warn, now: () => clock.now() });
+  } catch (error) {
+    backends.closeLimiters();
+    throw error;
+  }
   metrics.start(store);
   const readiness = new Readiness({ fileSystem, dataDir, monotonicNow: () => clock.monotonic() });
   const operatorToken = resolveOperatorToken(config.operatorToken, dataDir);
@@ -115,9 +123,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Counting is in memory; snapshots reach the store every few seconds and at close.
   // With a shared database each instance saves its own counts and answers with everyone's.
-  const instanceTag = randomUUID();
-  const usage = new UsageCounters({ store, clock, warn, instanceTag: config.databaseUrl === null ? undefined : instanceTag });
-  const usageReader: UsageReader = config.databaseUrl === null ? usage : new SummedUsage(usage, instanceTag, store, clock);
+  const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag });
+  const usageReader: UsageReader = backends.usageReader(usage, store);
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.
@@ -133,7 +140,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     retryDelaysMs: config.webhookRetryDelaysMs,
     allowPrivate: config.webhookAllowPrivate,
     // Instances sharing a database claim each attempt, so one of them sends it.
-    claims: config.databaseUrl === null ? null : new AttemptClaims(store, WEBHOOK_SEND_TIMEOUT_MS),
+    claims: backends.attemptClaims(store),
     warn,
   });
 
@@ -147,14 +154,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   // does not stop the others). None reads another's state while reacting, which leaves one rule
   // for the order: state kept in memory first, the dispatcher last, because it is the one that
   // starts work (a timer per delivery) that will later read the store and the others.
-  store.onChange((change) => authenticator.onStoreChange(change)); // key hashes: a new or revoked key counts from the next request
+  store.onChangeOf(KEYS, (change) => authenticator.onKeyChange(change)); // key hashes: a new or revoked key counts from the next request
   store.onChange((change) => index.onStoreChange(change)); // sorted listed listings (active, owner not suspended)
   store.onChange((change) => pageCache.onStoreChange(change)); // any listing or user write drops every cached page
   store.onChange((change) => outbox.onStoreChange(change)); // webhook ids by owner, pending deliveries per webhook (the cap)
-  store.onChange((change) => metrics.onStoreChange(change)); // webhook delivery outcomes, for GET /metrics
+  store.onChangeOf(WEBHOOKS, (change) => metrics.onWebhookChange(change)); // webhook delivery outcomes, for GET /metrics
+  store.onChangeOf(USAGE, (change) => usageReader.onUsageChange?.(change)); // other instances' saved counts (a shared database)
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
 
-  const { keyLimiter, failedAuthLimiter, signInLimiter, closeLimiters } = await openLimiters(config, clock);
   // Shared back-ends (PostgreSQL, Redis) are part of readiness; the defaults report nothing.
   readiness.watch(() => store.problems());
   if (config.redisUrl !== null) readiness.watch(limiterAnswers(keyLimiter));
@@ -168,7 +175,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
   ];
   const operatorRoutes: OperatorRoute[] = [
-    ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit }),
+    ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
     ...moderationRoutes({ store, clock, audit, outbox }),
     ...planRoutes({ store, clock, audit }),
     ...auditRoutes(audit),
@@ -212,6 +219,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     idempotency,
     cors: new CorsPolicy(config.corsOrigins),
     accessLog,
+    clientAddress: clientAddressFunction(parseAddressRanges(config.trustProxy)),
     metrics,
     staticAsset: serveDashboardAsset,
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
@@ -240,6 +248,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   return {
     config,
     store,
+    backends: backends.description,
     server,
     operatorToken: operatorToken.token,
     operatorTokenFile: operatorToken.file,
@@ -272,38 +281,11 @@ export async function createApp(options: AppOptions): Promise<App> {
         await dispatcher.stop();
         await usage.stop();
         await store.close();
-        closeLimiters();
+        backends.closeLimiters();
         metrics.stop();
       })();
       return closing;
     },
-  };
-}
-
-/** With DATABASE_URL, the records' log in PostgreSQL (driver loaded only then); else the store picks the file or memory. */
-async function sharedLog(config: Config, warn: (message: string) => void): Promise<Log | undefined> {
-  if (config.databaseUrl === null) return undefined;
-  const { PostgresLog } = await import('./backends/postgres/postgres-log.ts');
-  return PostgresLog.open({ url: config.databaseUrl, warn });
-}
-
-/** In-process limits by default; with REDIS_URL, limits shared by every instance (loaded only then). */
-async function openLimiters(
-  config: Config,
-  clock: Clock,
-): Promise<{ keyLimiter: RateLimiter; failedAuthLimiter: RateLimiter; signInLimiter: RateLimiter; closeLimiters: () => void }> {
-  const monotonicNow = () => clock.monotonic();
-  if (config.redisUrl !== null) {
-    const { openRedisLimiters } = await import('./backends/redis/limiters.ts');
-    const shared = openRedisLimiters(config.redisUrl, monotonicNow);
-    return { keyLimiter: shared.keyLimiter, failedAuthLimiter: shared.failedAuthLimiter, signInLimiter: shared.signInLimiter, closeLimiters: shared.close };
-  }
-  return {
-    keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
-    failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow, maxIds: 100_000 }),
-    // Failed portal sign-ins per account (by email): 10 per 15 minutes.
-    signInLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: ACCOUNT_FAILURE_WINDOW_MS, maxIds: 100_000 }),
-    closeLimiters: () => {},
   };
 }
 

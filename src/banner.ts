@@ -1,6 +1,7 @@
 // The lines printed when the server starts, on every start: the demo keys and what each may
 // do (the plain keys only on the start that made them, since the store keeps only hashes),
-// where the dashboard is, where the operator token is, and the address it listens on.
+// where the dashboard is, where the operator token is, where records and limits are kept, and
+// the address it listens on.
 
 import type { DemoKey } from './demo.ts';
 
@@ -10,6 +11,8 @@ export interface BannerFacts {
   demoKeys: readonly DemoKey[];
   /** Where the operator token is: its file, the environment, or (memory only) the token itself. */
   operatorToken: { file: string; created: boolean } | { fromEnvironment: true } | { memoryOnly: string };
+  /** Where records and rate-limit windows are kept, in words (src/backends/open-backends.ts). */
+  backends?: { records: string; limits: string };
 }
 
 /** The banner's text, one line per entry, ending with the "listening on" line. */
@@ -41,6 +44,7 @@ export function startBanner(facts: BannerFacts): string {
   } else {
     lines.push(`operator token (memory only, gone at exit): ${token.memoryOnly}`);
   }
+  if (facts.backends) lines.push(`records: ${facts.backends.records}; limits: ${facts.backends.limits}`);
   lines.push(`API description: ${facts.url}/openapi.json`);
   lines.push(`listening on ${facts.url}`);
   return `${lines.join('\n')}\n`;

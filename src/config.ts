@@ -1,7 +1,8 @@
 // Turns the environment into a typed, validated Config. Bad values throw ConfigError with one
 // line a person can act on; main.ts prints it and exits non-zero before listening.
 
-import { DEFAULT_SOCKET_TIMEOUTS, type SocketTimeouts } from './http/socket-limits.ts';
+import { existsSync } from 'node:fs';
+import { parseAddressRanges } from './net/address-ranges.ts';
 
 export interface Config {
   port: number;
@@ -24,6 +25,10 @@ export interface Config {
    */
   databaseUrl: string | null;
   redisUrl: string | null;
+  /** A PEM file of the authorities that signed Redis's certificate (REDIS_TLS_CA), for rediss:// with a private one. */
+  redisTlsCaFile: string | null;
+  /** Proxies whose X-Forwarded-For is believed (TRUST_PROXY): addresses and CIDR ranges; empty believes none. */
+  trustProxy: string[];
   /** Origins whose browser pages may call /v1 (CORS_ORIGINS): '*', a list, or null for none. */
   corsOrigins: '*' | string[] | null;
   /** Connections open at once (MAX_CONNECTIONS); further ones are closed as they arrive. */
@@ -69,13 +74,19 @@ export function loadConfig(env: Env): Config {
     socketTimeouts: { ...DEFAULT_SOCKET_TIMEOUTS },
     publicOrigin: publicOriginSetting(env.MARKETPLACE_URL),
     portalSignup: portalSignupSetting(env.PORTAL_SIGNUP),
+    trustProxy: trustProxySetting(env.TRUST_PROXY),
     ...sharedBackends(env),
   };
 }
 
-function sharedBackends(env: Env): { databaseUrl: string | null; redisUrl: string | null } {
+function sharedBackends(env: Env): { databaseUrl: string | null; redisUrl: string | null; redisTlsCaFile: string | null } {
   const databaseUrl = urlSetting(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
-  const redisUrl = urlSetting(env, 'REDIS_URL', ['redis:']);
+  const redisUrl = urlSetting(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const redisTlsCaFile = env.REDIS_TLS_CA?.trim() || null;
+  if (redisTlsCaFile !== null) {
+    if (redisUrl === null || !redisUrl.startsWith('rediss:')) throw new ConfigError('REDIS_TLS_CA is set but REDIS_URL is not a rediss:// URL: the authority file is only used for Redis over TLS');
+    if (!existsSync(redisTlsCaFile)) throw new ConfigError(`REDIS_TLS_CA names "${redisTlsCaFile}", which does not exist`);
+  }
   if ((databaseUrl === null) !== (redisUrl === null)) {
     const [set, unset] = databaseUrl === null ? ['REDIS_URL', 'DATABASE_URL'] : ['DATABASE_URL', 'REDIS_URL'];
     throw new ConfigError(`${set} is set but ${unset} is not: instances sharing records must share rate limits too, so set both or neither`);
@@ -83,7 +94,7 @@ function sharedBackends(env: Env): { databaseUrl: string | null; redisUrl: strin
   if (databaseUrl !== null && !env.MARKETPLACE_ADMIN_TOKEN) {
     throw new ConfigError('DATABASE_URL needs MARKETPLACE_ADMIN_TOKEN, so that every instance accepts the same operator token');
   }
-  return { databaseUrl, redisUrl };
+  return { databaseUrl, redisUrl, redisTlsCaFile };
 }
 
 function urlSetting(env: Env, name: string, protocols: string[]): string | null {
@@ -195,3 +206,41 @@ function isOrigin(text: string): boolean {
     return false;
   }
 }
+
+/** Comma-separated addresses and CIDR ranges (IPv4 or IPv6) of the proxies in front. */
+function trustProxySetting(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+  try {
+    parseAddressRanges(entries);
+  } catch (error) {
+    throw new ConfigError(`TRUST_PROXY must be comma-separated addresses or CIDR ranges like 10.0.0.0/8, 127.0.0.1 or fd00::/8: ${(error as Error).message}`);
+  }
+  return entries;
+}
+
+// How long a client may hold a socket without using it (src/http/socket-limits.ts applies them).
+export const KEEP_ALIVE_MS = 5_000;
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** A response that made no progress for this long is abandoned: the client stopped reading. */
+export const WRITE_STALL_MS = 10_000;
+/** How often the header, request and write-stall deadlines are checked. */
+export const CHECK_EVERY_MS = 1_000;
+
+export interface SocketTimeouts {
+  keepAliveMs: number;
+  headersMs: number;
+  requestMs: number;
+  writeStallMs: number;
+  checkEveryMs: number;
+}
+
+/** The deadlines above, as one setting (Config.socketTimeouts; tests shorten them). */
+export const DEFAULT_SOCKET_TIMEOUTS: Readonly<SocketTimeouts> = Object.freeze({
+  keepAliveMs: KEEP_ALIVE_MS,
+  headersMs: HEADERS_TIMEOUT_MS,
+  requestMs: REQUEST_TIMEOUT_MS,
+  writeStallMs: WRITE_STALL_MS,
+  checkEveryMs: CHECK_EVERY_MS,
+});

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   }
   const operatorToken: BannerFacts['operatorToken'] =
     app.operatorTokenFile !== null ? { file: app.operatorTokenFile, created: app.operatorTokenCreated } : app.operatorTokenCreated ? { memoryOnly: app.operatorToken } : { fromEnvironment: true };
-  process.stdout.write(startBanner({ url, demoKeys, operatorToken }));
+  process.stdout.write(startBanner({ url, demoKeys, operatorToken, backends: app.backends }));
 
   let stopping = false;
   const stop = (signal: string) => {

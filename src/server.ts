@@ -21,10 +21,11 @@ import { permissionSetOf } from './auth/permissions.ts';
 import { assertNotSuspended } from './auth/suspension.ts';
 import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
+import type { ClientAddress } from './http/client-address.ts';
 import { Context } from './http/context.ts';
 import { isPreflight, type CorsPolicy } from './http/cors.ts';
 import { isJsonContentType } from './http/body.ts';
-import { forbidden, HttpError, instanceBehind, limiterUnavailable, storeUnavailable } from './http/errors.ts';
+import { forbidden, HttpError, instanceBehind, limiterUnavailable, storeUnavailable } from './domain/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
@@ -57,6 +58,8 @@ export interface PipelineDeps {
   /** Which browser origins may call /v1 (CORS_ORIGINS). */
   cors: CorsPolicy;
   accessLog: AccessLog | null;
+  /** The client's address (TRUST_PROXY decides whether X-Forwarded-For is believed). */
+  clientAddress: ClientAddress;
   /** Counts every answered request for GET /metrics. */
   metrics?: { recordRequest(method: string, route: string | null, status: number, durationMs: number): void } | null;
   /** Static files (the dashboard): an answer, or null when the path is not one. */
@@ -122,7 +125,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     const caller = deps.authenticator.authenticate(plainKey);
     if (caller === null) {
       labelAskedRoute(deps.apiRoutes, context);
-      const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
+      const failures = deps.failedAuthLimiter.hit(deps.clientAddress(context.req), deps.failedAuthLimit);
       const refused = () => keyRequired(deps.authenticator.refusalOf(plainKey));
       // The in-process limiter decides at once; a shared one (Redis) answers with a promise.
       if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, refused));
@@ -189,7 +192,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function dispatchOperator(context: Context): Reply | Promise<Reply> {
     if (!operatorToken.matches(context.req.headers.authorization)) {
       labelAskedRoute(deps.operatorRoutes, context);
-      const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
+      const failures = deps.failedAuthLimiter.hit(deps.clientAddress(context.req), deps.failedAuthLimit);
       if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, operatorTokenRequired));
       return refuseFailedAuthentication(failures, operatorTokenRequired);
     }
@@ -274,7 +277,16 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     const durationMs = deps.clock.monotonic() - context.startedAt;
     deps.metrics?.recordRequest(context.method, context.routeLabel, status, durationMs);
     if (deps.accessLog !== null) {
-      deps.accessLog.record({ method: context.method, route: context.routeLabel, path: context.path, status, durationMs, keyId, requestId: context.requestId });
+      deps.accessLog.record({
+        method: context.method,
+        route: context.routeLabel,
+        path: context.path,
+        status,
+        durationMs,
+        keyId,
+        requestId: context.requestId,
+        client: deps.clientAddress(context.req),
+      });
     }
   }
 

@@ -2,6 +2,7 @@
 // days, a listing's views and impressions, a key's last use. Kept apart from the class so the
 // routes (and their tests) depend on these questions, not on how the counting is done.
 
+import type { RecordChange, StoredRecord } from '../store/store.ts';
 import type { Granularity, UsageCounts } from './buckets.ts';
 
 /** [fromMs, toMs) in wall ms, both on bucket boundaries of `granularity`. */
@@ -49,4 +50,6 @@ export interface UsageReader {
   listingCounts(listingId: string, span: HourSpan): ListingCounts;
   /** ISO time of the key's last counted request, or null if it has none. */
   lastUsedAt(keyId: string): string | null;
+  /** For a reader that also sums what other instances saved: told of every change of `usage` (app.ts wires it). */
+  onUsageChange?(change: RecordChange<StoredRecord>): void;
 }

@@ -5,8 +5,7 @@
 // arrives through the store like any other change. The others' records are re-read into
 // counters of their own only when one of them changed since the last question.
 
-import { USAGE } from '../domain/records.ts';
-import type { Store } from '../store/store.ts';
+import type { RecordChange, Store, StoredRecord } from '../store/store.ts';
 import type { Clock } from '../clock.ts';
 import type { StatusCounts, UsageCounts } from './buckets.ts';
 import type { EndpointUsage, HourSpan, KeyUsageReport, ListingCounts, SeriesRange, UsageReader } from './reader.ts';
@@ -24,9 +23,11 @@ export class SummedUsage implements UsageReader {
     this.ownSuffix = `#${instanceTag}`;
     this.store = store;
     this.clock = clock;
-    store.onChange((change) => {
-      if (change.collection === USAGE && !change.id.endsWith(this.ownSuffix)) this.others = null;
-    });
+  }
+
+  /** Another instance saved counts: read them again at the next question. Wired to the changes of `usage` in app.ts. */
+  onUsageChange(change: RecordChange<StoredRecord>): void {
+    if (!change.id.endsWith(this.ownSuffix)) this.others = null;
   }
 
   keyUsage(keyId: string, range: SeriesRange): KeyUsageReport {

@@ -1,7 +1,7 @@
 // Reads the time range of an analytics query (`granularity`, `from`, `to`) into whole UTC
 // buckets, with defaults and limits; anything malformed is a 400 that says what to send.
 
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../domain/errors.ts';
 import { bucketMsOf, ceilTo, DAY_MS, floorTo, GRANULARITIES, HOUR_MS, type Granularity } from './buckets.ts';
 import type { HourSpan, SeriesRange } from './reader.ts';
 

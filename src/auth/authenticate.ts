@@ -10,7 +10,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { KEYS, USERS, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { TtlCache } from '../limits/ttl-cache.ts';
-import type { ChangeEvent, Store } from '../store/store.ts';
+import type { RecordChange, Store } from '../store/store.ts';
 import { secretRefusal, type SecretRefusal } from './key-lifetime.ts';
 import { hashApiKey, isWellFormedApiKey, MAX_API_KEY_LENGTH } from './keys.ts';
 
@@ -54,18 +54,15 @@ export class KeyAuthenticator {
     for (const key of store.values(KEYS)) this.addHashes(key);
   }
 
-  /** Keeps the hash → key id map current; wired to the store's changes in app.ts. */
-  onStoreChange({ collection, before, after }: ChangeEvent): void {
-    if (collection !== KEYS) return;
-    const previous = before as KeyRecord | undefined;
-    const current = after as KeyRecord | undefined;
-    if (previous) {
-      this.keyIdByHash.delete(previous.hash);
-      if (previous.previous_hash) this.keyIdByHash.delete(previous.previous_hash);
+  /** Keeps the hash → key id map current; wired to the changes of `keys` in app.ts. */
+  onKeyChange({ before, after }: RecordChange<KeyRecord>): void {
+    if (before) {
+      this.keyIdByHash.delete(before.hash);
+      if (before.previous_hash) this.keyIdByHash.delete(before.previous_hash);
     }
-    if (current) this.addHashes(current);
+    if (after) this.addHashes(after);
     // A new key, or a rolled key's new secret, may be one that was cached as unknown.
-    if (current && (!previous || previous.hash !== current.hash)) this.checks.clear();
+    if (after && (!before || before.hash !== after.hash)) this.checks.clear();
   }
 
   private addHashes(key: KeyRecord): void {

@@ -4,7 +4,7 @@
 // user's role is the one she has at that moment.
 
 import { KEYS, USERS } from '../domain/records.ts';
-import { HttpError } from '../http/errors.ts';
+import { HttpError } from '../domain/errors.ts';
 import type { RecordReader } from '../store/collections.ts';
 import { AUTH_ERROR, AUTH_HINT, type Caller } from './authenticate.ts';
 import { assertNotSuspended } from './suspension.ts';

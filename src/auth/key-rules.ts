@@ -3,7 +3,9 @@
 // receives the same rules as /dashboard/key-rules.js (handlers/dashboard.ts) for its
 // as-you-type checks, so the two cannot drift apart.
 
-import { RESOURCES } from '../http/route.ts';
+/** What a /v1 route may declare as its resource, and a scope entry may name. */
+export const RESOURCES = ['listings', 'users', 'analytics', 'webhooks'] as const;
+export type Resource = (typeof RESOURCES)[number];
 
 /** Methods a route entry may name. */
 export const PERMISSION_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

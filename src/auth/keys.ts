@@ -2,10 +2,12 @@
 // characters (178 bits) and a 6-character base62 CRC32 checksum, as GitHub's tokens do: a
 // mistyped key is refused without touching the store. Only the SHA-256 of a key is stored.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { BASE62, randomBase62 } from '../domain/base62.ts';
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export { randomBase62 };
+
 const RANDOM_LENGTH = 30;
 const CHECKSUM_LENGTH = 6;
 /** The longest well-formed key: a 20-character brand, `_live_`, then the body. */
@@ -17,19 +19,6 @@ export function keyPrefix(kind: KeyPrefixKind, brand: string): string {
   return kind === 'mk' ? 'mk_' : `${brand}_live_`;
 }
 
-/** `length` random base62 characters, from `source`'s bytes (the system's generator by default). */
-export function randomBase62(length: number, source: (size: number) => Buffer = randomBytes): string {
-  let out = '';
-  while (out.length < length) {
-    const bytes = source(length * 2);
-    for (let index = 0; index < bytes.length && out.length < length; index++) {
-      const byte = bytes[index]!;
-      // 248 = 4 × 62: rejecting the top bytes keeps every character equally likely.
-      if (byte < 248) out += BASE62[byte % 62];
-    }
-  }
-  return out;
-}
 
 function checksum(randomPart: string): string {
   let value = crc32(randomPart);

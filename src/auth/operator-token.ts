@@ -2,7 +2,7 @@
 // "Authorization: Bearer <token>". Where the token comes from is src/auth/operator-token-source.ts.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { HttpError } from '../http/errors.ts';
+import { HttpError } from '../domain/errors.ts';
 
 export class OperatorTokenCheck {
   private readonly expectedDigest: Buffer;

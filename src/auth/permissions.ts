@@ -3,9 +3,8 @@
 // `write:webhooks`; write = POST, PUT, PATCH and DELETE). Entries are checked when a key is
 // made and compiled once per key record, so the per-request check is a few comparisons.
 
-import { RESOURCES, type Resource } from '../http/route.ts';
 import { Router } from '../router.ts';
-import { PERMISSION_METHODS, ROUTE_ENTRY, SCOPE_ENTRY } from './key-rules.ts';
+import { PERMISSION_METHODS, RESOURCES, ROUTE_ENTRY, SCOPE_ENTRY, type Resource } from './key-rules.ts';
 
 export interface PermissionRoute {
   method: string;

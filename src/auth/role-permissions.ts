@@ -6,22 +6,21 @@
 // (`POST /v1/*`).
 
 import type { Role } from '../domain/records.ts';
-import type { ApiRoute } from '../http/route.ts';
 import { Router } from '../router.ts';
 import { ROUTE_ENTRY } from './key-rules.ts';
-import { PermissionSet } from './permissions.ts';
+import { PermissionSet, type PermissionRoute } from './permissions.ts';
 
 /** The /v1 routes a role may never be granted. */
-function routesBeyond(role: Role, apiRoutes: readonly ApiRoute[]): ApiRoute[] {
+function routesBeyond(role: Role, apiRoutes: readonly PermissionRoute[]): PermissionRoute[] {
   if (role === 'creator') return [];
   return apiRoutes.filter((route) => route.resource === 'listings' && route.method !== 'GET');
 }
 
 /** The entries of `entries` that would open a route `role` may never use (empty: all allowed). */
-export function entriesBeyondRole(entries: readonly string[], role: Role, apiRoutes: readonly ApiRoute[]): string[] {
+export function entriesBeyondRole(entries: readonly string[], role: Role, apiRoutes: readonly PermissionRoute[]): string[] {
   const forbidden = routesBeyond(role, apiRoutes);
   if (forbidden.length === 0) return [];
-  const router = new Router<ApiRoute>();
+  const router = new Router<PermissionRoute>();
   for (const route of forbidden) router.add(route);
   return entries.filter((entry) => {
     const single = new PermissionSet([entry]);

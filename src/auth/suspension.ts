@@ -2,7 +2,7 @@
 // suspended user's keys are refused with 403 on every route, known or not.
 
 import { userStatus, type UserRecord } from '../domain/records.ts';
-import { forbidden } from '../http/errors.ts';
+import { forbidden } from '../domain/errors.ts';
 
 export function assertNotSuspended(user: UserRecord): void {
   if (userStatus(user) === 'suspended') {

@@ -71,7 +71,7 @@ export class AdminClient {
     return new Response(stream).text();
   }
 
-  /** Uptime, user and key counts, and the store's counters (log size, fsyncs, writability). */
+  /** Uptime, user and key counts, the store's counters (log size and fsyncs, or commits; writability), and where records and limits are kept. */
   async stats(options: CallOptions = {}): Promise<ServerStats> {
     const answer = await this.transport.json<Envelope<ServerStats>>({ method: 'GET', path: '/admin/v1/stats', signal: options.signal });
     return answer.data;

@@ -364,10 +364,14 @@ export interface StoreStats {
   /** Operations acknowledged since start. */
   writes: number;
   batches: number;
-  fsyncs: number;
+  /** The log file's fsyncs (a server on the file log only). */
+  fsyncs?: number;
+  /** Batches committed to PostgreSQL (a server on PostgreSQL only). */
+  commits?: number;
   opsInLog: number;
   liveRecords: number;
-  logBytes: number;
+  /** The log file's size (a server on the file log only). */
+  logBytes?: number;
   compactions: number;
   /** False after a failed write until the next one succeeds. */
   writable: boolean;
@@ -379,6 +383,8 @@ export interface ServerStats {
   users: number;
   keys: number;
   store: StoreStats;
+  /** Where records and rate limits are kept, in words ("file log in ./data", "Redis at cache:6380 (TLS)"). */
+  backends?: { records: string; limits: string };
 }
 
 /** A webhook as the operator sees it: the owner's view plus whose it is; never the secret. */

@@ -2,7 +2,7 @@
 // characters after it, so ids neither collide nor reveal counts or times.
 
 import { randomBytes } from 'node:crypto';
-import { randomBase62 } from '../auth/keys.ts';
+import { randomBase62 } from './base62.ts';
 
 /**
  * Ids draw their random bytes from a pool refilled 4 KiB at a time (about a hundred ids):

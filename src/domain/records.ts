@@ -4,14 +4,13 @@
 
 import { collectionName } from '../store/collections.ts';
 import type { StoredRecord } from '../store/format.ts';
-import type { DeliveryOutcomeLogRecord } from '../webhooks/outcome-log.ts';
-import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../webhooks/records.ts';
+import type { DeliveryOutcomeLogRecord, DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from './webhook-records.ts';
 
 export const USERS = collectionName<UserRecord>('users');
 export const KEYS = collectionName<KeyRecord>('keys');
 export const LISTINGS = collectionName<ListingRecord>('listings');
 export const WEBHOOKS = collectionName<WebhookRecord>('webhooks');
-/** Which of a user's webhooks receive events, as one record that changes with them (webhooks/records.ts). */
+/** Which of a user's webhooks receive events, as one record that changes with them (webhook-records.ts). */
 export const WEBHOOK_TARGETS = collectionName<WebhookTargetsRecord>('webhook_targets');
 export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
 /** Each event's payload, once; its deliveries refer to it by id (webhooks/records.ts). */

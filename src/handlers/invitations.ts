@@ -8,7 +8,7 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { USERS, userStatus } from '../domain/records.ts';
-import { HttpError, notFound } from '../http/errors.ts';
+import { HttpError, notFound } from '../domain/errors.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { INVITATIONS, type InvitationRecord } from '../portal/records.ts';

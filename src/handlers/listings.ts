@@ -8,7 +8,7 @@ import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
 import { assertIfMatch } from '../http/conditional.ts';
-import { conflict, forbidden, notFound } from '../http/errors.ts';
+import { conflict, forbidden, notFound } from '../domain/errors.ts';
 import { pagination } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
@@ -18,8 +18,8 @@ import { ParsedListingQueries } from '../listings/parsed-queries.ts';
 import { findListings } from '../listings/search.ts';
 import { SerialisedListings } from '../listings/serialised.ts';
 import type { RecordReader, Store } from '../store/store.ts';
-import type { EventOutbox } from '../webhooks/events.ts';
-import { isListingVisibleTo } from '../moderation/visibility.ts';
+import type { EventOutbox } from '../domain/events.ts';
+import { isListingVisibleTo } from '../domain/visibility.ts';
 
 export interface ListingRoutesDeps {
   store: Store;

@@ -8,7 +8,7 @@ import { isoTime } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
 import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type KeyRecord, type ListingRecord, type ListingStatus, type UserRecord } from '../domain/records.ts';
 import { operatorUser } from '../domain/views.ts';
-import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
@@ -16,8 +16,8 @@ import { matchesText } from '../listings/search.ts';
 import { erasureOps } from '../moderation/erasure.ts';
 import { endSessionsOps } from '../portal/end-access.ts';
 import type { RecordReader, Store } from '../store/store.ts';
-import type { EventOutbox } from '../webhooks/events.ts';
-import type { WebhookRecord } from '../webhooks/records.ts';
+import type { EventOutbox } from '../domain/events.ts';
+import type { WebhookRecord } from '../domain/webhook-records.ts';
 
 export interface ModerationRoutesDeps {
   store: Store;

@@ -4,25 +4,25 @@
 
 import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
 import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
-import { assertChangeable, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../auth/key-fields.ts';
+import { assertChangeable, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../http/key-fields.ts';
 import { rolledKey } from '../auth/key-lifetime.ts';
-import { DEFAULT_PERMISSIONS } from '../auth/key-fields.ts';
+import { DEFAULT_PERMISSIONS } from '../http/key-fields.ts';
 import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { byCreation } from '../domain/order.ts';
-import { currentPlans, entryPlan } from '../domain/plans.ts';
+import { currentPlans, entryPlan } from '../auth/plans.ts';
 import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { operatorUser, keyView, privateUser, rolledKeyView } from '../domain/views.ts';
-import { badRequest, notFound } from '../http/errors.ts';
+import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
-import type { EventOutbox } from '../webhooks/events.ts';
+import type { EventOutbox } from '../domain/events.ts';
 import { assertEmailFree, readProfileFields } from './profile.ts';
 import { VERSION } from '../version.ts';
 
@@ -36,6 +36,8 @@ export interface CoreOperatorRoutesDeps {
   lastUsedAt(keyId: string): string | null;
   startedAtMs: number;
   audit: AuditLog;
+  /** Where records and rate-limit windows are kept, in words. */
+  backends?: { records: string; limits: string };
 }
 
 
@@ -227,6 +229,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
           users: store.size(USERS),
           keys: store.size(KEYS),
           store: store.stats(),
+          ...(deps.backends ? { backends: deps.backends } : {}),
         },
       },
     };

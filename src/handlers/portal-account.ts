@@ -9,7 +9,7 @@ import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
-import { badRequest, forbidden, HttpError } from '../http/errors.ts';
+import { badRequest, forbidden, HttpError } from '../domain/errors.ts';
 import type { OpenPortalContext, PortalContext, PortalRoute, Reply } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
 import { hashPassword, verifyPassword } from '../portal/passwords.ts';
@@ -20,7 +20,7 @@ import { digestOf, isWellFormedSecret } from '../portal/secrets.ts';
 import { sessionRequired, type PortalSessions, type SignedIn } from '../portal/sessions.ts';
 import type { SignInLimits } from '../portal/sign-in-limits.ts';
 import type { RecordReader, Store, WriteOp } from '../store/store.ts';
-import type { EventOutbox } from '../webhooks/events.ts';
+import type { EventOutbox } from '../domain/events.ts';
 import { assertEmailFree, ownProfileBody, ownProfileChangeOps, readOwnProfileChange, readProfileFields } from './profile.ts';
 
 export interface PortalAccountRoutesDeps {

@@ -5,7 +5,7 @@
 // exist. Every write is audited with the user as actor, in the same store write.
 
 import type { AuditLog } from '../audit/audit-log.ts';
-import { assertChangeable, DEFAULT_PERMISSIONS, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../auth/key-fields.ts';
+import { assertChangeable, DEFAULT_PERMISSIONS, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../http/key-fields.ts';
 import { isExpired, rolledKey } from '../auth/key-lifetime.ts';
 import { generateApiKey } from '../auth/keys.ts';
 import { entriesBeyondRole } from '../auth/role-permissions.ts';
@@ -13,10 +13,10 @@ import { fieldChanges } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
-import { currentPlans, entryPlan } from '../domain/plans.ts';
+import { currentPlans, entryPlan } from '../auth/plans.ts';
 import { KEYS, type KeyRecord, type Plan, type UserRecord } from '../domain/records.ts';
 import { keyView, rolledKeyView } from '../domain/views.ts';
-import { badRequest, conflict, forbidden, notFound } from '../http/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { ApiRoute, PortalContext, PortalRoute, Reply } from '../http/route.ts';

@@ -6,8 +6,8 @@
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
-import { newPlanRequest } from '../domain/plan-requests.ts';
-import { currentPlans } from '../domain/plans.ts';
+import { newPlanRequest } from './plan-requests.ts';
+import { currentPlans } from '../auth/plans.ts';
 import { PLAN_REQUESTS } from '../domain/records.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';

@@ -7,7 +7,7 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
-import { forbidden, HttpError } from '../http/errors.ts';
+import { forbidden, HttpError } from '../domain/errors.ts';
 import type { OpenPortalContext, PortalRoute, Reply } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
 import { verifyAgainstDummy, verifyPassword } from '../portal/passwords.ts';

@@ -8,15 +8,15 @@ import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
 import { DELIVERIES, DELIVERY_OUTCOMES, WEBHOOKS, type UserRecord } from '../domain/records.ts';
-import { conflict, notFound } from '../http/errors.ts';
+import { conflict, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { Store } from '../store/store.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
-import { webhookView } from '../webhooks/records.ts';
+import type { DeliveryRecord, WebhookRecord } from '../domain/webhook-records.ts';
+import { webhookView } from '../domain/webhook-records.ts';
 import { readWebhookRegistration, registrationOps, removalOps } from './webhooks.ts';
 
 export interface PortalWebhookRoutesDeps {

@@ -5,10 +5,10 @@ import { isSameEmail } from '../domain/email.ts';
 import { USERS, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
 import { assertIfMatch, etagOf } from '../http/conditional.ts';
-import { conflict } from '../http/errors.ts';
+import { conflict } from '../domain/errors.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
 import type { DecisionReader, RecordReader, WriteOp } from '../store/store.ts';
-import type { EventOutbox } from '../webhooks/events.ts';
+import type { EventOutbox } from '../domain/events.ts';
 
 export interface ProfileFields {
   name?: string;

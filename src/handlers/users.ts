@@ -4,10 +4,10 @@ import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { USERS, userStatus } from '../domain/records.ts';
 import { publicUser } from '../domain/views.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../domain/errors.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
 import type { Store } from '../store/store.ts';
-import type { EventOutbox } from '../webhooks/events.ts';
+import type { EventOutbox } from '../domain/events.ts';
 import { ownProfileBody, ownProfileChangeOps, readOwnProfileChange } from './profile.ts';
 
 export interface UserRoutesDeps {

@@ -7,7 +7,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../domain/errors.ts';
 import { bodyProblem, isStorableText, MAX_BODY_DEPTH, topLevelNumberTexts } from './json-source.ts';
 
 export const MAX_BODY_BYTES = 64 * 1024;

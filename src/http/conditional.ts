@@ -6,7 +6,7 @@
 
 import * as crypto from 'node:crypto';
 import { namesRepresentationOf } from './compression.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../domain/errors.ts';
 
 /** A strong ETag for these bytes, e.g. `"x4Bh…"`. Handlers that keep bytes may keep their tag too. */
 export function etagOf(bytes: Buffer): string {

@@ -12,10 +12,8 @@ import type { PermissionRoute } from '../auth/permissions.ts';
 import type { Store, Transaction } from '../store/store.ts';
 import { parseJsonObject, readRawBody } from './body.ts';
 import type { IdempotencyClaim, IdempotencyGuard } from './idempotency.ts';
-import type { Headers } from './respond.ts';
 import type { UserRecord } from '../domain/records.ts';
-import type { SignedIn } from '../portal/sessions.ts';
-import type { Decided, KeyContext, OpenPortalContext, PortalContext, Reply } from './route.ts';
+import type { Decided, Headers, KeyContext, OpenPortalContext, PortalContext, Reply, SignedIn } from './route.ts';
 
 /** What `commit` writes through: the store, plus the idempotency record of a POST. */
 export interface CommitServices {

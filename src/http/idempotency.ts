@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { IDEMPOTENCY, type IdempotencyRecord } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { RecordReader, Store } from '../store/store.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../domain/errors.ts';
 import type { Reply } from './route.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

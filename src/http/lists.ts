@@ -1,7 +1,7 @@
 // The list machinery every list endpoint shares: query names checked against what the endpoint
 // allows, `page` (≥ 1, default 1) and `limit` (1-100, default 20), and the pagination object.
 
-import { badRequest } from './errors.ts';
+import { badRequest } from '../domain/errors.ts';
 
 export interface PageRequest {
   page: number;

@@ -5,11 +5,12 @@ import type { ServerResponse } from 'node:http';
 import { addVary, compressed, encodedEtag, isCompressible } from './compression.ts';
 import { clientHasEtag, etagOf } from './conditional.ts';
 import type { Context } from './context.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from '../domain/errors.ts';
 import { preferredEncoding, type Encoding } from './negotiation.ts';
-import type { Reply } from './route.ts';
+import type { Headers, Reply } from './route.ts';
 
-export type Headers = Record<string, string | number>;
+// Headers are declared with the route types (route.ts), which the context uses too.
+export type { Headers };
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

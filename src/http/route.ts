@@ -4,13 +4,16 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
+import type { Resource } from '../auth/key-rules.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
-import type { SignedIn } from '../portal/sessions.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Transaction } from '../store/transaction.ts';
 
-export const RESOURCES = ['listings', 'users', 'analytics', 'webhooks'] as const;
-export type Resource = (typeof RESOURCES)[number];
+// The resources a route may declare are the permission rules' (auth/key-rules.ts).
+export { RESOURCES, type Resource } from '../auth/key-rules.ts';
+
+/** Response headers by name, as an answer carries them. */
+export type Headers = Record<string, string | number>;
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -80,6 +83,12 @@ export interface PortalContext extends RequestContext {
    * meanwhile (sign-out, password change, expiry) or a user suspended or erased is refused with 401.
    */
   commit(decide: (tx: Transaction, user: UserRecord) => Decided): Promise<Reply>;
+}
+
+/** A live portal session (src/portal/sessions.ts finds it from the cookie) and its user. */
+export interface SignedIn {
+  readonly sessionId: string;
+  readonly user: UserRecord;
 }
 
 /** What an open portal route (sign-in, sign-up, setting a password) receives. */

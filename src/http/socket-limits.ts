@@ -9,30 +9,9 @@
 import type { Server, ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 
-export const KEEP_ALIVE_MS = 5_000;
-export const HEADERS_TIMEOUT_MS = 10_000;
-export const REQUEST_TIMEOUT_MS = 30_000;
-/** A response that made no progress for this long is abandoned: the client stopped reading. */
-export const WRITE_STALL_MS = 10_000;
-/** How often the header, request and write-stall deadlines are checked. */
-const CHECK_EVERY_MS = 1_000;
+import { DEFAULT_SOCKET_TIMEOUTS, type SocketTimeouts } from '../config.ts';
 
-/** The deadlines above, as one setting (Config.socketTimeouts; tests shorten them). */
-export interface SocketTimeouts {
-  keepAliveMs: number;
-  headersMs: number;
-  requestMs: number;
-  writeStallMs: number;
-  checkEveryMs: number;
-}
-
-export const DEFAULT_SOCKET_TIMEOUTS: Readonly<SocketTimeouts> = Object.freeze({
-  keepAliveMs: KEEP_ALIVE_MS,
-  headersMs: HEADERS_TIMEOUT_MS,
-  requestMs: REQUEST_TIMEOUT_MS,
-  writeStallMs: WRITE_STALL_MS,
-  checkEveryMs: CHECK_EVERY_MS,
-});
+export { DEFAULT_SOCKET_TIMEOUTS, KEEP_ALIVE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS, WRITE_STALL_MS, type SocketTimeouts } from '../config.ts';
 
 /** Options for http.createServer: Node checks the header and request deadlines this often (30 s by default). */
 export function serverOptionsFor(timeouts: SocketTimeouts = DEFAULT_SOCKET_TIMEOUTS): ServerOptions {

@@ -5,7 +5,7 @@
 // percent-decoding gives U+FFFD for one (query) or leaves the segment as sent (path), and
 // Node's parser reads the request line as bytes, never as UTF-16.
 
-import { HttpError } from './errors.ts';
+import { HttpError } from '../domain/errors.ts';
 
 /** 400 when the raw URL (path or query) percent-encodes U+0000. */
 export function assertNoNulInUrl(url: string): void {

@@ -5,7 +5,7 @@
 
 import { readEmail } from '../domain/email.ts';
 import { numberText } from './body.ts';
-import { badRequest } from './errors.ts';
+import { badRequest } from '../domain/errors.ts';
 import { decimalPlaces } from './json-source.ts';
 
 /** Characters as a person counts them (code points), not UTF-16 units. */

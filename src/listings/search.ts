@@ -3,7 +3,7 @@
 // with no further filter a page is a slice, otherwise the matches are found in one pass and
 // kept by the index, so the other pages of the same search (and its total) are slices too.
 
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../domain/errors.ts';
 import { checkQueryNames, readPageRequest, type PageRequest } from '../http/lists.ts';
 import { codePointLength } from '../http/validation.ts';
 import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';

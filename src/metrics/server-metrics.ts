@@ -6,8 +6,8 @@
 
 import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
 import type { FileSystem, LogHandle } from '../store/files.ts';
-import type { ChangeEvent, Store } from '../store/store.ts';
-import type { WebhookRecord } from '../webhooks/records.ts';
+import type { RecordChange, Store } from '../store/store.ts';
+import type { WebhookRecord } from '../domain/webhook-records.ts';
 import { Registry, type Counter, type Histogram } from './registry.ts';
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -43,7 +43,7 @@ export class ServerMetrics {
     this.durations = registry.histogram('marketplace_http_request_duration_seconds', 'Time from request to answer, by route pattern.', DURATION_BUCKETS, ['route']);
     this.rateLimited = registry.counter('marketplace_http_rate_limited_total', 'Requests refused with 429 (key limits and failed-authentication limits).');
     this.fsyncs = registry.histogram('marketplace_store_fsync_duration_seconds', 'Duration of each fsync of the store (log appends, compactions).', FSYNC_BUCKETS);
-    const logBytes = registry.gauge('marketplace_store_log_bytes', 'Size of the store log in bytes.');
+    const logBytes = registry.gauge('marketplace_store_log_bytes', 'Size of the store log file in bytes (0 when the records are in a database).');
     this.deliveries = registry.counter('marketplace_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retrying, failed).', ['outcome']);
     const pending = registry.gauge('marketplace_webhook_deliveries_pending', 'Webhook deliveries waiting to be sent or retried.');
     const memory = registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.');
@@ -58,7 +58,7 @@ export class ServerMetrics {
     let cpuReported = 0;
     registry.beforeRender(() => {
       if (this.store !== null) {
-        logBytes.set(this.store.stats().logBytes);
+        logBytes.set(this.store.stats().logBytes ?? 0);
         pending.set(this.store.size(DELIVERIES));
       }
       memory.set(options.residentMemoryBytes());
@@ -86,11 +86,11 @@ export class ServerMetrics {
     this.eventLoopTimer.unref();
   }
 
-  /** Counts delivery outcomes as the dispatcher records them on webhooks; wired to the store's changes in app.ts. */
-  onStoreChange({ collection, before, after }: ChangeEvent): void {
-    if (collection !== WEBHOOKS || after === undefined) return;
-    const outcome = (after as WebhookRecord).last_delivery;
-    const previous = (before as WebhookRecord | undefined)?.last_delivery;
+  /** Counts delivery outcomes as the dispatcher records them on webhooks; wired to the changes of `webhooks` in app.ts. */
+  onWebhookChange({ before, after }: RecordChange<WebhookRecord>): void {
+    if (after === undefined) return;
+    const outcome = after.last_delivery;
+    const previous = before?.last_delivery;
     if (outcome === null || (previous && previous.event_id === outcome.event_id && previous.attempts === outcome.attempts && previous.at === outcome.at)) return;
     this.deliveries.inc({ outcome: outcome.status });
   }

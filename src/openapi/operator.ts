@@ -162,7 +162,7 @@ export const operatorOperations: Operations = {
   },
   'GET /admin/v1/stats': {
     operationId: 'adminStats',
-    description: 'The version, uptime, user and key counts, and the store: writes, fsyncs, log size, compactions.',
+    description: 'The version, uptime, user and key counts, the store (writes, fsyncs and log size for the file or commits for PostgreSQL, compactions), and where records and rate limits are kept.',
     security,
     responses: {
       '200': answer(
@@ -175,7 +175,17 @@ export const operatorOperations: Operations = {
             uptime_seconds: { type: 'integer', minimum: 0 },
             users: { type: 'integer', minimum: 0 },
             keys: { type: 'integer', minimum: 0 },
-            store: { type: 'object', description: "The store's counters (writes, fsyncs, log size, compactions, writes decided again after another instance's change, in all and by the collections they were to change, whether it is writable)." },
+            store: {
+              type: 'object',
+              description:
+                "The store's counters: writes, batches, the log file's fsyncs and size (logBytes; the file only) or the batches committed to PostgreSQL (commits; PostgreSQL only), compactions, writes decided again after another instance's change, in all and by the collections they were to change, whether it is writable.",
+            },
+            backends: {
+              type: 'object',
+              description: 'Where records and rate-limit windows are kept, in words: e.g. records "file log in ./data" or "PostgreSQL at db:5432/marketplace (TLS)", limits "in this process" or "Redis at cache:6379 (TLS)".',
+              required: ['records', 'limits'],
+              properties: { records: { type: 'string' }, limits: { type: 'string' } },
+            },
           },
         }),
       ),

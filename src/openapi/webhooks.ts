@@ -1,8 +1,8 @@
 // OpenAPI for webhooks: the /v1/webhooks endpoints, the operator's list, their schemas, and
 // the top-level `webhooks` object (OpenAPI 3.1) describing each event we POST to a receiver.
 
-import { EVENT_TYPES } from '../webhooks/events.ts';
-import type { EventType } from '../webhooks/events.ts';
+import { EVENT_TYPES } from '../domain/events.ts';
+import type { EventType } from '../domain/events.ts';
 import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref } from './schema.ts';
 import type { Operations, Schema } from './schema.ts';
 

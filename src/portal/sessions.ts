@@ -8,7 +8,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
-import { HttpError } from '../http/errors.ts';
+import { HttpError } from '../domain/errors.ts';
+import type { SignedIn } from '../http/route.ts';
 import type { RecordReader, Store, WriteOp } from '../store/store.ts';
 import { SESSIONS, type SessionRecord } from './records.ts';
 import { cameOverHttps, type OriginSettings } from './same-origin.ts';
@@ -23,10 +24,7 @@ export const TOUCH_INTERVAL_MS = 5 * 60 * 1000;
 export const SESSION_REQUIRED = 'Sign in first: this needs a portal session.';
 
 /** A live session and its user as they were when the request arrived. */
-export interface SignedIn {
-  readonly sessionId: string;
-  readonly user: UserRecord;
-}
+export type { SignedIn } from '../http/route.ts';
 
 /** A new session: the ops that store it and the Set-Cookie header that hands it to the browser. */
 export interface NewSession {

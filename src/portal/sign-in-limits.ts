@@ -3,7 +3,7 @@
 // address (section 3's failed-authentication limit, shared with API keys and the operator token).
 // A blocked account or address gets 429 with Retry-After, even with the right password.
 
-import { HttpError } from '../http/errors.ts';
+import { HttpError } from '../domain/errors.ts';
 import { retryAfterSeconds } from '../http/rate-limit-headers.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';

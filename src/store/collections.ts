@@ -33,6 +33,13 @@ export interface ChangeEvent {
   after: StoredRecord | undefined;
 }
 
+/** A change to one record of a known collection, typed as its records are. */
+export interface RecordChange<T extends StoredRecord> {
+  id: string;
+  before: T | undefined;
+  after: T | undefined;
+}
+
 /** An absent record, and a collection never written, have this version. */
 export const ABSENT = 0;
 

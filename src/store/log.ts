@@ -83,9 +83,12 @@ export interface PulledWrite {
 export interface LogStats {
   /** Operations the log holds, live and superseded (the compaction trigger compares it with the live records). */
   opsInLog: number;
-  /** Size of the kept log in bytes (0 when nothing is kept). */
-  logBytes: number;
-  fsyncs: number;
+  /** Size of the log file in bytes (0 when nothing is kept; absent for a back-end without one). */
+  logBytes?: number;
+  /** fsyncs of the log file (absent for a back-end without one). */
+  fsyncs?: number;
+  /** Batches committed to a database (a back-end that commits rather than fsyncs a file). */
+  commits?: number;
   compactions: number;
   /** The last append's failure, null once one succeeds. */
   lastWriteError: string | null;

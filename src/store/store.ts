@@ -8,16 +8,16 @@
 // backups run between batches, so they always see a durable, unchanging state.
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Collections, type ChangeEvent, type CollectionName, type RecordReader } from './collections.ts';
+import { Collections, type ChangeEvent, type CollectionName, type RecordChange, type RecordReader } from './collections.ts';
 import type { FileSystem } from './files.ts';
-import { FileLog } from './file-log.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
 import type { AppendOutcome, Log, LogEntry } from './log.ts';
 import { MemoryLog } from './memory-log.ts';
+import { openLocalLog } from './local-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
 
 export type { StoredRecord, WriteOp } from './format.ts';
-export type { ChangeEvent, CollectionName, RecordReader } from './collections.ts';
+export type { ChangeEvent, CollectionName, RecordChange, RecordReader } from './collections.ts';
 export { collectionName } from './collections.ts';
 export type { Decide, Decision, DecisionReader, Transaction } from './transaction.ts';
 export { LogVersionError } from './format.ts';
@@ -27,7 +27,10 @@ export { LogDamagedError } from './replay.ts';
 export interface StoreOptions {
   /** null: memory only, nothing kept. */
   dataDir: string | null;
-  /** Another back-end keeping the contract of log.ts; `dataDir` is then ignored. */
+  /**
+   * Where the records are kept (src/backends/open-backends.ts chooses it for a server); without
+   * it, the file in `dataDir` or memory only (for tests and embedding).
+   */
   log?: Log;
   fileSystem?: FileSystem;
   warn?: (message: string) => void;
@@ -44,10 +47,14 @@ export interface StoreStats {
   conflicts: number;
   /** The same writes by the collections they were to change (a write counts once under each). */
   conflictsByCollection: Record<string, number>;
-  fsyncs: number;
+  /** The log file's fsyncs (the file only: a database commits instead). */
+  fsyncs?: number;
+  /** Commits of batches to the shared database (PostgreSQL only). */
+  commits?: number;
   opsInLog: number;
   liveRecords: number;
-  logBytes: number;
+  /** Size of the log file (the file only). */
+  logBytes?: number;
   compactions: number;
   /** False after a failed write until the next one succeeds. */
   writable: boolean;
@@ -91,7 +98,8 @@ const RECORDS_PER_SLICE = 1024;
 export class Store implements RecordReader {
   private readonly collections: Collections;
   private readonly log: Log;
-  private readonly listeners: Array<(change: ChangeEvent) => void> = [];
+  /** In the order they were registered; `collection` null hears every collection. */
+  private readonly listeners: Array<{ collection: string | null; listener: (change: ChangeEvent) => void }> = [];
   private readonly compactAtOps: number;
   private readonly now: () => number;
   private readonly warn: (message: string) => void;
@@ -142,9 +150,7 @@ export class Store implements RecordReader {
   static async open(options: StoreOptions): Promise<Store> {
     const warn = options.warn ?? ((message: string) => console.warn(message));
     const now = options.now ?? Date.now;
-    const log =
-      options.log ??
-      (options.dataDir === null ? new MemoryLog() : await FileLog.open({ dataDir: options.dataDir, fileSystem: options.fileSystem, warn, now }));
+    const log = options.log ?? (await openLocalLog({ dataDir: options.dataDir, fileSystem: options.fileSystem, warn, now }));
     const collections = new Collections();
     try {
       await log.load({
@@ -172,7 +178,16 @@ export class Store implements RecordReader {
 
   /** Called synchronously after each operation is applied to memory (indexes, caches, events). */
   onChange(listener: (change: ChangeEvent) => void): void {
-    this.listeners.push(listener);
+    this.listeners.push({ collection: null, listener });
+  }
+
+  /**
+   * Like onChange, for one collection only, with its records' type: called in the same order
+   * as every other listener (the order of registration), for that collection's changes alone.
+   * @example store.onChangeOf(KEYS, (change) => authenticator.onKeyChange(change));
+   */
+  onChangeOf<T extends StoredRecord>(collection: CollectionName<T>, listener: (change: RecordChange<T>) => void): void {
+    this.listeners.push({ collection, listener: listener as (change: ChangeEvent) => void });
   }
 
   /**
@@ -247,10 +262,12 @@ export class Store implements RecordReader {
     return {
       ...this.counters,
       conflictsByCollection: { ...this.conflictsByCollection },
-      fsyncs: log.fsyncs,
+      // Each back-end's own counters, under names that are true for it.
+      ...(log.fsyncs === undefined ? {} : { fsyncs: log.fsyncs }),
+      ...(log.commits === undefined ? {} : { commits: log.commits }),
       opsInLog: log.removals === undefined ? log.opsInLog : this.collections.liveRecords() + log.removals.kept,
       liveRecords: this.collections.liveRecords(),
-      logBytes: log.logBytes,
+      ...(log.logBytes === undefined ? {} : { logBytes: log.logBytes }),
       compactions: log.compactions,
       writable: log.lastWriteError === null,
       lastWriteError: log.lastWriteError,
@@ -441,10 +458,12 @@ export class Store implements RecordReader {
     for (const op of ops) {
       const before = this.collections.apply(op, version);
       const after = op.op === 'put' ? op.data : undefined;
-      for (const listener of this.listeners) {
+      const change = { collection: op.collection, id: op.id, before, after };
+      for (const { collection, listener } of this.listeners) {
+        if (collection !== null && collection !== op.collection) continue;
         // The write is already durable: a failing listener must not undo or stall it.
         try {
-          listener({ collection: op.collection, id: op.id, before, after });
+          listener(change);
         } catch (error) {
           this.warn(`A store change listener failed on ${op.collection}/${op.id}: ${(error as Error)?.message ?? String(error)}`);
         }

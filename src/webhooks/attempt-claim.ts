@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { DELIVERIES } from '../domain/records.ts';
 import type { Store } from '../store/store.ts';
-import { isPendingDelivery, type DeliveryRecord } from './records.ts';
+import { isPendingDelivery, type DeliveryRecord } from '../domain/webhook-records.ts';
 
 /** How long past the send timeout a claim holds before another instance may take the attempt over. */
 const CLAIM_MARGIN_MS = 30_000;

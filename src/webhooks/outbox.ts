@@ -16,13 +16,13 @@ import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { DELIVERIES, EVENTS, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { newId } from '../domain/ids.ts';
-import { isUserBarred } from '../moderation/visibility.ts';
+import { isUserBarred } from '../domain/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, DecisionReader, Store } from '../store/store.ts';
-import type { EventOutbox, EventType } from './events.ts';
+import type { EventOutbox, EventType } from '../domain/events.ts';
 import type { DeliveryCounts } from './delivery-counts.ts';
-import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from './records.ts';
-import { isPendingDelivery, webhookView } from './records.ts';
+import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
+import { isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
 
 export const MAX_PENDING_PER_WEBHOOK = 1_000;
 

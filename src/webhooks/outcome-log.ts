@@ -5,32 +5,11 @@
 
 import { DELIVERY_OUTCOMES } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
-import type { EventType } from './events.ts';
+import type { DeliveryOutcome, DeliveryOutcomeLogRecord } from '../domain/webhook-records.ts';
 
 export const MAX_OUTCOMES_PER_WEBHOOK = 50;
 
-export interface DeliveryOutcome {
-  /** When the attempt's outcome was known. */
-  readonly at: string;
-  readonly event_id: string;
-  readonly event: EventType;
-  /** `retrying`: this attempt failed and another is scheduled. */
-  readonly status: 'delivered' | 'retrying' | 'failed';
-  /** Which attempt this was (1 for the first). */
-  readonly attempts: number;
-  /** The receiver's HTTP status, or null when none arrived (timeout, refused connection). */
-  readonly response_status: number | null;
-  /** From dialling to the end of the receiver's answer (or the failure), in milliseconds. */
-  readonly duration_ms: number;
-}
-
-export interface DeliveryOutcomeLogRecord {
-  /** The webhook's id. */
-  readonly id: string;
-  readonly user_id: string;
-  /** Newest first, at most MAX_OUTCOMES_PER_WEBHOOK. */
-  readonly outcomes: readonly DeliveryOutcome[];
-}
+export type { DeliveryOutcome, DeliveryOutcomeLogRecord } from '../domain/webhook-records.ts';
 
 /** The op writing `outcome` at the head of the webhook's log (the oldest beyond 50 dropped). */
 export function outcomeLoggedOp(log: DeliveryOutcomeLogRecord | undefined, webhookId: string, userId: string, outcome: DeliveryOutcome): WriteOp {

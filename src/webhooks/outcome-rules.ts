@@ -2,7 +2,18 @@
 // delay, failed for good, or failed with the webhook turned off (410 Gone). The dispatcher turns
 // the decision into store writes; the rules live here so they can be read and tested as a table.
 
-import type { SendOutcome } from './send.ts';
+/** What one attempt came to (send.ts makes it, the rules below read it). */
+export interface SendOutcome {
+  delivered: boolean;
+  /** The receiver's HTTP status, or null when none arrived. */
+  status: number | null;
+  /** Why no status arrived: 'timeout', an error code such as 'ECONNREFUSED', or a refusal. */
+  error?: string;
+  /** From `Retry-After` on a 429 or 503. */
+  retryAfterMs?: number;
+  /** The receiver answered 410 Gone: it wants no more deliveries. */
+  gone: boolean;
+}
 
 export type AttemptDecision =
   | { readonly kind: 'delivered' }

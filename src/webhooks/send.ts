@@ -9,7 +9,7 @@ import { systemClock } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { guardedLookup, validateWebhookUrl } from './address-guard.ts';
 import type { BaseLookup } from './address-guard.ts';
-import { isDeliveredStatus, isGoneStatus } from './outcome-rules.ts';
+import { isDeliveredStatus, isGoneStatus, type SendOutcome } from './outcome-rules.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 4096;
@@ -27,17 +27,8 @@ export interface SendOptions {
   clock?: Clock;
 }
 
-export interface SendOutcome {
-  delivered: boolean;
-  /** The receiver's HTTP status, or null when none arrived. */
-  status: number | null;
-  /** Why no status arrived: 'timeout', an error code such as 'ECONNREFUSED', or a refusal. */
-  error?: string;
-  /** From `Retry-After` on a 429 or 503. */
-  retryAfterMs?: number;
-  /** The receiver answered 410 Gone: it wants no more deliveries. */
-  gone: boolean;
-}
+// What one attempt came to is declared with the rules that read it (outcome-rules.ts).
+export type { SendOutcome };
 
 /**
  * `Retry-After` (delta seconds or an HTTP date) as milliseconds from `nowMs`, or undefined.

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readHourSpan, readSeriesRange } from '../../src/analytics/time-range.ts';
-import { HttpError } from '../../src/http/errors.ts';
+import { HttpError } from '../../src/domain/errors.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const series = (query: string, now: string) => {

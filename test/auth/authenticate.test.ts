@@ -88,7 +88,7 @@ test('a known key resolves to its record and user; revoking or changing it count
   const { key, hash } = generateApiKey('live', 'market');
   const store = fakeStore([keyRecord('key_1', hash)]);
   const authenticator = new KeyAuthenticator(store as unknown as Store, 'market', () => clock.monotonic());
-  store.onChange((change) => authenticator.onStoreChange(change)); // as app.ts wires it
+  store.onChange(({ before, after, id }) => authenticator.onKeyChange({ id, before: before as KeyRecord | undefined, after: after as KeyRecord | undefined })); // as app.ts wires it, for keys
   const caller = authenticator.authenticate(key);
   assert.equal(caller?.key.id, 'key_1');
   assert.equal(caller?.user.id, 'usr_1');
@@ -106,7 +106,7 @@ test('a cached miss does not hide a key made afterwards', () => {
   const clock = new ManualClock();
   const store = fakeStore([]);
   const authenticator = new KeyAuthenticator(store as unknown as Store, 'market', () => clock.monotonic());
-  store.onChange((change) => authenticator.onStoreChange(change)); // as app.ts wires it
+  store.onChange(({ before, after, id }) => authenticator.onKeyChange({ id, before: before as KeyRecord | undefined, after: after as KeyRecord | undefined })); // as app.ts wires it, for keys
   const { key, hash } = generateApiKey('mk', 'market');
   assert.equal(authenticator.authenticate(key), null); // cached as unknown
   store.put(keyRecord('key_new', hash));
@@ -152,7 +152,7 @@ test('a rolled key: the new secret works at once, the previous one until its gra
   const old = generateApiKey('live', 'market');
   const store = fakeStore([keyRecord('key_1', old.hash)]);
   const authenticator = new KeyAuthenticator(store as unknown as Store, 'market', () => clock.monotonic(), () => clock.now());
-  store.onChange((change) => authenticator.onStoreChange(change)); // as app.ts wires it
+  store.onChange(({ before, after, id }) => authenticator.onKeyChange({ id, before: before as KeyRecord | undefined, after: after as KeyRecord | undefined })); // as app.ts wires it, for keys
   const fresh = generateApiKey('live', 'market');
   assert.equal(authenticator.authenticate(fresh.key), null, 'the new secret, before the roll: unknown (and cached so)');
   assert.equal(authenticator.authenticate(old.key)?.key.id, 'key_1');

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { SHARED_SCHEMAS } from '../../src/openapi/schemas.ts';
-import { EVENT_TYPES } from '../../src/webhooks/events.ts';
+import { EVENT_TYPES } from '../../src/domain/events.ts';
 
 /** Variables read elsewhere than loadConfig that the settings table documents on purpose. */
 const READ_ELSEWHERE = new Set(['MARKETPLACE_URL']);

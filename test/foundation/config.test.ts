@@ -89,3 +89,17 @@ test('DATABASE_URL and REDIS_URL go together, need the operator token, and must 
     assert.throws(() => loadConfig(env), (error: Error) => error instanceof ConfigError && message.test(error.message) && !error.message.includes('secret'));
   }
 });
+
+test('TRUST_PROXY in the environment: parsed, and a bad entry is a configuration error', () => {
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy, ['10.0.0.0/8', '::1']);
+  assert.deepEqual(loadConfig({}).trustProxy, []);
+  assert.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/40' }), /TRUST_PROXY/);
+});
+
+test('REDIS_TLS_CA: only with a rediss:// REDIS_URL, and the file must exist', () => {
+  const base = { DATABASE_URL: 'postgres://db/market', MARKETPLACE_ADMIN_TOKEN: 'a-test-operator-token-0123' };
+  assert.equal(loadConfig({ ...base, REDIS_URL: 'rediss://cache:6380', REDIS_TLS_CA: import.meta.filename }).redisTlsCaFile, import.meta.filename);
+  assert.throws(() => loadConfig({ ...base, REDIS_URL: 'redis://cache:6379', REDIS_TLS_CA: import.meta.filename }), /rediss:\/\//);
+  assert.throws(() => loadConfig({ ...base, REDIS_URL: 'rediss://cache:6380', REDIS_TLS_CA: '/nonexistent/ca.pem' }), /does not exist/);
+  assert.throws(() => loadConfig({ ...base, REDIS_URL: 'http://cache' }), /REDIS_URL must be a redis:\/\/ URL/);
+});

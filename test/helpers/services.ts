@@ -5,7 +5,7 @@
 // skipped only on a machine without them and outside CI — in CI their absence fails loudly.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,7 +138,12 @@ export interface PostgresService {
   destroy(): Promise<void>;
 }
 
-export async function startPostgres(): Promise<PostgresService> {
+export interface PostgresOptions {
+  /** Also accept TLS (ssl=on) with this certificate and key; plain connections stay allowed. */
+  tls?: { certFile: string; keyFile: string };
+}
+
+export async function startPostgres(options: PostgresOptions = {}): Promise<PostgresService> {
   const bin = postgresBinDir();
   if (bin === null) throw new Error('PostgreSQL binaries not found under /usr/lib/postgresql/*/bin');
   const root = mkdtempSync(join(tmpdir(), 'marketplace-pg-'));
@@ -148,6 +153,17 @@ export async function startPostgres(): Promise<PostgresService> {
     encoding: 'utf8',
   });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
+  const tlsSettings: string[] = [];
+  if (options.tls) {
+    // PostgreSQL wants its key owned by the account it runs as, readable by it alone.
+    const { uid, gid } = statSync(root);
+    for (const [from, name] of [[options.tls.certFile, 'server.crt'], [options.tls.keyFile, 'server.key']] as const) {
+      copyFileSync(from, join(root, name));
+      chownSync(join(root, name), uid, gid);
+      chmodSync(join(root, name), 0o600);
+    }
+    tlsSettings.push('-c', 'ssl=on', '-c', `ssl_cert_file=${join(root, 'server.crt')}`, '-c', `ssl_key_file=${join(root, 'server.key')}`);
+  }
   const port = await freePort();
   let daemon: Daemon | null = null;
 
@@ -156,7 +172,7 @@ export async function startPostgres(): Promise<PostgresService> {
       'postgres',
       ...asUser(join(bin, 'postgres'), [
         '-D', dataDir, '-p', String(port), '-k', root, '-c', 'listen_addresses=127.0.0.1',
-        '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning',
+        '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning', ...tlsSettings,
       ]),
     );
     await waitForPort(port, 30_000, () => daemon!.exitProblem());
@@ -250,36 +266,59 @@ export function postgresAndRedisForFile(skip: false | string): SharedServices {
 // ---------------------------------------------------------------- Redis
 
 export interface RedisService {
-  /** redis://127.0.0.1:<port> */
+  /** redis://127.0.0.1:<port>, or rediss:// with `tls` */
   readonly url: string;
   readonly port: number;
+  /** Stops answering (SIGSTOP) with its connections left open, as a stalled server does; `resume` goes on. */
+  pause(): void;
+  resume(): void;
   stop(): Promise<void>;
   start(): Promise<void>;
   destroy(): Promise<void>;
 }
 
+export interface RedisOptions {
+  /** Listen with TLS only (and the URL is rediss://): the server's certificate and key, and its authority. */
+  tls?: { certFile: string; keyFile: string; caFile: string };
+  /** ACL users, each as Redis's `user` directive takes it: ['alice', 'on', '>secret', '~*', '+@all']. */
+  users?: string[][];
+}
+
 /** A Redis with no persistence (nothing to clean but its directory). */
-export async function startRedis(): Promise<RedisService> {
+export async function startRedis(options: RedisOptions = {}): Promise<RedisService> {
   const server = findBinaries().redisServer;
   if (server === null) throw new Error('redis-server not found');
   const root = mkdtempSync(join(tmpdir(), 'marketplace-redis-'));
   const port = await freePort();
   let daemon: Daemon | null = null;
   const start = async () => {
-    daemon = new Daemon('redis', server, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', root, '--loglevel', 'warning'], {
+    const { tls } = options;
+    const listen = tls
+      ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile, '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', 'no']
+      : ['--port', String(port)];
+    const users = (options.users ?? []).flatMap((user) => ['--user', ...user]);
+    daemon = new Daemon('redis', server, [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', root, '--loglevel', 'warning', ...users], {
       cwd: root,
     });
     await waitForPort(port, 20_000, () => daemon!.exitProblem());
   };
   await start();
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `${options.tls ? 'rediss' : 'redis'}://127.0.0.1:${port}`,
     port,
+    pause() {
+      daemon?.child.kill('SIGSTOP');
+    },
+    resume() {
+      daemon?.child.kill('SIGCONT');
+    },
     async stop() {
+      daemon?.child.kill('SIGCONT');
       await daemon?.stop('SIGTERM');
     },
     start,
     async destroy() {
+      daemon?.child.kill('SIGCONT');
       await daemon?.stop('SIGTERM');
       rmSync(root, { recursive: true, force: true });
     },

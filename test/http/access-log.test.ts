@@ -82,7 +82,7 @@ test('each line is exactly the JSON of its fields, whatever a 404 path holds', (
   const now = Date.UTC(2026, 10, 23, 17, 38, 4, 15);
   const log = new AccessLog((text) => written.push(text), () => now);
   const entries: AccessLogEntry[] = [
-    { method: 'GET', route: 'GET /v1/listings', path: '/v1/listings', status: 200, durationMs: 0.1234567, keyId: 'key_1', requestId: 'a-b' },
+    { method: 'GET', route: 'GET /v1/listings', path: '/v1/listings', status: 200, durationMs: 0.1234567, keyId: 'key_1', requestId: 'a-b', client: '203.0.113.7' },
     { method: 'GET', route: null, path: '/v1/"quoted"\\back\u0001ctl/é/\u2028/' + 'x'.repeat(300), status: 404, durationMs: 12, keyId: null, requestId: 'c-d' },
     { method: 'DELETE', route: 'DELETE /v1/listings/:id', path: '/v1/listings/lst_1', status: 500, durationMs: Number.NaN, keyId: 'k"2', requestId: 'e' },
   ];
@@ -98,6 +98,7 @@ test('each line is exactly the JSON of its fields, whatever a 404 path holds', (
       duration_ms: Math.round(entry.durationMs * 1000) / 1000,
       key_id: entry.keyId,
       request_id: entry.requestId,
+      client: entry.client,
     }),
   );
   assert.equal(written.join(''), `${expected.join('\n')}\n`);

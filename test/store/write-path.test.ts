@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Store, StoreClosedError, StoreUnavailableError } from '../../src/store/store.ts';
+import { collectionName, Store, StoreClosedError, StoreUnavailableError } from '../../src/store/store.ts';
 import { FaultyFileSystem } from './fault-fs.ts';
 import { contents, errorWithCode, freshDataDir, logBytes, logLines, logPath, openStore, put } from './helpers.ts';
 
@@ -122,8 +122,8 @@ test('group commit: 200 concurrent writes share far fewer than 200 fsyncs, and a
   await Promise.all(writes);
   const stats = store.stats();
   assert.equal(stats.writes, 200);
-  assert.ok(stats.fsyncs <= 10, `200 writes took ${stats.fsyncs} fsyncs`);
-  assert.equal(stats.fsyncs, stats.batches);
+  assert.ok(stats.fsyncs! <= 10, `200 writes took ${stats.fsyncs} fsyncs`);
+  assert.equal(stats.fsyncs!, stats.batches);
   await store.close();
   const reopened = await openStore(t, dataDir);
   assert.equal(reopened.store.size('items'), 200);
@@ -229,4 +229,17 @@ test('DATA_DIR=:memory: (dataDir null) keeps everything in memory and touches no
   assert.equal(store.stats().fsyncs, 0);
   await store.close();
   await assert.rejects(store.write([put('items', 'c', 'gamma')]), StoreClosedError);
+});
+
+test('onChangeOf hears one collection, typed, in the order of registration among all listeners', async () => {
+  const store = await Store.open({ dataDir: null });
+  const heard: string[] = [];
+  const ITEMS = collectionName<{ id: string; name: string }>('items');
+  store.onChange(({ collection, id }) => heard.push(`all:${collection}/${id}`));
+  store.onChangeOf(ITEMS, ({ id, after }) => heard.push(`items:${id}=${after?.name}`));
+  store.onChange(({ collection, id }) => heard.push(`all again:${collection}/${id}`));
+  await store.write([{ op: 'put', collection: 'items', id: 'a', data: { id: 'a', name: 'first' } as { id: string } }]);
+  await store.write([{ op: 'put', collection: 'others', id: 'b', data: { id: 'b' } }]);
+  assert.deepEqual(heard, ['all:items/a', 'items:a=first', 'all again:items/a', 'all:others/b', 'all again:others/b']);
+  await store.close();
 });

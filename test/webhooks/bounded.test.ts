@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { DELIVERIES } from '../../src/domain/records.ts';
 import { LOG_FILE_NAME } from '../../src/store/format.ts';
-import type { DeliveryRecord } from '../../src/webhooks/records.ts';
+import type { DeliveryRecord } from '../../src/domain/webhook-records.ts';
 import { startServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { answer, startReceiver, waitFor } from './fixtures.ts';

@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { DELIVERIES } from '../../src/domain/records.ts';
 import { DeliveryCounts } from '../../src/webhooks/delivery-counts.ts';
 import { WebhookOutbox } from '../../src/webhooks/outbox.ts';
-import type { DeliveryRecord } from '../../src/webhooks/records.ts';
+import type { DeliveryRecord } from '../../src/domain/webhook-records.ts';
 import { FaultyFileSystem } from '../store/fault-fs.ts';
 import { errorWithCode, freshDataDir, openStore } from '../store/helpers.ts';
 import { addWebhook, queueEvents } from './fixtures.ts';

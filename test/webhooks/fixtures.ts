@@ -9,9 +9,9 @@ import { isoTime } from '../../src/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { WEBHOOKS } from '../../src/domain/records.ts';
 import type { Store } from '../../src/store/store.ts';
-import { EVENT_TYPES } from '../../src/webhooks/events.ts';
-import type { EventOutbox, EventType } from '../../src/webhooks/events.ts';
-import type { WebhookRecord } from '../../src/webhooks/records.ts';
+import { EVENT_TYPES } from '../../src/domain/events.ts';
+import type { EventOutbox, EventType } from '../../src/domain/events.ts';
+import type { WebhookRecord } from '../../src/domain/webhook-records.ts';
 import { generateWebhookSecret } from '../../src/webhooks/signing.ts';
 
 export interface ReceivedRequest {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { DELIVERIES } from '../../src/domain/records.ts';
-import type { DeliveryRecord } from '../../src/webhooks/records.ts';
+import type { DeliveryRecord } from '../../src/domain/webhook-records.ts';
 import { verifySignature } from '../../src/webhooks/signing.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { idsInOrder, newestFirst } from '../helpers/creation-order.ts';

@@ -9,7 +9,7 @@ import { Store } from '../../src/store/store.ts';
 import type { WriteOp } from '../../src/store/format.ts';
 import type { DecisionReader } from '../../src/store/store.ts';
 import { WebhookOutbox } from '../../src/webhooks/outbox.ts';
-import type { DeliveryRecord, EventRecord } from '../../src/webhooks/records.ts';
+import type { DeliveryRecord, EventRecord } from '../../src/domain/webhook-records.ts';
 import { addWebhook, webhookRecord } from './fixtures.ts';
 
 async function setup() {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DELIVERIES } from '../../src/domain/records.ts';
-import type { DeliveryRecord } from '../../src/webhooks/records.ts';
+import type { DeliveryRecord } from '../../src/domain/webhook-records.ts';
 import { startServer } from '../helpers/server.ts';
 import { startReceiver, waitFor } from './fixtures.ts';
 

@@ -81,7 +81,7 @@ export class PostgresLog implements Log {
   private listener: Client | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  private counters = { fsyncs: 0, compactions: 0 };
+  private counters = { commits: 0, compactions: 0 };
   private lastWriteError: string | null = null;
   /** The listener is down: a catch-up pull is due when it comes back. */
   private listenerLost = false;
@@ -171,7 +171,7 @@ export class PostgresLog implements Log {
     }
     const committed = outcome.versions.filter((version): version is number => version !== null);
     if (committed.length > 0) {
-      this.counters.fsyncs += 1;
+      this.counters.commits += 1;
       this.removals.removed(entries.reduce((count, entry, index) => count + (outcome.versions[index] === null ? 0 : entry.ops.filter((op) => op.op === 'del').length), 0));
       const written = { first: committed[0]!, last: committed[committed.length - 1]! };
       // Nobody else wrote in between: memory holds everything up to the batch's last version.
@@ -373,8 +373,7 @@ export class PostgresLog implements Log {
   stats(): LogStats {
     return {
       opsInLog: 0,
-      logBytes: 0,
-      fsyncs: this.counters.fsyncs,
+      commits: this.counters.commits,
       compactions: this.counters.compactions,
       lastWriteError: this.lastWriteError,
       removals: this.removals.stats(),

@@ -3,20 +3,28 @@
 // set of admission times; one Lua script (run with EVALSHA, atomic on the Redis server) drops
 // the expired times, decides, and records an admission, using the Redis server's clock so the
 // instances' clocks never disagree. Refused requests are not recorded, as in-process.
-// If Redis cannot be reached the limiter throws LimiterUnavailableError: limits fail closed.
+// If Redis cannot be reached or does not answer within the connection's bound, the limiter
+// throws LimiterUnavailableError: limits fail closed (503). Such a request must not count
+// either, even if Redis runs the script later (a paused Redis resumes and reads what waited on
+// its socket): each call carries a deadline on Redis's clock, past which the script records
+// nothing.
 
 import { createHash } from 'node:crypto';
 import { LimiterUnavailableError, type RateLimiter } from '../../limits/rate-limiter.ts';
 import type { RateDecision } from '../../limits/sliding-window.ts';
-import { RedisReplyError, type RespClient, type RespValue } from './resp-client.ts';
+import type { RedisConnection } from './redis-connection.ts';
 
-// KEYS[1] the window; ARGV: limit, window in ms, 1 to record an admission (0 to peek).
-// Returns {allowed 0/1, remaining, microseconds until one more request is admitted}.
+// KEYS[1] the window; ARGV: limit, window in ms, 1 to record an admission (0 to peek), the
+// deadline in microseconds on Redis's clock (0: none).
+// Returns {allowed 0/1, remaining, microseconds until one more request is admitted}, or {-1}
+// when the deadline has passed (the caller has already answered 503; nothing is recorded).
 // Members are "<time>:<count before>", unique even for two admissions in one microsecond.
 // Numbers go to Redis through string.format: Lua would print a microsecond time in 14 digits.
 const SLIDING_WINDOW_SCRIPT = `
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local deadline = tonumber(ARGV[4])
+if deadline > 0 and now > deadline then return {-1, 0, 0} end
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2]) * 1000
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now - window))
@@ -37,7 +45,7 @@ return {1, limit - count, tonumber(oldest[2]) + window - now}
 const SCRIPT_SHA = createHash('sha1').update(SLIDING_WINDOW_SCRIPT).digest('hex');
 
 export interface RedisLimiterOptions {
-  client: RespClient;
+  connection: RedisConnection;
   /** Prefix of this limiter's keys in Redis, e.g. "marketplace:limit:key:". */
   prefix: string;
   windowMs?: number;
@@ -45,13 +53,13 @@ export interface RedisLimiterOptions {
 }
 
 export class RedisSlidingWindowLimiter implements RateLimiter {
-  private readonly client: RespClient;
+  private readonly connection: RedisConnection;
   private readonly prefix: string;
   private readonly windowMs: number;
   private readonly monotonicNow: () => number;
 
   constructor(options: RedisLimiterOptions) {
-    this.client = options.client;
+    this.connection = options.connection;
     this.prefix = options.prefix;
     this.windowMs = options.windowMs ?? 60_000;
     this.monotonicNow = options.monotonicNow;
@@ -66,20 +74,16 @@ export class RedisSlidingWindowLimiter implements RateLimiter {
   }
 
   private async decide(id: string, limit: number, record: boolean): Promise<RateDecision> {
-    const args = [1, this.prefix + id, limit, this.windowMs, record ? 1 : 0];
-    let answer: RespValue;
+    const deadline = this.connection.deadlineOnRedisClock();
+    const args = [String(limit), String(this.windowMs), record ? '1' : '0', deadline === null ? '0' : deadline.toFixed(0)];
+    let answer: unknown;
     try {
-      answer = await this.client.command(['EVALSHA', SCRIPT_SHA, ...args]).catch((error: unknown) => {
-        // The first call on a Redis that has not seen the script (or lost it in a restart) sends it whole.
-        if (error instanceof RedisReplyError && error.message.startsWith('NOSCRIPT')) {
-          return this.client.command(['EVAL', SLIDING_WINDOW_SCRIPT, ...args]);
-        }
-        throw error;
-      });
+      answer = await this.connection.evalScript(SLIDING_WINDOW_SCRIPT, SCRIPT_SHA, [this.prefix + id], args);
     } catch (error) {
       throw new LimiterUnavailableError(`rate limits cannot be checked: ${(error as Error).message}`);
     }
     const [allowed, remaining, resetInMicros] = answer as [number, number, number];
+    if (allowed === -1) throw new LimiterUnavailableError('rate limits cannot be checked: Redis answered too late');
     // Redis's clock decided; only the distance to the reset travels, measured from our own now.
     const decidedAt = this.monotonicNow();
     return { allowed: allowed === 1, limit, remaining, resetAt: decidedAt + resetInMicros / 1000, decidedAt };

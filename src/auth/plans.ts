@@ -2,10 +2,10 @@
 // the whole list, so replacing it is one write and every instance reads the same list. Until
 // the operator first saves a list, the defaults apply. A key's plan sets its rate_limit.
 
-import { MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
-import { badRequest } from '../http/errors.ts';
+import { MAX_RATE_LIMIT, MIN_RATE_LIMIT } from './key-rules.ts';
+import { badRequest } from '../domain/errors.ts';
 import type { RecordReader } from '../store/collections.ts';
-import { PLANS, type Plan } from './records.ts';
+import { PLANS, type Plan } from '../domain/records.ts';
 
 /** The id of the one record in PLANS. */
 export const PLAN_LIST_ID = 'current';

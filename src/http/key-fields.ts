@@ -4,14 +4,14 @@
 
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
-import { planById } from '../domain/plans.ts';
+import { planById } from '../auth/plans.ts';
 import type { KeyRecord, Plan } from '../domain/records.ts';
-import { badRequest, conflict } from '../http/errors.ts';
-import type { BodyChecker } from '../http/validation.ts';
+import { badRequest, conflict } from '../domain/errors.ts';
+import type { BodyChecker } from './validation.ts';
 import type { RecordReader } from '../store/collections.ts';
-import { MAX_ROLL_GRACE_SECONDS, readExpiresAt } from './key-lifetime.ts';
-import type { NewApiKey } from './keys.ts';
-import { checkPermissionEntry, type PermissionRoute } from './permissions.ts';
+import { MAX_ROLL_GRACE_SECONDS, readExpiresAt } from '../auth/key-lifetime.ts';
+import type { NewApiKey } from '../auth/keys.ts';
+import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
 
 /** What a key holds unless more is asked: least privilege. */
 export const DEFAULT_PERMISSIONS: readonly string[] = ['read:listings'];

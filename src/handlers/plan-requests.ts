@@ -3,13 +3,13 @@
 // pending request per key at a time.
 
 import { isoTime } from '../clock.ts';
-import { assertChangeable, existingPlan, onPlan } from '../auth/key-fields.ts';
-import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { assertChangeable, existingPlan, onPlan } from '../http/key-fields.ts';
+import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Transaction } from '../store/transaction.ts';
-import { newId } from './ids.ts';
-import { planById } from './plans.ts';
-import { KEYS, PLAN_REQUESTS, type KeyRecord, type PlanRequestRecord, type PlanRequestStatus } from './records.ts';
+import { newId } from '../domain/ids.ts';
+import { planById } from '../auth/plans.ts';
+import { KEYS, PLAN_REQUESTS, type KeyRecord, type PlanRequestRecord, type PlanRequestStatus } from '../domain/records.ts';
 
 export const PLAN_REQUEST_STATUSES: readonly PlanRequestStatus[] = ['pending', 'approved', 'declined'];
 

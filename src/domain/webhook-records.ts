@@ -120,3 +120,27 @@ export function operatorWebhookView(record: WebhookRecord): WebhookView & { user
 export function isPendingDelivery(record: DeliveryRecord): boolean {
   return record.status === 'pending' || record.status === 'retrying';
 }
+
+/** One attempt's outcome as its owner sees it in the portal (never a body). */
+export interface DeliveryOutcome {
+  /** When the attempt's outcome was known. */
+  readonly at: string;
+  readonly event_id: string;
+  readonly event: EventType;
+  /** `retrying`: this attempt failed and another is scheduled. */
+  readonly status: 'delivered' | 'retrying' | 'failed';
+  /** Which attempt this was (1 for the first). */
+  readonly attempts: number;
+  /** The receiver's HTTP status, or null when none arrived (timeout, refused connection). */
+  readonly response_status: number | null;
+  /** From dialling to the end of the receiver's answer (or the failure), in milliseconds. */
+  readonly duration_ms: number;
+}
+
+export interface DeliveryOutcomeLogRecord {
+  /** The webhook's id. */
+  readonly id: string;
+  readonly user_id: string;
+  /** Newest first, at most MAX_OUTCOMES_PER_WEBHOOK. */
+  readonly outcomes: readonly DeliveryOutcome[];
+}

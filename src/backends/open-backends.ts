@@ -1,0 +1,144 @@
+// The one place where the deployment is decided: from the configuration, where the records are
+// kept (the log), where the rate-limit windows are (the limiters), whether webhook attempts are
+// claimed (instances sharing a database each see every delivery) and how usage is read (one
+// instance's counts, or every instance's summed). The single-process versions stand beside the
+// shared ones here; everything else receives what this returns and never asks which it got.
+// The PostgreSQL and Redis modules (and their drivers) are imported only when configured.
+
+import { randomUUID } from 'node:crypto';
+import type { UsageReader } from '../analytics/reader.ts';
+import { SummedUsage } from '../analytics/summed-usage.ts';
+import type { UsageCounters } from '../analytics/usage-counters.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import { SlidingWindowLimiter } from '../limits/sliding-window.ts';
+import { ACCOUNT_FAILURE_WINDOW_MS } from '../portal/sign-in-limits.ts';
+import type { FileSystem } from '../store/files.ts';
+import type { Log } from '../store/log.ts';
+import { openLocalLog } from '../store/local-log.ts';
+import type { Store } from '../store/store.ts';
+import { AttemptClaims } from '../webhooks/attempt-claim.ts';
+
+export interface BackendOptions {
+  clock: Clock;
+  fileSystem: FileSystem;
+  warn: (message: string) => void;
+  /** How long a webhook send may take; a claim on an attempt lapses some time after it. */
+  webhookSendTimeoutMs: number;
+}
+
+/** The back-ends named in words true for each, for the start banner and GET /admin/v1/stats. */
+export interface BackendDescription {
+  /** "file log in ./data", "memory only (nothing kept)", "PostgreSQL at db:5432/marketplace (TLS)" */
+  records: string;
+  /** "in this process", "Redis at cache:6379 (TLS)" */
+  limits: string;
+}
+
+export interface Backends {
+  log: Log;
+  /** The data directory the instance keeps files in (lock, operator token), or null when none. */
+  dataDir: string | null;
+  keyLimiter: RateLimiter;
+  failedAuthLimiter: RateLimiter;
+  /** Failed portal sign-ins per account (10 per 15 minutes). */
+  signInLimiter: RateLimiter;
+  /** Suffix each instance gives its usage records when several share a database, else undefined. */
+  usageInstanceTag: string | undefined;
+  /** How usage is read: this instance's counts, or with every other instance's added. */
+  usageReader(counters: UsageCounters, store: Store): UsageReader;
+  /** Claims on webhook attempts, when several instances could send the same one; else null. */
+  attemptClaims(store: Store): AttemptClaims | null;
+  description: BackendDescription;
+  /** Closes the limiters' connection (the log is closed by the store). */
+  closeLimiters(): void;
+}
+
+const FAILED_AUTH_TRACKED_ADDRESSES = 100_000;
+
+export async function openBackends(config: Config, options: BackendOptions): Promise<Backends> {
+  const records = await openRecords(config, options);
+  let limits: Limits;
+  try {
+    limits = await openLimits(config, options);
+  } catch (error) {
+    await records.log.close();
+    throw error;
+  }
+  return { ...records, ...limits, description: { ...records.description, ...limits.description } };
+}
+
+type Records = Omit<Backends, keyof Limits>;
+type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'signInLimiter' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
+
+/** The log, and what follows from whether other instances share it: claims and summed usage. */
+async function openRecords(config: Config, options: BackendOptions): Promise<Omit<Records, 'description'> & { description: Pick<BackendDescription, 'records'> }> {
+  const { clock, warn } = options;
+  if (config.databaseUrl === null) {
+    // One process: records in DATA_DIR (or memory only); every delivery and count is its own.
+    const dataDir = config.dataDir;
+    return {
+      log: await openLocalLog({ dataDir, fileSystem: options.fileSystem, warn, now: () => clock.now() }),
+      dataDir,
+      usageInstanceTag: undefined,
+      usageReader: (counters) => counters,
+      attemptClaims: () => null,
+      description: { records: dataDir === null ? 'memory only (nothing kept)' : `file log in ${dataDir}` },
+    };
+  }
+  // Many instances share PostgreSQL: nothing in DATA_DIR (the operator token comes from the
+  // environment: config insists), each attempt claimed, each instance's counts kept apart and summed.
+  const { PostgresLog } = await import('./postgres/postgres-log.ts');
+  const log = await PostgresLog.open({ url: config.databaseUrl, warn });
+  const instanceTag = randomUUID();
+  return {
+    log,
+    dataDir: null,
+    usageInstanceTag: instanceTag,
+    usageReader: (counters, store) => new SummedUsage(counters, instanceTag, store, clock),
+    attemptClaims: (store) => new AttemptClaims(store, options.webhookSendTimeoutMs),
+    description: { records: `PostgreSQL at ${describePostgres(config.databaseUrl)}` },
+  };
+}
+
+/** The windows of the limits: in this process, or in Redis shared by every instance. */
+async function openLimits(config: Config, options: BackendOptions): Promise<Limits> {
+  const monotonicNow = () => options.clock.monotonic();
+  if (config.redisUrl === null) {
+    return {
+      keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
+      failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow, maxIds: FAILED_AUTH_TRACKED_ADDRESSES }),
+      signInLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: ACCOUNT_FAILURE_WINDOW_MS, maxIds: FAILED_AUTH_TRACKED_ADDRESSES }),
+      closeLimiters: () => {},
+      description: { limits: 'in this process' },
+    };
+  }
+  const { openRedisLimiters } = await import('./redis/limiters.ts');
+  const shared = await openRedisLimiters({ url: config.redisUrl, tlsCaFile: config.redisTlsCaFile, monotonicNow, warn: options.warn });
+  return {
+    keyLimiter: shared.keyLimiter,
+    failedAuthLimiter: shared.failedAuthLimiter,
+    signInLimiter: shared.signInLimiter,
+    closeLimiters: () => shared.close(),
+    description: { limits: shared.description },
+  };
+}
+
+/**
+ * host:port/database, "(TLS)" when the driver will insist on TLS: pg (without uselibpqcompat)
+ * takes any sslmode but disable, or an sslrootcert/sslcert, or ssl=true, as TLS required;
+ * with uselibpqcompat=true, allow and prefer may fall back to plain. Never the user or password.
+ */
+export function describePostgres(url: string): string {
+  const parsed = new URL(url);
+  const database = decodeURIComponent(parsed.pathname.slice(1)) || '(default database)';
+  const parameter = (name: string) => parsed.searchParams.get(name);
+  const sslmode = parameter('sslmode');
+  const libpqRules = parameter('uselibpqcompat') === 'true';
+  const tls =
+    sslmode === null
+      ? parameter('ssl') === 'true' || parameter('sslrootcert') !== null || parameter('sslcert') !== null
+      : sslmode !== 'disable' && !(libpqRules && (sslmode === 'allow' || sslmode === 'prefer'));
+  return `${parsed.host}/${database}${tls ? ' (TLS)' : ''}`;
+}

@@ -1,0 +1,95 @@
+// Imports point down: every file under src/ belongs to a layer (by its folder, or by name for the
+// files at the top of src/), and may import only from its own layer or those below. Two files
+// that import each other are refused too, whatever their layers. Type-only imports count: they
+// are dependencies of the code's meaning even when nothing of them runs.
+
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+/**
+ * Lowest first. A layer's files may import from any layer at or before it.
+ * - foundation: no knowledge of records or requests (clock, addresses, limiters, the router, settings)
+ * - store: records in memory and their log
+ * - domain: the records' shapes and rules (ids, errors a request is refused with, who sees what)
+ * - auth: keys, permissions, the operator token
+ * - http: one request: context, bodies, answers
+ * - features: listings, analytics, audit, health, metrics, webhooks, the portal's accounts and sessions
+ * - moderation: the operator's acts over the features (erasure)
+ * - routes: the handlers and the OpenAPI document built from them
+ * - assembly: the pipeline, the back-ends chosen from the configuration, demo data
+ * - app, then the process entry points
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['client', 'clock.ts', 'version.ts', 'net', 'limits', 'router.ts', 'config.ts'],
+  ['store'],
+  ['domain'],
+  ['auth'],
+  ['http'],
+  ['listings', 'analytics', 'audit', 'health', 'metrics', 'webhooks', 'portal'],
+  ['moderation'],
+  ['handlers', 'openapi'],
+  ['server.ts', 'backends', 'demo.ts', 'banner.ts'],
+  ['app.ts'],
+  ['embed.ts', 'index.ts', 'main.ts', 'cli.ts', 'executable.ts', 'build'],
+];
+
+
+function layerOf(file: string): number {
+  const top = file.split('/')[0]!;
+  const index = LAYERS.findIndex((names) => names.includes(top));
+  if (index === -1) throw new Error(`${file} is in no layer: add "${top}" to LAYERS in ${relative(process.cwd(), import.meta.filename)}`);
+  return index;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** The src-relative files `file` imports (static imports, re-exports and import() of a literal). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const found: string[] = [];
+  const pattern = /^\s*(?:import|export)\s[^;]*?from\s+['"](\.[^'"]+)['"]|^\s*import\s+['"](\.[^'"]+)['"]|\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/gm;
+  for (const match of text.matchAll(pattern)) {
+    const specifier = match[1] ?? match[2] ?? match[3]!;
+    found.push(relative(SRC, resolve(dirname(file), specifier)));
+  }
+  return found;
+}
+
+const graph = new Map(sourceFiles(SRC).map((path) => [relative(SRC, path), importsOf(path)]));
+
+test('the import scan finds the imports it should (a check on the check)', () => {
+  assert.ok(graph.size > 100, `${graph.size} files`);
+  assert.ok(graph.get('app.ts')!.includes('server.ts'));
+  assert.ok(graph.get('backends/open-backends.ts')!.includes('backends/postgres/postgres-log.ts'), 'a dynamic import counts');
+});
+
+test('no file imports from a layer above its own', () => {
+  const upward: string[] = [];
+  for (const [file, imports] of graph) {
+    for (const imported of imports) {
+      const edge = `${file} → ${imported}`;
+      if (layerOf(imported) > layerOf(file)) upward.push(edge);
+    }
+  }
+  assert.deepEqual(upward, []);
+});
+
+test('no two files import each other', () => {
+  const mutual: string[] = [];
+  for (const [file, imports] of graph) {
+    for (const imported of imports) {
+      if (file < imported && graph.get(imported)?.includes(file)) mutual.push(`${file} ↔ ${imported}`);
+    }
+  }
+  assert.deepEqual(mutual, []);
+});
