@@ -51,7 +51,7 @@ const WRITE_CALLS: Record<string, (server: TestServer) => Promise<WriteCall>> = 
     return { method: 'DELETE', path: `/admin/v1/keys/${key.id}`, action: 'key.revoke', targetId: key.id };
   },
   'POST /admin/v1/users/:id/invitations': async (server) => {
-    const user = await server.createUser();
+    const user = await server.createUser({ email: `invited-${Math.random().toString(36).slice(2)}@example.com` });
     return { method: 'POST', path: `/admin/v1/users/${user.id}/invitations`, action: 'user.invite', targetId: user.id };
   },
   'POST /admin/v1/compact': async () => ({ method: 'POST', path: '/admin/v1/compact', action: 'store.compact', targetId: 'log' }),
