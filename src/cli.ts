@@ -172,6 +172,15 @@ const COMMANDS: Record<string, Command> = {
       return (await operator()).users.get(args[0] ?? '');
     },
   },
+  'users invite': {
+    usage: 'users invite <user-id>',
+    summary: 'a single-use link (72 h) for the user to set a portal password; also resets a forgotten one',
+    options: [],
+    args: 1,
+    async run({ args, operator }) {
+      return (await operator()).users.invite(args[0] ?? '');
+    },
+  },
   'users suspend': {
     usage: 'users suspend <user-id> --reason <text>',
     summary: 'suspend a user: keys refused (403), listings hidden, webhooks silent',

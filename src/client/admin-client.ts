@@ -10,6 +10,7 @@ import type {
   AdminUserDetail,
   AuditEntry,
   AuditQuery,
+  Invitation,
   Listing,
   AdminUserPatch,
   AdminWebhook,
@@ -147,6 +148,15 @@ export class AdminUsersApi {
    */
   async erase(id: string, options: CallOptions = {}): Promise<AdminUser> {
     const answer = await this.transport.json<Envelope<AdminUser>>({ method: 'DELETE', path: `/admin/v1/users/${segment(id)}`, signal: options.signal });
+    return answer.data;
+  }
+
+  /**
+   * A single-use link (valid 72 hours) for the user to set a password in the developer portal,
+   * also how a forgotten password is reset; a new one voids the previous one.
+   */
+  async invite(id: string, options: CallOptions = {}): Promise<Invitation> {
+    const answer = await this.transport.json<Envelope<Invitation>>({ method: 'POST', path: `/admin/v1/users/${segment(id)}/invitations`, signal: options.signal });
     return answer.data;
   }
 

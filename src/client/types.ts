@@ -225,14 +225,25 @@ export interface AdminListingQuery extends PageQuery {
 }
 
 /** One operator action, recorded with the change it made. */
+/** Who did an audited action: the operator, or a user in the developer portal. */
+export type AuditActor = { type: 'operator' } | { type: 'user'; id: string };
+
 export interface AuditEntry {
   id: string;
   at: string;
+  actor: AuditActor;
   action: string;
   target_type: 'user' | 'key' | 'listing' | 'store' | 'plan' | 'webhook';
   target_id: string;
   changes: Record<string, unknown>;
   request_id: string;
+}
+
+/** A portal invitation: the link to hand the user (the token is in its fragment), shown once. */
+export interface Invitation {
+  url: string;
+  token: string;
+  expires_at: string;
 }
 
 export interface AuditQuery extends PageQuery {

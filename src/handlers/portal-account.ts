@@ -15,6 +15,7 @@ import { BodyChecker } from '../http/validation.ts';
 import { hashPassword, verifyPassword } from '../portal/passwords.ts';
 import { passwordProblem } from '../portal/password-rules.ts';
 import { CREDENTIALS, INVITATIONS, type CredentialRecord } from '../portal/records.ts';
+import { endSessionsOps } from '../portal/end-access.ts';
 import { digestOf, isWellFormedSecret } from '../portal/secrets.ts';
 import { sessionRequired, type PortalSessions, type SignedIn } from '../portal/sessions.ts';
 import type { SignInLimits } from '../portal/sign-in-limits.ts';
@@ -72,7 +73,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
           credentialOp(user.id, passwordHash, clock.now()),
           { op: 'del', collection: INVITATIONS, id: user.id },
           // A reset: whoever was signed in with the old password is signed out.
-          ...sessions.endAllOps(tx, user.id),
+          ...endSessionsOps(tx, user.id),
           ...started.ops,
           audit.entryOp(context.requestId, { action: 'portal.password_set', target_type: 'user', target_id: user.id, changes: { from_invitation: true }, actor: asUser(user.id) }),
         ],
@@ -107,7 +108,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       return {
         ops: [
           credentialOp(now.id, passwordHash, clock.now()),
-          ...sessions.endAllOps(tx, now.id, signedIn.sessionId),
+          ...endSessionsOps(tx, now.id, signedIn.sessionId),
           audit.entryOp(context.requestId, { action: 'portal.password_change', target_type: 'user', target_id: now.id, changes: {}, actor: asUser(now.id) }),
         ],
         result: { status: 200, body: { data: privateUser(now) } },
@@ -150,6 +151,8 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
 
   async function updateMe(context: PortalContext): Promise<Reply> {
     const fields = readOwnProfileChange(await context.readJsonBody());
+    // Unlike through /v1, the email cannot be cleared here: it is what the user signs in with.
+    if (fields.email === '') throw badRequest('The request body is invalid: email cannot be cleared: it is what you sign in with.', { email: 'must not be empty' });
     return context.commit((tx, user) => {
       const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
       const changes = Object.fromEntries(Object.keys(fields).map((field) => [field, { from: user[field as keyof UserRecord] ?? null, to: changed[field as keyof UserRecord] ?? null }]));

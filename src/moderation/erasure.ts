@@ -1,5 +1,5 @@
 // Erasure of a user (DELETE /admin/v1/users/:id): the ops that revoke their keys, remove their
-// webhooks (and deliveries), take down their listings, forget the stored replies of their
+// webhooks (and deliveries), end their portal sessions and forget their password, take down their listings, forget the stored replies of their
 // keys, scrub their personal data from earlier audit entries and empty the user record itself.
 // The caller commits these ops with the audit entry, then compacts the log so that the old
 // lines holding the personal data no longer exist in DATA_DIR when the answer leaves.
@@ -20,6 +20,7 @@ import {
   type ListingRecord,
   type UserRecord,
 } from '../domain/records.ts';
+import { forgetPortalAccountOps } from '../portal/end-access.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { RecordReader } from '../store/store.ts';
 import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
@@ -84,6 +85,9 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string): 
     put(AUDIT, { ...entry, changes: scrubbed as Record<string, unknown> });
     summary.audit_entries_scrubbed += 1;
   }
+
+  // Portal access: sessions end, the stored password and any open invitation are forgotten.
+  ops.push(...forgetPortalAccountOps(store, user.id));
 
   const erased: UserRecord = {
     ...user,

@@ -105,15 +105,6 @@ export class PortalSessions {
     return clearSessionCookie(this.https(req));
   }
 
-  /** Ops ending every session of `userId` (but `exceptSessionId`), read through `reader` (a write's transaction). */
-  endAllOps(reader: RecordReader, userId: string, exceptSessionId: string | null = null): WriteOp[] {
-    const ops: WriteOp[] = [];
-    for (const session of reader.values(SESSIONS)) {
-      if (session.user_id === userId && session.id !== exceptSessionId) ops.push({ op: 'del', collection: SESSIONS, id: session.id });
-    }
-    return ops;
-  }
-
   /** Deletes sessions past their idle or absolute end, and those of users no longer active. */
   async sweepExpired(): Promise<number> {
     const now = this.clock.now();

@@ -526,6 +526,19 @@ test(
     await page.locator('.user-detail .badge.status-active').waitFor();
     assert.equal((await callListings(server.base, key)).status, 200);
 
+    // An invitation to the portal: the link is shown once and sets the user's password.
+    await page.getByRole('button', { name: 'Invite to the portal' }).click();
+    const link = await page.getByLabel('The invitation link').inputValue();
+    assert.match(link, /\/portal#invitation=[A-Za-z0-9_-]{43}$/);
+    await assertControlsNamedUniquely(page, 'user detail with an invitation link');
+    const setPassword = await fetch(`${server.base}/portal/v1/password`, {
+      method: 'POST',
+      headers: { Origin: server.base, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ invitation: link.split('#invitation=')[1], password: 'carol sets a password' }),
+    });
+    assert.equal(setPassword.status, 201);
+    await page.getByRole('button', { name: 'Hide the link' }).click();
+
     // The Listings page: search by text, remove with a reason, restore.
     await page.getByRole('button', { name: 'Listings', exact: true }).click();
     await page.locator('.listings-table').waitFor();
@@ -555,7 +568,14 @@ test(
     await page.locator('.audit-table').waitFor();
     await assertControlsNamedUniquely(page, 'audit page');
     const actions = await page.locator('.audit-table tbody tr td:nth-child(2)').allTextContents();
-    assert.deepEqual(actions.slice(0, 4), ['listing.restore', 'listing.remove', 'user.unsuspend', 'user.suspend']);
+    assert.deepEqual(actions.slice(0, 6), [
+      'listing.restore',
+      'listing.remove',
+      `portal.password_set by user ${creator.data.id}`,
+      'user.invite',
+      'user.unsuspend',
+      'user.suspend',
+    ]);
     await shot('4-audit');
 
     // Phone width: no sideways scroll on any page, notices still in view.

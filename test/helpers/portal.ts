@@ -1,5 +1,5 @@
-// Portal users for tests: a user made through the operator API, given a password and signed in
-// through POST /portal/v1/session, with the headers a portal request from the portal's own page
+// Portal users for tests: a user made through the operator API, given a password through an
+// invitation (which signs in), with the headers a portal request from the portal's own page
 // carries (the session cookie and an Origin equal to the server's).
 // @example
 //   const ada = await signedInUser(server, { role: 'creator' });
@@ -54,7 +54,7 @@ export async function signedInUser(server: TestServer, fields: { role?: 'creator
   const email = fields.email ?? `portal-user-${process.pid}-${made}@example.com`;
   const password = fields.password ?? `correct horse battery staple ${made}`;
   const user = await server.createUser({ role: fields.role ?? 'member', name: fields.name ?? `Portal user ${made}`, email });
-  await setPassword(server, user.id, password);
-  const session = await signIn(server, email, password);
-  return { userId: user.id, email, password, ...session };
+  // Setting a password from an invitation signs in: that session is the user's only one.
+  const cookie = cookieFrom(await setPassword(server, user.id, password))!;
+  return { userId: user.id, email, password, cookie, headers: { cookie, ...sameOrigin(server) } };
 }

@@ -95,6 +95,7 @@ export const api = {
   suspendUser: (id, reason) => request('POST', `/users/${encodeURIComponent(id)}/suspend`, { body: { reason } }),
   unsuspendUser: (id) => request('POST', `/users/${encodeURIComponent(id)}/unsuspend`),
   eraseUser: (id) => request('DELETE', `/users/${encodeURIComponent(id)}`),
+  inviteUser: (id) => request('POST', `/users/${encodeURIComponent(id)}/invitations`),
   listListings: (query) => request('GET', '/listings', { query }),
   removeListing: (id, reason) => request('POST', `/listings/${encodeURIComponent(id)}/remove`, { body: { reason } }),
   restoreListing: (id) => request('POST', `/listings/${encodeURIComponent(id)}/restore`),
