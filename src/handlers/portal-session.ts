@@ -35,15 +35,17 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     const checker = new BodyChecker(await context.readJsonBody(), ['email', 'password']);
     checker.requireFields(['email', 'password']);
     const email = checker.string('email', 1, 254);
-    const password = typeof checker.value('password') === 'string' ? (checker.value('password') as string) : checker.fail('password', 'must be a string');
-    if (password !== undefined && password.length > MAX_PASSWORD_INPUT) checker.fail('password', `must be at most ${MAX_PASSWORD_INPUT} characters`);
+    const password = checker.value('password');
+    if (checker.has('password') && (typeof password !== 'string' || password.length > MAX_PASSWORD_INPUT)) {
+      checker.fail('password', `must be a string of at most ${MAX_PASSWORD_INPUT} characters`);
+    }
     checker.finish();
     const address = context.req.socket.remoteAddress ?? 'unknown';
     await limits.assertAllowed(email!, address);
 
     const user = userByEmail(store, email!.toLowerCase());
     const credential = user === undefined ? undefined : store.get(CREDENTIALS, user.id);
-    const matches = credential === undefined ? await verifyAgainstDummy(password!) : await verifyPassword(password!, credential.password_hash);
+    const matches = credential === undefined ? await verifyAgainstDummy(password as string) : await verifyPassword(password as string, credential.password_hash);
     if (!matches || user === undefined || credential === undefined) {
       await limits.recordFailure(email!, address);
       throw wrongCredentials();
