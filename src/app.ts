@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { UsageRecorder } from './analytics/recorder.ts';
 import type { UsageReader } from './analytics/reader.ts';
 import { SummedUsage } from './analytics/summed-usage.ts';
@@ -27,7 +28,7 @@ import { userRoutes } from './handlers/users.ts';
 import { operatorWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
-import { limitSockets, serverOptions } from './http/socket-limits.ts';
+import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
 import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
@@ -49,7 +50,7 @@ import { buildOpenApiDocument } from './openapi/document.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import { nodeFileSystem, type FileSystem } from './store/files.ts';
-import { Readiness } from './health/readiness.ts';
+import { limiterAnswers, Readiness } from './health/readiness.ts';
 import { metricsRoute, readinessRoute } from './handlers/operations.ts';
 import { ServerMetrics } from './metrics/server-metrics.ts';
 import type { Log } from './store/log.ts';
@@ -125,12 +126,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     // Attempts reach /metrics through the webhook changes they write; drops write none.
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
-  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts });
+  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
     counts: deliveryCounts,
-    isBeingDropped: (deliveryId) => outbox.isBeingDropped(deliveryId),
     retryDelaysMs: config.webhookRetryDelaysMs,
     allowPrivate: config.webhookAllowPrivate,
     // Instances sharing a database claim each attempt, so one of them sends it.
@@ -156,6 +156,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
 
   const { keyLimiter, failedAuthLimiter, signInLimiter, closeLimiters } = await openLimiters(config, clock);
+  // Shared back-ends (PostgreSQL, Redis) are part of readiness; the defaults report nothing.
+  readiness.watch(() => store.problems());
+  if (config.redisUrl !== null) readiness.watch(limiterAnswers(keyLimiter));
   const audit = new AuditLog(store, clock);
   const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn });
   void prepareDummyHash();
@@ -216,10 +219,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });
 
-  const server = createServer(serverOptions, listener);
+  const server = createServer(serverOptionsFor(config.socketTimeouts), listener);
   // Slow, stalled or silent clients must not hold sockets or memory for ever.
-  const stopSocketLimits = limitSockets(server, config.maxConnections);
-  server.on('clientError', answerClientError);
+  const stopSocketLimits = limitSockets(server, config.maxConnections, config.socketTimeouts);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const status = answerClientError(error, socket);
+    if (status !== null) metrics.recordInvalidRequest(status);
+  });
 
   const sweepTimer = setInterval(() => {
     idempotency.sweepExpired().catch((error: unknown) => warn(`could not sweep idempotency records: ${(error as Error).message}`));

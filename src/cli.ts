@@ -665,6 +665,22 @@ function helpText(): string {
   ].join('\n');
 }
 
+/** `marketplace serve --help`: what serve reads; it starts nothing. */
+export const SERVE_HELP = [
+  'usage: marketplace serve   (npm start in a checkout)',
+  '',
+  'Starts the server in this process, configured by the environment:',
+  '  PORT, HOST            where to listen (default 127.0.0.1:3000)',
+  '  DATA_DIR              where the records live (default ./data; :memory: keeps nothing)',
+  '  MARKETPLACE_DEMO      1 seeds an empty store with demo users and prints their keys;',
+  '                        default 1, or 0 when NODE_ENV=production',
+  '  MARKETPLACE_ADMIN_TOKEN  the operator token (else one is made in DATA_DIR/admin-token)',
+  '  DATABASE_URL, REDIS_URL  many instances on PostgreSQL and Redis (both or neither)',
+  '',
+  'Every setting, with its default: .env.example and docs/operations.md.',
+  '',
+].join('\n');
+
 function isMainModule(): boolean {
   const script = process.argv[1];
   if (script === undefined) return false;
@@ -682,6 +698,15 @@ function isMainModule(): boolean {
  */
 export async function runCommandLine(argv: string[]): Promise<void> {
   if (argv[0] === 'serve') {
+    if (argv.slice(1).some((argument) => argument === '--help' || argument === '-h' || argument === 'help')) {
+      process.stdout.write(SERVE_HELP);
+      return;
+    }
+    if (argv.length > 1) {
+      process.stderr.write(`error: serve takes no arguments (got ${JSON.stringify(argv[1])}); it is configured by the environment\n${SERVE_HELP}`);
+      process.exitCode = 2;
+      return;
+    }
     await import('./main.ts');
     return;
   }

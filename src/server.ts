@@ -24,10 +24,11 @@ import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
 import { isPreflight, type CorsPolicy } from './http/cors.ts';
 import { isJsonContentType } from './http/body.ts';
-import { forbidden, HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
+import { forbidden, HttpError, instanceBehind, limiterUnavailable, storeUnavailable } from './http/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
+import { assertNoNulInUrl } from './http/url-text.ts';
 import { routeLabel, type ApiRoute, type OperatorRoute, type PortalRoute, type PublicRoute, type Reply } from './http/route.ts';
 import { LimiterUnavailableError, type RateLimiter } from './limits/rate-limiter.ts';
 import type { RateDecision } from './limits/sliding-window.ts';
@@ -94,8 +95,18 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatch(context: Context): Reply | Promise<Reply> {
     const { path } = context;
-    if (!isUnder(path, '/v1')) {
-      if (isUnder(path, '/portal/v1')) return dispatchPortal(context);
+    // Before any route: no handler ever sees U+0000 decoded from the path or query.
+    assertNoNulInUrl(context.req.url ?? '');
+    const underV1 = isUnder(path, '/v1');
+    const underPortal = isUnder(path, '/portal/v1');
+    // An instance of many that cannot vouch it holds every acknowledged write answers nothing
+    // from memory (it would answer from the past): 503, and the balancer's next try goes elsewhere.
+    if (underV1 || underPortal || isUnder(path, '/admin')) {
+      const stale = deps.store.staleness();
+      if (stale !== null) throw instanceBehind(stale);
+    }
+    if (!underV1) {
+      if (underPortal) return dispatchPortal(context);
       return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
     }
 
@@ -110,6 +121,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     const plainKey = presentedKey(context.req.headers);
     const caller = deps.authenticator.authenticate(plainKey);
     if (caller === null) {
+      labelAskedRoute(deps.apiRoutes, context);
       const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
       const refused = () => keyRequired(deps.authenticator.refusalOf(plainKey));
       // The in-process limiter decides at once; a shared one (Redis) answers with a promise.
@@ -164,6 +176,8 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function preflight(context: Context): Reply {
     const match = deps.apiRoutes.match('OPTIONS', context.path);
     const methods = match.kind === 'method-not-allowed' ? match.allowed : [];
+    const asked = context.req.headers['access-control-request-method'];
+    if (typeof asked === 'string') labelAskedRoute(deps.apiRoutes, context, asked);
     Object.assign(context.responseHeaders, deps.cors.preflightHeaders(context.req.headers.origin, methods));
     return { status: 204 };
   }
@@ -174,6 +188,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatchOperator(context: Context): Reply | Promise<Reply> {
     if (!operatorToken.matches(context.req.headers.authorization)) {
+      labelAskedRoute(deps.operatorRoutes, context);
       const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
       if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, operatorTokenRequired));
       return refuseFailedAuthentication(failures, operatorTokenRequired);
@@ -207,7 +222,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function dispatchPublic(context: Context): Reply | Promise<Reply> {
     const asset = (context.method === 'GET' || context.method === 'HEAD') && deps.staticAsset ? deps.staticAsset(context.path) : null;
     if (asset) {
-      context.routeLabel = 'GET /dashboard';
+      context.routeLabel = context.path.startsWith('/portal') ? 'GET /portal' : 'GET /dashboard';
       return { status: asset.status, bytes: asset.body, headers: asset.headers };
     }
     return matchRoute(deps.publicRoutes, context).handle(context);
@@ -226,13 +241,15 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   }
 
   function respond(context: Context, reply: Reply): void {
-    let status: number;
+    let status: number | Promise<number>;
     try {
       status = sendReply(context, reply);
     } catch (error) {
       status = sendError(context, error);
     }
-    finish(context, status);
+    // A large answer being compressed off the main thread is counted once it is sent.
+    if (status instanceof Promise) status.then((sent) => finish(context, sent), (error: unknown) => finish(context, sendError(context, error)));
+    else finish(context, status);
   }
 
   /** Turns any thrown value into its JSON answer; returns the status sent. */
@@ -287,6 +304,17 @@ function refuseFailedAuthentication(failures: RateDecision, unauthorized: () => 
   throw new HttpError(429, `Too many failed authentications from your address. Wait ${waitSeconds} s and send a valid key or token.`, {
     headers: { 'Retry-After': String(waitSeconds) },
   });
+}
+
+/**
+ * For a request refused before step 3 (no key, a wrong token, a preflight): names the route it
+ * asked for (one router look-up, on the refusal path only), so metrics and the access log count
+ * it there; an unknown path keeps no label and is counted as unmatched.
+ */
+function labelAskedRoute<R extends { method: string; pattern: string }>(router: Router<R>, context: Context, method = context.method): void {
+  const match = router.match(method, context.path);
+  if (match.kind !== 'found') return;
+  context.routeLabel = method === context.method ? routeLabel(match.route) : `${context.method} ${match.route.pattern}`;
 }
 
 /** Step 3: the matched route, recorded on the context; or the 404 (unknown path) / 405 with Allow (known path, other method). */

@@ -24,7 +24,7 @@ export function readPermissions(checker: BodyChecker, routes: readonly Permissio
   if (value.length > 100) return checker.fail('permissions', 'must have at most 100 entries');
   for (const entry of value) {
     const problem = checkPermissionEntry(entry, routes);
-    if (problem !== null) return checker.fail('permissions', `entry ${JSON.stringify(entry)} ${problem}`);
+    if (problem !== null) return checker.fail('permissions', `entry ${JSON.stringify(entry)}: ${problem}`);
   }
   return [...new Set(value as string[])];
 }

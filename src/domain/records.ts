@@ -5,7 +5,7 @@
 import { collectionName } from '../store/collections.ts';
 import type { StoredRecord } from '../store/format.ts';
 import type { DeliveryOutcomeLogRecord } from '../webhooks/outcome-log.ts';
-import type { DeliveryRecord, WebhookRecord, WebhookTargetsRecord } from '../webhooks/records.ts';
+import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../webhooks/records.ts';
 
 export const USERS = collectionName<UserRecord>('users');
 export const KEYS = collectionName<KeyRecord>('keys');
@@ -14,6 +14,8 @@ export const WEBHOOKS = collectionName<WebhookRecord>('webhooks');
 /** Which of a user's webhooks receive events, as one record that changes with them (webhooks/records.ts). */
 export const WEBHOOK_TARGETS = collectionName<WebhookTargetsRecord>('webhook_targets');
 export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
+/** Each event's payload, once; its deliveries refer to it by id (webhooks/records.ts). */
+export const EVENTS = collectionName<EventRecord>('events');
 /** Each webhook's last 50 delivery outcomes, for its owner (webhooks/outcome-log.ts). */
 export const DELIVERY_OUTCOMES = collectionName<DeliveryOutcomeLogRecord>('delivery_outcomes');
 export const IDEMPOTENCY = collectionName<IdempotencyRecord>('idempotency');

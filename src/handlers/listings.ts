@@ -42,6 +42,9 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   const { store, clock, index, pageCache, usage, outbox } = deps;
   const parsedQueries = new ParsedListingQueries();
   const serialised = new SerialisedListings();
+  store.onChange((change) => {
+    if (change.collection === LISTINGS) serialised.forget(change.id);
+  });
 
   function browse(context: KeyContext): Reply {
     const { query, cacheKey } = parsedQueries.get(context);
@@ -52,7 +55,8 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
       page = { bytes, etag, listingIds: items.map((listing) => listing.id) };
       pageCache.set(cacheKey, page);
     }
-    usage.recordListingImpressions(page.listingIds, clock.now());
+    // A HEAD (answered by this route) shows nothing: it is neither a view nor an impression.
+    if (context.method !== 'HEAD') usage.recordListingImpressions(page.listingIds, clock.now());
     return { status: 200, bytes: page.bytes, etag: page.etag };
   }
 
@@ -60,7 +64,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     const listing = store.get(LISTINGS, context.params.id!);
     // A removed listing, or one of a suspended user, is not found by anyone but its owner.
     if (!listing || !isListingVisibleTo(store, listing, context.user.id)) throw notFound('Listing');
-    usage.recordListingView(listing.id, clock.now());
+    if (context.method !== 'HEAD') usage.recordListingView(listing.id, clock.now());
     const { bytes, etag } = serialised.shown(listing);
     return { status: 200, bytes, etag };
   }

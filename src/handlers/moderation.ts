@@ -59,6 +59,8 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
           // Portal sessions end (not pause): an unsuspension brings none back.
           ...endSessionsOps(tx, user.id),
           audit.entryOp(context.requestId, { action: 'user.suspend', target_type: 'user', target_id: user.id, changes }),
+          // Deliveries still waiting are dropped unsent, so none goes out after an unsuspension.
+          ...outbox.dropPendingOps(tx, user.id),
         ],
         reply: { status: 200, body: { data: operatorUser(suspended) } },
       };
@@ -80,13 +82,17 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
   }
 
   async function erase(context: RequestContext): Promise<Reply> {
+    // Her earlier values in the log's older lines (file back-end), read before the write: they
+    // are looked for in what others' records say. An edit made in between is still current
+    // when the plan is decided, so it is known too.
+    const earlierVersions = await store.earlierVersions(USERS, context.params.id!);
     // Decided in the store's write queue on the current records, so nothing written before it
     // (a delivery outcome, a profile edit) slips past the plan.
     const reply = await context.commit((tx) => {
       const user = existingUser(tx, context);
       // Asked again (say, after a failed compaction): nothing left to change, but compact again.
       if (userStatus(user) === 'erased') return { ops: [], reply: { status: 200, body: { data: operatorUser(user) } } };
-      const plan = erasureOps(tx, user, isoTime(clock.now()));
+      const plan = erasureOps(tx, user, isoTime(clock.now()), earlierVersions);
       const changes = { status: { from: userStatus(user), to: 'erased' }, ...plan.summary };
       return {
         ops: [...plan.ops, audit.entryOp(context.requestId, { action: 'user.erase', target_type: 'user', target_id: user.id, changes })],

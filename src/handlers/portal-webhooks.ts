@@ -68,7 +68,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     return context.commit((tx, user) => {
       const webhook = ownWebhook(tx, webhookId, user);
       if (!webhook.active) throw conflict('This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.');
-      const ops = outbox.testPingOps(webhook);
+      const ops = outbox.testPingOps(tx, webhook);
       const queued = ops.find((op) => op.op === 'put' && op.collection === DELIVERIES);
       const eventId = queued?.op === 'put' ? (queued.data as DeliveryRecord).event_id : null;
       return {

@@ -1,12 +1,13 @@
 // Profile fields shared by PUT /v1/users/me, PUT /portal/v1/me and the operator's user
 // endpoints: one set of limits, one email-uniqueness rule, one way a user changes her own profile.
 
+import { isSameEmail } from '../domain/email.ts';
 import { USERS, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
 import { assertIfMatch, etagOf } from '../http/conditional.ts';
 import { conflict } from '../http/errors.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
-import type { RecordReader, WriteOp } from '../store/store.ts';
+import type { DecisionReader, RecordReader, WriteOp } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
 
 export interface ProfileFields {
@@ -24,18 +25,19 @@ export function readProfileFields(checker: BodyChecker): ProfileFields {
     bio: checker.string('bio', 0, 500),
     website: checker.url('website', 2_048),
     avatar_url: checker.url('avatar_url', 2_048),
-    email: checker.email('email')?.toLowerCase(),
+    email: checker.email('email'),
   });
 }
 
 /**
- * 409 when another user already has this email (emails identify people to the operator). Read
+ * 409 when another user already has this email (emails identify people to the operator),
+ * compared in normal form (src/domain/email.ts), so NFC and NFD spellings are one address. Read
  * inside a write's decision, it reads every user: two writes taking one email at once are
  * decided one after the other, so the second sees the first.
  */
 export function assertEmailFree(reader: RecordReader, email: string, exceptUserId: string | null): void {
   for (const user of reader.values(USERS)) {
-    if (user.email === email && user.id !== exceptUserId) throw conflict('Another user already has this email address.');
+    if (user.id !== exceptUserId && isSameEmail(user.email, email)) throw conflict('Another user already has this email address.');
   }
 }
 
@@ -57,7 +59,7 @@ export function readOwnProfileChange(body: Record<string, unknown>): ProfileFiel
  * If-Match against her current profile (412), a free email (409), the `user.updated` event.
  */
 export function ownProfileChangeOps(
-  tx: RecordReader,
+  tx: DecisionReader,
   user: UserRecord,
   fields: ProfileFields,
   now: string,

@@ -106,7 +106,7 @@ export function registrationOps(tx: Transaction, userId: string, fields: Webhook
     updated_at: createdAt,
     last_delivery: null,
   };
-  const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...deps.outbox.pingOps(webhook)];
+  const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...deps.outbox.pingOps(tx, webhook)];
   return { ops, webhook };
 }
 

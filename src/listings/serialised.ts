@@ -60,6 +60,14 @@ export class SerialisedListings {
     return entry.shown;
   }
 
+  /**
+   * Drops a changed listing's bytes at once: they would be made again on its next use anyway,
+   * and the old text must not outlive the change (an erasure empties it).
+   */
+  forget(listingId: string): void {
+    this.entries.delete(listingId);
+  }
+
   private entryOf(listing: ListingRecord): SerialisedListing {
     let entry = this.entries.get(listing.id);
     if (entry === undefined || entry.listing !== listing) {

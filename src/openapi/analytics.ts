@@ -104,9 +104,9 @@ const listingStatsSchema: Schema = {
         properties: {
           listing_id: { type: 'string' },
           title: { type: 'string' },
-          status: { enum: ['active', 'archived'] },
-          views: { ...count, description: 'Successful GET /v1/listings/:id.' },
-          impressions: { ...count, description: 'Appearances on served GET /v1/listings pages, cached pages included.' },
+          status: { enum: ['active', 'archived', 'removed'] },
+          views: { ...count, description: 'Successful GET /v1/listings/:id (a HEAD is not a view).' },
+          impressions: { ...count, description: 'Appearances on served GET /v1/listings pages, cached pages included (not on a HEAD).' },
         },
       },
     },

@@ -166,11 +166,14 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
 
 /**
  * One operation: the route's own summary and tag, its details, and what the pipeline adds to
- * every route of its kind (304 on GET, 413/415 with a body, Idempotency-Key on a /v1 POST).
+ * every route of its kind (304 on GET, 400/413/415 with a body, Idempotency-Key on a /v1 POST,
+ * 400 for %00 in the URL on every route).
  */
 function operationOf(route: PublicRoute | ApiRoute | PortalRoute, tag: string, details: OperationDetails): Schema {
   const responses: Record<string, Schema> = { ...details.responses };
   const parameters = [...(details.parameters ?? [])];
+  // Node's HTTP parser answers 400 on any route (bad request line, header or framing).
+  if (!('4XX' in responses)) responses['400'] ??= errorAnswer('The request is not valid HTTP/1.1 (bad request line, header or body framing), or its input is refused');
   let security = details.security;
   if (tag === 'portal') {
     // The portal's gate: writes only from the server's own origin, a session unless the route is open.
@@ -184,8 +187,14 @@ function operationOf(route: PublicRoute | ApiRoute | PortalRoute, tag: string, d
     }
   }
   if (details.requestBody) {
+    responses['400'] ??= errorAnswer('Body not valid UTF-8 or JSON, nested deeper than 32 levels, or holding U+0000 or an unpaired surrogate');
     responses['413'] ??= errorAnswer('Body over 64 KiB');
     responses['415'] ??= errorAnswer('Body is not application/json');
+  }
+  if (route.pattern.startsWith('/v1/') || route.pattern.startsWith('/admin/')) {
+    responses['503'] ??= errorAnswer(
+      'Unavailable for now (Retry-After): the store cannot save changes, the shared rate limiter cannot be reached, or (many instances) this instance cannot vouch it has caught up with the others',
+    );
   }
   if (route.method === 'GET') responses['304'] ??= { description: 'Not modified: If-None-Match matched the ETag of this representation' };
   if (route.method === 'POST' && 'resource' in route) {
@@ -196,6 +205,7 @@ function operationOf(route: PublicRoute | ApiRoute | PortalRoute, tag: string, d
     );
     responses['422'] = errorAnswer('Idempotency-Key already used with a different request');
   }
+  responses['400'] ??= errorAnswer('The path or query holds %00 (U+0000)');
   const { operationId, ...rest } = details;
   return {
     operationId,

@@ -32,7 +32,7 @@ export const moderationOperations: Operations = {
   },
   'DELETE /admin/v1/users/:id': {
       operationId: 'adminEraseUser',
-      description: 'Erasure: keys revoked, webhooks (and their pending deliveries) removed, listings set to removed, name, email, bio, website and avatar_url erased (also from earlier audit entries and stored replies); GET /v1/users/:id answers 404. The log is compacted before the answer, so the erased data no longer exists in DATA_DIR (backups made earlier still hold it).',
+      description: 'Erasure: keys revoked (their names emptied), webhooks (and their pending deliveries) removed, every listing of the user set to removed with its title, description and tags emptied, stored replies forgotten, name, email, bio, website and avatar_url erased. Every text the server wrote about the user, her keys or her listings (audit entries, suspension and removal reasons) reads "[erased]"; the operator\'s text about anyone else that mentions one of her current or earlier values does too. The erasure is audited with counts only. GET /v1/users/:id answers 404. The log is compacted before the answer (on PostgreSQL, the table vacuumed), so the erased data no longer exists in DATA_DIR, in any table row or in later backups (backups made earlier still hold it).',
       security,
       parameters: [pathId('User id')],
       responses: {
@@ -114,7 +114,8 @@ export const moderationOperations: Operations = {
 export const readinessOperations: Operations = {
   'GET /readyz': {
       operationId: 'getReadiness',
-      description: 'Ready (200) when the store accepts writes (a probe file is written and fsynced beside the log, at most once a second) and the server is not stopping; otherwise 503 with the reasons. /healthz stays the liveness check.',
+      description:
+        'Ready (200) when the store accepts writes (a probe file is written and fsynced beside the log, at most once a second), the server is not stopping and, with many instances, the database and Redis answer and this instance is caught up with the others; otherwise 503 with the reasons. /healthz stays the liveness check.',
       security: [],
       responses: {
         '200': answer('Ready', { type: 'object', required: ['status'], properties: { status: { const: 'ready' } } }),

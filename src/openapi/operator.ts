@@ -17,7 +17,7 @@ const userFields = { name: PROFILE_FIELDS.name, email: PROFILE_FIELDS.email, bio
 export const operatorOperations: Operations = {
   'POST /admin/v1/users': {
     operationId: 'adminCreateUser',
-    description: 'Creates a user (a member unless role says creator). Strings are trimmed; emails are stored lower-cased and must be unique.',
+    description: 'Creates a user (a member unless role says creator). Strings are trimmed; emails are stored in NFC, lower-cased, and must be unique in that form.',
     security,
     requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['name'], properties: { ...userFields, role: { ...role, default: 'member' } } }),
     responses: { '201': answer('Created', dataOf(ref('AdminUser'))), '400': errorAnswer('Invalid body'), '409': errorAnswer('Email taken'), ...unauthorized },

@@ -21,7 +21,7 @@ export const PROFILE_FIELDS: Record<string, Schema> = {
   avatar_url: clearableUrl,
   email: {
     anyOf: [{ type: 'string', format: 'email', maxLength: 254 }, { const: '' }],
-    description: 'Trimmed and stored lower-cased; unique among users. "" clears it.',
+    description: 'Trimmed and stored in Unicode NFC, lower-cased; unique among users in that form (NFC and NFD spellings are one address). Refused: invisible characters, look-alikes NFKC would change (full-width letters), an empty domain label (trailing dot). "" clears it.',
   },
 };
 
@@ -133,7 +133,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       },
       target_type: { enum: ['user', 'key', 'listing', 'store', 'plan', 'webhook'] },
       target_id: { type: 'string' },
-      changes: { type: 'object', description: 'Field → {from, to} for edits; what was set or done for other actions. Never a secret; erased data reads "[erased]".' },
+      changes: { type: 'object', additionalProperties: true, description: 'Field → {from, to} for edits; what was set or done for other actions. Never a secret; erased data reads "[erased]".' },
       request_id: { type: 'string', description: 'The X-Request-Id of the request that did it.' },
     },
   },

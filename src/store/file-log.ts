@@ -5,11 +5,12 @@
 // so no half record stays. Compaction rewrites the file crash-safely (temp, fsync, rename,
 // fsync the directory).
 
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, createReadStream, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { crashSafeWriteFile, writeFileDurably } from './crash-safe-write.ts';
 import { nodeFileSystem, type FileSystem, type LogHandle } from './files.ts';
-import { encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX } from './format.ts';
+import { decodeLine, encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX, type StoredRecord } from './format.ts';
 import { MAX_LINE_BYTES } from './lines.ts';
 import { acquireDataDirLock } from './lock.ts';
 import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from './log.ts';
@@ -61,6 +62,7 @@ export class FileLog implements Log {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const { dataDir } = options;
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    closeCheckoutPlaceholder(dataDir);
     warnIfOthersCanList(dataDir, options.warn);
     const releaseLock = await acquireDataDirLock(dataDir);
     try {
@@ -171,6 +173,28 @@ export class FileLog implements Log {
     return { bytesBefore, bytesAfter: size };
   }
 
+  /**
+   * Reads the file as it is now, without holding up writes: an open file keeps reading the log
+   * it opened even if a compaction renames a new one into place meanwhile. Only lines naming the
+   * id are decoded; a torn or damaged line is skipped (this is a search, not a load).
+   */
+  async earlierVersions(collection: string, id: string): Promise<StoredRecord[]> {
+    const needle = `"id":${JSON.stringify(id)}`;
+    const found: StoredRecord[] = [];
+    const lines = createInterface({ input: createReadStream(this.logPath), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (!line.includes(needle)) continue;
+      let ops;
+      try {
+        ops = decodeLine(line);
+      } catch {
+        continue;
+      }
+      for (const op of ops) if (op.op === 'put' && op.collection === collection && op.id === id) found.push(op.data);
+    }
+    return found;
+  }
+
   stats(): LogStats {
     return { ...this.counters, logBytes: this.logBytes, lastWriteError: this.lastWriteError };
   }
@@ -228,6 +252,17 @@ async function discardLeftoverTempFiles(fileSystem: FileSystem, dataDir: string,
       warn(`Ignoring ${path} (${size} bytes), left by an interrupted compaction or repair (could not delete it: ${(error as Error).message}); the log itself is complete.`);
     }
   }
+}
+
+/**
+ * A checkout ships `data/` holding only its `.gitignore`, and git makes that folder with the
+ * umask (usually 0755). Nobody chose that mode, so the first start closes it as it would a
+ * folder it created itself; a folder holding anything else keeps its mode.
+ */
+function closeCheckoutPlaceholder(dataDir: string): void {
+  if (process.platform === 'win32') return;
+  const entries = readdirSync(dataDir);
+  if (entries.length === 1 && entries[0] === '.gitignore') chmodSync(dataDir, 0o700);
 }
 
 /**

@@ -12,14 +12,14 @@ import { Collections, type ChangeEvent, type CollectionName, type RecordReader }
 import type { FileSystem } from './files.ts';
 import { FileLog } from './file-log.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
-import type { Log, LogEntry } from './log.ts';
+import type { AppendOutcome, Log, LogEntry } from './log.ts';
 import { MemoryLog } from './memory-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
 
 export type { StoredRecord, WriteOp } from './format.ts';
 export type { ChangeEvent, CollectionName, RecordReader } from './collections.ts';
 export { collectionName } from './collections.ts';
-export type { Decide, Decision, Transaction } from './transaction.ts';
+export type { Decide, Decision, DecisionReader, Transaction } from './transaction.ts';
 export { LogVersionError } from './format.ts';
 export { DataDirLockedError } from './lock.ts';
 export { LogDamagedError } from './replay.ts';
@@ -81,6 +81,8 @@ interface DecidedWrite {
   write: QueuedWrite;
   entry: LogEntry;
   result: unknown;
+  /** The decision's afterCommit actions. */
+  committedActions: Array<() => void>;
 }
 
 /** Records encoded per slice of a compaction or backup (about a millisecond of work). */
@@ -101,6 +103,9 @@ export class Store implements RecordReader {
   private closed: Promise<void> | null = null;
   private counters = { writes: 0, batches: 0, conflicts: 0 };
   private readonly conflictsByCollection: Record<string, number> = {};
+  /** A catch-up of others' writes is queued and has not started. */
+  private pullQueued = false;
+  private lastPullWarning: string | null = null;
 
   private constructor(collections: Collections, log: Log, options: { compactAtOps: number; now: () => number; warn: (message: string) => void }) {
     this.collections = collections;
@@ -109,7 +114,22 @@ export class Store implements RecordReader {
     this.now = options.now;
     this.warn = options.warn;
     log.onOthersWrote(() => {
-      if (!this.closing) void this.enqueueTask(() => this.pullOthers()).catch((error: Error) => this.warn(`Could not read other servers' writes: ${error.message}`));
+      if (this.closing || this.pullQueued) return;
+      // One catch-up waiting at a time is enough: it reads everything committed until it runs.
+      this.pullQueued = true;
+      void this.enqueueTask(() => {
+        this.pullQueued = false;
+        return this.pullOthers();
+      }).then(
+        () => {
+          this.lastPullWarning = null;
+        },
+        (error: Error) => {
+          // Said once per cause, not at every periodic catch-up of an outage.
+          if (error.message !== this.lastPullWarning) this.warn(`Could not read other servers' writes: ${error.message}`);
+          this.lastPullWarning = error.message;
+        },
+      );
     });
   }
 
@@ -201,6 +221,20 @@ export class Store implements RecordReader {
         throw new StoreUnavailableError(error);
       }
     });
+  }
+
+  /**
+   * Every version of one record that the log's older, superseded writes still hold, oldest
+   * first (none on a back-end that keeps only the latest state). For erasure, which must find
+   * earlier personal values before the compaction drops them.
+   */
+  async earlierVersions<T extends StoredRecord>(collection: CollectionName<T>, id: string): Promise<T[]> {
+    try {
+      return ((await this.log.earlierVersions?.(collection, id)) ?? []) as T[];
+    } catch (error) {
+      // The log could not be read back: the caller answers 503 and may be asked again.
+      throw new StoreUnavailableError(error);
+    }
   }
 
   /** A consistent copy of every live record, in log format (header first), for backups. */
@@ -302,11 +336,12 @@ export class Store implements RecordReader {
       }
       if (decision.ops.length === 0) {
         // Nothing to write: what it read is already durable.
+        this.runCommittedActions(tx.committedActions);
         write.resolve(decision.result);
         continue;
       }
       pending.add(decision.ops);
-      decided.push({ write, entry: { ops: decision.ops, reads: tx.reads }, result: decision.result });
+      decided.push({ write, entry: { ops: decision.ops, reads: tx.reads }, result: decision.result, committedActions: tx.committedActions });
     }
     if (decided.length === 0) return again;
 
@@ -335,7 +370,8 @@ export class Store implements RecordReader {
       this.counters.writes += item.entry.ops.length;
       committed.push(item);
     });
-    for (const item of committed) item.write.resolve(item.result);
+    for (const item of committed) this.runCommittedActions(item.committedActions);
+    this.acknowledge(committed, outcomes);
     // Another server changed what these read, or wrote before this batch went in: catch up with
     // it before deciding anything else (the conflicts again, on the new state).
     if (conflicts.length > 0 || this.log.needsPull?.()) {
@@ -350,6 +386,51 @@ export class Store implements RecordReader {
     }
     this.maybeScheduleCompaction();
     return [...conflicts, ...again];
+  }
+
+  /** A decision's afterCommit actions; the write is durable, so a failing one is only reported. */
+  private runCommittedActions(actions: ReadonlyArray<() => void>): void {
+    for (const action of actions) {
+      try {
+        action();
+      } catch (error) {
+        this.warn(`An after-commit action failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+    }
+  }
+
+  /**
+   * Resolves the committed writes once every other server answers with them (a shared log's
+   * `untilAppliedEverywhere`), without holding the queue meanwhile: later batches go on.
+   */
+  private acknowledge(committed: readonly DecidedWrite[], outcomes: readonly AppendOutcome[]): void {
+    if (committed.length === 0) return;
+    const last = Math.max(...outcomes.map((outcome) => (outcome === 'conflict' ? 0 : outcome.version)));
+    const everywhere = this.log.untilAppliedEverywhere?.(last);
+    if (everywhere === undefined) {
+      for (const item of committed) item.write.resolve(item.result);
+      return;
+    }
+    everywhere.then(
+      () => {
+        for (const item of committed) item.write.resolve(item.result);
+      },
+      (error: unknown) => {
+        // Committed, but whether every server has it cannot be told: answered as a failed write.
+        const failure = new StoreUnavailableError(error);
+        for (const item of committed) item.write.reject(failure);
+      },
+    );
+  }
+
+  /** Why this server must not answer now (a shared log it cannot vouch it has caught up with), or null. */
+  staleness(): string | null {
+    return this.log.staleness?.() ?? null;
+  }
+
+  /** What keeps the log from being ready (a shared log: database unreachable, behind), empty when nothing. */
+  problems(): string[] {
+    return this.log.problems?.() ?? [];
   }
 
   private async pullOthers(): Promise<void> {

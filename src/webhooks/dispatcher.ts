@@ -7,7 +7,7 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { DELIVERIES, DELIVERY_OUTCOMES, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, DELIVERY_OUTCOMES, EVENTS, WEBHOOKS } from '../domain/records.ts';
 import { isUserBarred } from '../moderation/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
@@ -50,8 +50,6 @@ export interface WebhookDispatcherOptions {
   maxInFlightPerUser?: number;
   /** Where each attempt's outcome is counted. */
   counts?: DeliveryCounts;
-  /** True for a delivery the outbox is dropping (past the pending cap): it is deleted, not retried. */
-  isBeingDropped?: (deliveryId: string) => boolean;
   /** With many instances: claim each attempt so that one instance sends it (null/absent: one instance). */
   claims?: AttemptClaims | null;
   /** How long stop() waits for sends under way. */
@@ -72,7 +70,6 @@ export class WebhookDispatcher {
   private readonly maxInFlight: number;
   private readonly maxInFlightPerUser: number;
   private readonly counts: DeliveryCounts | undefined;
-  private readonly isBeingDropped: (deliveryId: string) => boolean;
   private readonly stopTimeoutMs: number;
   private readonly storeRetryMs: number;
   private readonly maxRetryAfterMs: number;
@@ -109,7 +106,6 @@ export class WebhookDispatcher {
     this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     this.maxInFlightPerUser = Math.max(1, options.maxInFlightPerUser ?? DEFAULT_MAX_IN_FLIGHT_PER_USER);
     this.counts = options.counts;
-    this.isBeingDropped = options.isBeingDropped ?? (() => false);
     this.stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.storeRetryMs = options.storeRetryMs ?? DEFAULT_STORE_RETRY_MS;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
@@ -308,16 +304,18 @@ export class WebhookDispatcher {
     };
     try {
       const webhook = this.store.get(WEBHOOKS, delivery.webhook_id);
-      if (webhook === undefined || !webhook.active || isUserBarred(this.store, webhook.user_id)) {
+      const payload = payloadOf(this.store, delivery);
+      if (webhook === undefined || !webhook.active || isUserBarred(this.store, webhook.user_id) || payload === undefined) {
         // Removed or turned off (a 410) since the event, or its owner suspended: the delivery
-        // is dropped unsent (a suspended user's webhooks receive nothing).
+        // is dropped unsent (a suspended user's webhooks receive nothing). So is one whose
+        // event is gone (erased with its owner).
         releaseSlot();
         await this.record(delivery, (current) => (current === undefined ? [] : [deleteDelivery(current.id)]));
         return;
       }
       if (this.claims && !(await this.claims.claim(delivery.id, this.clock.now()))) return;
       const sendStarted = this.clock.monotonic();
-      const outcome = await this.sendOnce(webhook, delivery);
+      const outcome = await this.sendOnce(webhook, delivery, payload);
       const durationMs = Math.max(0, Math.round(this.clock.monotonic() - sendStarted));
       releaseSlot();
       let counted: CountedOutcome | undefined;
@@ -334,8 +332,8 @@ export class WebhookDispatcher {
   }
 
   /** One signed POST. The id stays the event's on every attempt; the timestamp and signature are new. */
-  private async sendOnce(webhook: WebhookRecord, delivery: DeliveryRecord): Promise<SendOutcome> {
-    const body = Buffer.from(delivery.payload);
+  private async sendOnce(webhook: WebhookRecord, delivery: DeliveryRecord, payload: string): Promise<SendOutcome> {
+    const body = Buffer.from(payload);
     const timestampSeconds = Math.floor(this.clock.now() / 1000);
     try {
       return await this.send({
@@ -388,7 +386,7 @@ export class WebhookDispatcher {
   ): { ops: WriteOp[]; counted?: CountedOutcome } {
     // Deleted (with its webhook, or dropped beyond the pending cap) while we were sending.
     if (current === undefined) return { ops: [] };
-    if (webhook === undefined || this.isBeingDropped(current.id)) return { ops: [deleteDelivery(current.id)] };
+    if (webhook === undefined) return { ops: [deleteDelivery(current.id)] };
     const nowMs = this.clock.now();
     const at = isoTime(nowMs);
     const attempts = current.attempts + 1;
@@ -470,6 +468,11 @@ export class WebhookDispatcher {
       this.sleepers.add(wake);
     });
   }
+}
+
+/** The body to send: the event record's, or the delivery's own for one written before events were stored apart. */
+function payloadOf(store: Store, delivery: DeliveryRecord): string | undefined {
+  return delivery.payload ?? store.get(EVENTS, delivery.event_id)?.payload;
 }
 
 function deleteDelivery(id: string): WriteOp {

@@ -289,3 +289,19 @@ test('MARKETPLACE_ANALYTICS=0 turns counting off: requests and views are not cou
   assert.equal(listings.status, 200);
   assert.deepEqual(listings.body.totals, { views: 0, impressions: 0 });
 });
+
+test('HEAD is not a view nor an impression: only a GET shows a listing or a page', async (t) => {
+  const clock = new ManualClock(TEN_FIFTEEN);
+  const server = await startServer(t, { clock });
+  const creator = await server.userWithKey('creator', CREATOR);
+  const reader = await server.userWithKey('member', READER);
+  const listing = await createListing(server, creator.key, clock, 'Headed');
+
+  await repeat(3, () => server.request('HEAD', `/v1/listings/${listing}`, { key: reader.key }), 200);
+  await repeat(2, () => server.request('HEAD', '/v1/listings', { key: reader.key }), 200);
+  await server.request('GET', `/v1/listings/${listing}`, { key: reader.key });
+
+  const mine = await server.request('GET', '/v1/analytics/listings', { key: creator.key });
+  assert.equal(mine.status, 200, mine.text);
+  assert.deepEqual(mine.body.totals, { views: 1, impressions: 0 }, 'one GET by id; the HEADs counted nothing');
+});

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { AdminClient, MarketplaceApiError, MarketplaceClient, MarketplaceNetworkError } from '../../src/client/index.ts';
 import type { Listing } from '../../src/client/index.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 interface SeenRequest {
   method: string;
@@ -198,9 +199,10 @@ test('abort during a real 30 s wait (default timer sleep) ends the call at once'
   const controller = new AbortController();
   const started = Date.now();
   const call = client.listings.list({}, { signal: controller.signal });
-  setTimeout(() => controller.abort(), 50);
+  await eventually(async () => server.requests.length === 1, 30_000, 'the first request answered 429');
+  controller.abort();
   await assert.rejects(call, { name: 'AbortError' });
-  assert.ok(Date.now() - started < 2000, 'the abort did not wait out the 30 s');
+  assert.ok(Date.now() - started < 20_000, 'the abort did not wait out the 30 s');
 });
 
 test('an already-aborted signal sends nothing', async (t) => {

@@ -387,6 +387,31 @@ function contrastRatio(first: string, second: string): number {
   return (lighter! + 0.05) / (darker! + 0.05);
 }
 
+/**
+ * Every visible button lies inside the viewport's width, and no box on the page scrolls
+ * sideways inside itself (a table in a scrolling box would hide its action buttons).
+ */
+async function assertActionsInView(page: Page, where: string): Promise<void> {
+  const problems = await page.evaluate<string[]>(`(() => {
+    const problems = [];
+    const width = document.documentElement.clientWidth;
+    for (const button of document.querySelectorAll('button')) {
+      if (button.closest('[hidden], dialog:not([open]), details:not([open]) > :not(summary)')) continue;
+      const box = button.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) continue;
+      if (box.left < -1 || box.right > width + 1) problems.push('button "' + button.textContent.trim() + '" spans ' + Math.round(box.left) + '..' + Math.round(box.right) + ' of ' + width);
+    }
+    for (const element of document.querySelectorAll('body *')) {
+      const overflow = getComputedStyle(element).overflowX;
+      if ((overflow === 'auto' || overflow === 'scroll') && element.scrollWidth > element.clientWidth + 1) {
+        problems.push(element.tagName.toLowerCase() + '.' + element.className + ' scrolls sideways (' + element.scrollWidth + ' > ' + element.clientWidth + ')');
+      }
+    }
+    return problems;
+  })()`);
+  assert.deepEqual(problems, [], `${where}: every action is on screen without sideways scrolling`);
+}
+
 /** True when the page is wider than its viewport (a sideways scroll). */
 function scrollsSideways(page: Page): Promise<boolean> {
   return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth + 1');
@@ -585,12 +610,14 @@ test(
       await page.locator(`.${name.toLowerCase()}-${name === 'Users' ? 'panel' : 'page'}`).waitFor();
       await page.waitForTimeout(200);
       assert.equal(await scrollsSideways(page), false, `${name} page scrolls sideways at 390 px`);
+      await assertActionsInView(page, `${name} page at 390 px`);
       await page.screenshot({ path: join(ARTIFACTS, `dashboard-moderation-390-${name.toLowerCase()}.png`), fullPage: true });
     }
     await page.getByRole('button', { name: 'Users', exact: true }).click();
     await page.getByRole('button', { name: 'Carol Creator', exact: true }).click();
     await page.locator('#user-title').waitFor();
     assert.equal(await scrollsSideways(page), false, 'user detail scrolls sideways at 390 px');
+    await assertActionsInView(page, 'user detail at 390 px');
 
     // Delete, after a confirmation that says what happens.
     await page.getByRole('button', { name: 'Delete user' }).click();

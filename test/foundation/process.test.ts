@@ -4,7 +4,10 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { test } from 'node:test';
+import { eventually } from '../helpers/eventually.ts';
 import { startMain } from '../helpers/main-process.ts';
 import { temporaryDir } from '../helpers/server.ts';
 
@@ -44,20 +47,25 @@ test('SIGTERM lets an in-flight request finish, keeps acknowledged writes, and e
   const created = await fetch(`${running.url}/admin/v1/users`, { method: 'POST', headers, body: JSON.stringify({ name: 'Kept' }) });
   assert.equal(created.status, 201);
 
-  // A request whose body is still arriving when SIGTERM lands is answered, not cut.
-  const slowBody = new ReadableStream({
-    async start(controller) {
-      controller.enqueue(new TextEncoder().encode('{"name":'));
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      controller.enqueue(new TextEncoder().encode('"Late"}'));
-      controller.close();
-    },
-  });
-  const inFlight = fetch(`${running.url}/admin/v1/users`, { method: 'POST', headers, body: slowBody, duplex: 'half' } as RequestInit);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // A request whose body is still arriving when SIGTERM lands is answered, not cut. Its headers
+  // ask for "100 Continue", so the test knows the server has the request before the signal, and
+  // the body follows only once the server says it is stopping: no guess at how long either takes.
+  const body = '{"name":"Late"}';
+  const socket = connect(Number(new URL(running.url).port), '127.0.0.1');
+  let answer = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+  const ended = once(socket, 'end');
+  socket.write(
+    'POST /admin/v1/users HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer process-test-token-0123456789\r\n' +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+  );
+  await eventually(async () => answer.startsWith('HTTP/1.1 100 Continue'), 60_000, 'the server to take the request');
   const exited = exitOf(running.child);
   running.child.kill('SIGTERM');
-  assert.equal((await inFlight).status, 201);
+  await eventually(async () => /SIGTERM received/.test(running.output()), 60_000, 'the server to begin stopping');
+  socket.write(body);
+  await ended;
+  assert.match(answer, /HTTP\/1\.1 201 /);
   assert.equal(await exited, 0);
   assert.match(running.output(), /SIGTERM received/);
 

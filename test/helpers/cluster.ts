@@ -105,7 +105,7 @@ export async function userWithKey(instances: readonly Instance[], role: 'creator
   if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`);
   for (const instance of instances) {
     const known = async () => (await call(instance.url, 'GET', `/admin/v1/keys?user_id=${user.body.data.id}`, 'admin')).body.data.length === 1;
-    await eventually(known, 1_000, `key known to ${instance.url}`);
+    await eventually(known, 30_000, `key known to ${instance.url}`);
   }
   return { userId: user.body.data.id, key: key.body.data.key, keyId: key.body.data.id };
 }

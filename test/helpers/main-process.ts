@@ -19,7 +19,7 @@ export function startMain(env: Record<string, string>, nodeArgs: string[] = []):
   child.stdout!.on('data', (chunk) => (text += chunk));
   child.stderr!.on('data', (chunk) => (text += chunk));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening on" line in time:\n${text}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`no "listening on" line in time:\n${text}`)), 120_000);
     child.stdout!.on('data', () => {
       const match = /listening on (http:\/\/\S+)/.exec(text);
       if (match) {

@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { limitSockets } from '../../src/http/socket-limits.ts';
 import { ServerProcess } from '../crash/server-process.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startServer, temporaryDir } from '../helpers/server.ts';
 
 function portOf(url: string): number {
@@ -56,7 +57,9 @@ test('a connection that sends nothing is closed after about 10 s; an idle keep-a
 test('MAX_CONNECTIONS bounds the open connections; a freed slot is usable again', { timeout: 60_000 }, async (t) => {
   const server = await startServer(t, { dataDir: null, env: { MAX_CONNECTIONS: '20' } });
   const held = await Promise.all(Array.from({ length: 20 }, () => connect(server.url)));
-  await pause(200);
+  // The server has taken all 20 (however slowly the machine runs) before the 21st comes.
+  const connections = () => new Promise<number>((resolve, reject) => server.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  await eventually(async () => (await connections()) === 20, 30_000, 'the 20 connections taken');
   const extra = await connect(server.url).catch(() => null);
   if (extra !== null) {
     // Accepted by the kernel, then closed by the server at once.
@@ -64,7 +67,7 @@ test('MAX_CONNECTIONS bounds the open connections; a freed slot is usable again'
     assert.ok(closedWithin, 'the 21st connection is closed at once');
   }
   for (const connection of held.slice(0, 5)) connection.socket.destroy();
-  await pause(200);
+  await eventually(async () => (await connections()) <= 15, 30_000, 'the 5 slots freed');
   const health = await server.request('GET', '/healthz');
   assert.equal(health.status, 200);
   for (const connection of held) connection.socket.destroy();

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 import { AccessLog, type AccessLogEntry } from '../../src/http/access-log.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startServer } from '../helpers/server.ts';
 
 interface LogLine {
@@ -69,7 +70,7 @@ test('a lone request is logged soon, without waiting for more traffic or for clo
   const server = await startServer(t, { output });
   const answer = await server.request('GET', '/healthz');
   assert.equal(answer.status, 200);
-  for (let waited = 0; logLines(output).length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+  await eventually(async () => logLines(output).length > 0, 30_000, 'the access-log line');
   const lines = logLines(output);
   assert.equal(lines.length, 1);
   assert.equal(lines[0]!.route, 'GET /healthz');

@@ -154,17 +154,24 @@ test("a suspended user's webhooks receive nothing: no event is sent while suspen
 test("a delivery pending when its owner is suspended is dropped, not sent", async (t) => {
   const server = await startServer(t, { dataDir: null, env: { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '400' } });
   const creator = await server.userWithKey('creator', EVERYTHING);
+  // The first attempt is answered 500 only once the suspension is in place, so the retry is
+  // scheduled (400 ms later) after it however slowly the machine runs.
+  let suspended!: () => void;
+  const suspension = new Promise<void>((resolve) => (suspended = resolve));
   let failFirst = true;
   const receiver = await startReceiver(t, (_request, response) => {
-    response.writeHead(failFirst ? 500 : 200);
+    const status = failFirst ? 500 : 200;
+    const answerWith = () => response.writeHead(status).end();
+    if (failFirst) void suspension.then(answerWith);
+    else answerWith();
     failFirst = false;
-    response.end();
   });
   const registered = await server.request('POST', '/v1/webhooks', { key: creator.key, body: { url: receiver.url, events: ['listing.created'] } });
   assert.equal(registered.status, 201);
   await createListing(server, creator.key, 'Retried');
-  await waitFor('the first, failed attempt', () => receiver.received.length === 1);
+  await waitFor('the first attempt', () => receiver.received.length === 1);
   await server.admin('POST', `/admin/v1/users/${creator.userId}/suspend`, { reason: 'mid-retry' });
+  suspended();
   await pause(900);
   assert.equal(receiver.received.length, 1, 'the retry was not sent');
 });

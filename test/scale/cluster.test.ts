@@ -44,7 +44,7 @@ test('a listing created through one instance is read through each of the others'
     assert.equal(made.status, 201);
     for (const other of instances) {
       // How long the other instances took to serve it, for the report.
-      const took = await eventually(async () => (await call(other.url, 'GET', `/v1/listings/${made.body.data.id}`, creator.key)).status === 200, 1_000, `listing on ${other.url}`);
+      const took = await eventually(async () => (await call(other.url, 'GET', `/v1/listings/${made.body.data.id}`, creator.key)).status === 200, 30_000, `listing on ${other.url}`);
       t.diagnostic(`listing from instance ${index} served by ${other.url} after ${took.toFixed(1)} ms`);
     }
   }
@@ -57,13 +57,13 @@ test('a revoked key is refused by every instance within 1 s (p99 over 20 revocat
     const key = await call(instances[0]!.url, 'POST', '/admin/v1/keys', 'admin', { user_id: owner.userId, permissions: ['read:listings'] });
     // Known (and cached) by every instance first.
     for (const instance of instances) {
-      await eventually(async () => (await call(instance.url, 'GET', '/v1/listings', key.body.data.key)).status === 200, 1_000, 'new key accepted');
+      await eventually(async () => (await call(instance.url, 'GET', '/v1/listings', key.body.data.key)).status === 200, 30_000, 'new key accepted');
     }
     const revoker = instances[trial % 3]!;
     const revoked = await call(revoker.url, 'DELETE', `/admin/v1/keys/${key.body.data.id}`, 'admin');
     assert.equal(revoked.status, 200);
     const others = instances.filter((instance) => instance !== revoker);
-    lags.push(...(await Promise.all(others.map((instance) => eventually(async () => (await call(instance.url, 'GET', '/v1/listings', key.body.data.key)).status === 401, 1_000, 'revoked key refused', 2)))));
+    lags.push(...(await Promise.all(others.map((instance) => eventually(async () => (await call(instance.url, 'GET', '/v1/listings', key.body.data.key)).status === 401, 30_000, 'revoked key refused', 2)))));
   }
   const p99 = percentile(lags, 0.99);
   t.diagnostic(`revocation lag over ${lags.length} samples: p50 ${percentile(lags, 0.5).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...lags).toFixed(1)} ms`);
@@ -135,19 +135,20 @@ test('SIGKILL of an instance under write load loses no acknowledged write', { sk
       }
     }
   });
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  // Killed once writes are flowing (however busy the machine), and the others go on a little after.
+  await eventually(async () => acknowledged.length > 20, 60_000, 'writes acknowledged before the kill');
   await victim.stop('SIGKILL');
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  const atKill = acknowledged.length;
+  await eventually(async () => acknowledged.length >= atKill + 10, 60_000, 'writes acknowledged after the kill');
   writing = false;
   await Promise.all(writers);
-  assert.ok(acknowledged.length > 20, `only ${acknowledged.length} writes acknowledged`);
   const reader = instances[1]!;
   await eventually(
     async () => {
       const missing = await Promise.all(acknowledged.slice(-20).map(async (id) => (await call(reader.url, 'GET', `/v1/listings/${id}`, creator.key)).status));
       return missing.every((status) => status === 200);
     },
-    2_000,
+    30_000,
     'the latest acknowledged writes visible',
   );
   for (const id of acknowledged) assert.equal((await call(reader.url, 'GET', `/v1/listings/${id}`, creator.key)).status, 200, id);
@@ -156,7 +157,7 @@ test('SIGKILL of an instance under write load loses no acknowledged write', { sk
 test('PostgreSQL stopped: writes 503 and reads 200 through nginx; after its restart writes succeed without restarting the instances', { skip, timeout: 180_000 }, async () => {
   const creator = await userWithKey(instances, 'creator', ['read:listings', 'write:listings']);
   const id = (await call(balancer, 'POST', '/v1/listings', creator.key, { title: 'Outage', type: 'TOOL', price: 1 })).body.data.id;
-  for (const instance of instances) await eventually(async () => (await call(instance.url, 'GET', `/v1/listings/${id}`, creator.key)).status === 200, 1_000, 'seen');
+  for (const instance of instances) await eventually(async () => (await call(instance.url, 'GET', `/v1/listings/${id}`, creator.key)).status === 200, 30_000, 'seen');
   await postgres.stop();
   try {
     for (let index = 0; index < 6; index += 1) {
@@ -173,6 +174,6 @@ test('PostgreSQL stopped: writes 503 and reads 200 through nginx; after its rest
     assert.equal((await call(balancer, 'PUT', `/v1/listings/${id}`, creator.key, { price: 10 + index })).status, 200);
   }
   for (const instance of instances) {
-    await eventually(async () => (await call(instance.url, 'GET', `/v1/listings/${id}`, creator.key)).body.data.price === 15, 1_000, 'latest price everywhere');
+    await eventually(async () => (await call(instance.url, 'GET', `/v1/listings/${id}`, creator.key)).body.data.price === 15, 30_000, 'latest price everywhere');
   }
 });

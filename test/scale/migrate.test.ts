@@ -121,7 +121,7 @@ test('a file-backed store migrates to PostgreSQL and back: same records, same an
     assert.equal(hook.status, 201, hook.text);
     usersSaw = await userViews(server, seeded);
     await waitFor('the ping delivered', () => receiver.received.length === 1);
-    await eventually(async () => (await server.admin('GET', '/admin/v1/webhooks')).body.data[0].last_delivery !== null, 10_000, 'the delivery recorded');
+    await eventually(async () => (await server.admin('GET', '/admin/v1/webhooks')).body.data[0].last_delivery !== null, 30_000, 'the delivery recorded');
     operatorSaw = await operatorViews(server);
     await server.close();
   }

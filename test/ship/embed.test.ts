@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { AdminClient, MarketplaceApiError, MarketplaceClient } from '../../src/client/index.ts';
 import { runCli } from '../../src/cli.ts';
 import { ConfigError, startServer } from '../../src/index.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const run = promisify(execFile);
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -70,7 +71,7 @@ test('startServer() options mirror the environment: port, brand, demo, adminToke
   const health = await fetch(`${server.url}/healthz`);
   assert.equal(health.status, 200);
   // The access log writes in batches: wait (bounded) for the request's line.
-  for (let waited = 0; output.length === 0 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually(async () => output.length > 0, 30_000, 'the access-log line');
   const lines = output.join('').trim().split('\n').map((line) => JSON.parse(line) as { route: string; status: number });
   assert.deepEqual(lines.map(({ route, status }) => ({ route, status })), [{ route: 'GET /healthz', status: 200 }]);
 

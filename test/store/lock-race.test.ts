@@ -41,7 +41,7 @@ function nextMessage(child: ChildProcess, kind: string): Promise<{ kind: string;
   });
 }
 
-test(`${CONTENDERS} processes opening one data dir at the same instant: exactly one wins, ${TRIALS} trials (fresh dirs and stale LOCKs)`, { timeout: 300_000 }, async (t) => {
+test(`${CONTENDERS} processes opening one data dir at the same instant: exactly one wins, ${TRIALS} trials (fresh dirs and stale LOCKs)`, { timeout: 900_000 }, async (t) => {
   const contenders = Array.from({ length: CONTENDERS }, () =>
     fork(resolve(import.meta.dirname, 'lock-contender.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
   );
@@ -75,7 +75,7 @@ test(`${CONTENDERS} processes opening one data dir at the same instant: exactly 
   t.diagnostic(`${outcomes.fresh} fresh-dir races and ${outcomes.stale} stale-LOCK races, ${CONTENDERS} processes each: one winner every time`);
 });
 
-test(`${SERVERS_PER_TRIAL} real servers started at once on one data dir with a stale LOCK: one runs, the others refuse (${SERVER_TRIALS} trials)`, { timeout: 300_000 }, async (t) => {
+test(`${SERVERS_PER_TRIAL} real servers started at once on one data dir with a stale LOCK: one runs, the others refuse (${SERVER_TRIALS} trials)`, { timeout: 900_000 }, async (t) => {
   const stalePid = deadPid();
   for (let trial = 0; trial < SERVER_TRIALS; trial += 1) {
     const dataDir = freshDataDir(t, 'lock-servers');

@@ -21,7 +21,7 @@ import type { EventType } from '../../src/webhooks/events.ts';
 import { WebhookOutbox } from '../../src/webhooks/outbox.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../src/webhooks/records.ts';
 import { verifySignature } from '../../src/webhooks/signing.ts';
-import { addWebhook, answer, pause, startReceiver, waitFor } from './fixtures.ts';
+import { addWebhook, answer, pause, queueEvents, startReceiver, waitFor } from './fixtures.ts';
 import type { ReceivedRequest, Receiver } from './fixtures.ts';
 
 interface Setup {
@@ -60,7 +60,7 @@ async function setup(t: TestContext, options: Partial<WebhookDispatcherOptions> 
     outbox,
     dispatcher,
     warnings,
-    emit: (type, ownerId, data = { id: 'lst_1' }) => store.write(outbox.eventOps(store, type, ownerId, data)),
+    emit: (type, ownerId, data = { id: 'lst_1' }) => queueEvents(store, outbox, [type, ownerId, data]),
     webhook: (id) => store.get<WebhookRecord>(WEBHOOKS, id),
     deliveries: () => [...store.values<DeliveryRecord>(DELIVERIES)],
   };
@@ -174,7 +174,7 @@ test('410 Gone turns the webhook inactive; its other pending deliveries are drop
   const { store, outbox, emit, webhook, deliveries } = await setup(t);
   const hook = await addWebhook(store, { userId: 'usr_a', url: receiver.url });
 
-  await store.write([...outbox.eventOps(store, 'listing.created', 'usr_a', {}), ...outbox.eventOps(store, 'listing.updated', 'usr_a', {})]);
+  await queueEvents(store, outbox, ['listing.created', 'usr_a', {}], ['listing.updated', 'usr_a', {}]);
   await waitFor('both deliveries to be settled', () => deliveries().length === 0);
 
   assert.equal(receiver.received.length, 1, 'one webhook at a time, and nothing after the 410');
@@ -187,7 +187,7 @@ test('410 Gone turns the webhook inactive; its other pending deliveries are drop
     response_status: 410,
     at: undefined,
   });
-  assert.deepEqual(outbox.eventOps(store, 'listing.created', 'usr_a', {}), [], 'an inactive webhook gets no new events');
+  assert.deepEqual(await store.commit((tx) => ({ ops: [], result: outbox.eventOps(tx, 'listing.created', 'usr_a', {}) })), [], 'an inactive webhook gets no new events');
   await emit('listing.created', 'usr_a');
   await pause(50);
   assert.equal(receiver.received.length, 1);
@@ -210,7 +210,7 @@ test('Retry-After on a 429 or a 503 lengthens the next delay', async (t) => {
   for (const retrying of deliveries()) {
     assert.equal(retrying.next_attempt_at - Date.parse(retrying.updated_at), 1000, `HTTP ${retrying.response_status}: one second, not 10 ms`);
   }
-  await waitFor('both retries to succeed', () => cases.every(({ hook }) => webhook(hook.id)?.last_delivery?.status === 'delivered'), 4000);
+  await waitFor('both retries to succeed', () => cases.every(({ hook }) => webhook(hook.id)?.last_delivery?.status === 'delivered'));
   for (const { status, receiver } of cases) {
     const [first, second] = receiver.received;
     assert.ok(second!.at - first!.at >= 900, `${status}: waited ${Math.round(second!.at - first!.at)} ms`);
@@ -270,18 +270,17 @@ test('pending deliveries resume after a restart, retries keeping their attempt c
 test('a slow receiver delays nothing else', async (t) => {
   const slow = await startReceiver(t, () => {}); // never answers
   const fast = await startReceiver(t, answer(200));
-  const { store, outbox, emit, webhook } = await setup(t, { timeoutMs: 5000 });
+  // The slow send is given a minute: the fast one must not wait for it, however busy the machine.
+  const { store, outbox, emit, webhook } = await setup(t, { timeoutMs: 60_000 });
   await addWebhook(store, { userId: 'usr_slow', url: slow.url });
   const quick = await addWebhook(store, { userId: 'usr_fast', url: fast.url });
 
   // More slow events than there are slots: one webhook never takes more than one.
-  const slowOps = Array.from({ length: 12 }, () => outbox.eventOps(store, 'listing.created', 'usr_slow', {})).flat();
-  await store.write(slowOps);
+  await queueEvents(store, outbox, ...Array.from({ length: 12 }, () => ['listing.created', 'usr_slow', {}] as const));
   await waitFor('the slow receiver to be waiting', () => slow.open === 1);
-  const startedAt = performance.now();
   await emit('listing.created', 'usr_fast');
-  await waitFor('the fast delivery', () => webhook(quick.id)?.last_delivery?.status === 'delivered', 1000);
-  assert.ok(performance.now() - startedAt < 1000);
+  await waitFor('the fast delivery', () => webhook(quick.id)?.last_delivery?.status === 'delivered');
+  assert.equal(slow.open, 1, 'delivered while the slow send still waits');
   assert.equal(slow.maxOpen, 1, 'one request at a time per webhook');
 });
 
@@ -290,12 +289,12 @@ test('no more than maxInFlight sends run at once', async (t) => {
     setTimeout(() => response.writeHead(200).end(), 30);
   });
   const { store, outbox, deliveries } = await setup(t, { maxInFlight: 2 });
-  const ops = [];
+  const events: Array<[EventType, string, object]> = [];
   for (let index = 0; index < 6; index += 1) {
     await addWebhook(store, { userId: `usr_${index}`, url: receiver.url });
-    ops.push(...outbox.eventOps(store, 'listing.created', `usr_${index}`, {}));
+    events.push(['listing.created', `usr_${index}`, {}]);
   }
-  await store.write(ops);
+  await queueEvents(store, outbox, ...events);
   await waitFor('all six deliveries', () => receiver.received.length === 6 && deliveries().length === 0);
   assert.equal(receiver.maxOpen, 2);
 });
@@ -376,7 +375,7 @@ test('a store write that fails is retried later; the dispatcher keeps going', as
 
 test('stop() cancels scheduled attempts and waits only so long for one under way', async (t) => {
   const receiver = await startReceiver(t, () => {}); // never answers
-  const { store, emit, dispatcher, deliveries } = await setup(t, { timeoutMs: 5000, stopTimeoutMs: 100 });
+  const { store, emit, dispatcher, deliveries } = await setup(t, { timeoutMs: 120_000, stopTimeoutMs: 100 });
   await addWebhook(store, { userId: 'usr_a', url: receiver.url });
   await addWebhook(store, { userId: 'usr_b', url: receiver.url.replace('/hook', '/b') });
 
@@ -384,7 +383,8 @@ test('stop() cancels scheduled attempts and waits only so long for one under way
   await waitFor('the send to be under way', () => receiver.open === 1);
   const startedAt = performance.now();
   await dispatcher.stop();
-  assert.ok(performance.now() - startedAt < 1000);
+  // Its 100 ms, not the send's two minutes (a busy machine adds seconds at most).
+  assert.ok(performance.now() - startedAt < 30_000);
 
   await emit('listing.created', 'usr_b');
   await pause(50);

@@ -10,7 +10,7 @@ import { newId } from '../../src/domain/ids.ts';
 import { WEBHOOKS } from '../../src/domain/records.ts';
 import type { Store } from '../../src/store/store.ts';
 import { EVENT_TYPES } from '../../src/webhooks/events.ts';
-import type { EventType } from '../../src/webhooks/events.ts';
+import type { EventOutbox, EventType } from '../../src/webhooks/events.ts';
 import type { WebhookRecord } from '../../src/webhooks/records.ts';
 import { generateWebhookSecret } from '../../src/webhooks/signing.ts';
 
@@ -72,8 +72,11 @@ export async function startReceiver(t: TestContext, respond: Responder): Promise
   return receiver;
 }
 
-/** Polls `condition` every few milliseconds; fails with `what` after `timeoutMs`. */
-export async function waitFor(what: string, condition: () => boolean, timeoutMs = 3000): Promise<void> {
+/**
+ * Polls `condition` every few milliseconds; fails with `what` after `timeoutMs`. The budget only
+ * bounds how long a broken test takes to fail: it is far above what a busy machine needs.
+ */
+export async function waitFor(what: string, condition: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!condition()) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -106,4 +109,9 @@ export async function addWebhook(store: Store, fields: Parameters<typeof webhook
   const webhook = webhookRecord(fields);
   await store.write([{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }]);
   return webhook;
+}
+
+/** Queues each `[type, ownerId, data]` event through `outbox`, all in one write decided as a handler's is. */
+export function queueEvents(store: Store, outbox: EventOutbox, ...events: ReadonlyArray<readonly [EventType, string, object]>): Promise<void> {
+  return store.commit((tx) => ({ ops: events.flatMap(([type, ownerId, data]) => outbox.eventOps(tx, type, ownerId, data)), result: undefined }));
 }

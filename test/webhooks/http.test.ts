@@ -32,7 +32,7 @@ async function register(server: TestServer, key: string, body: Record<string, un
 
 /** GET /v1/webhooks until `condition` holds for its data (what an owner polling the API sees). */
 async function listUntil(server: TestServer, key: string, condition: (webhooks: any[]) => boolean): Promise<TestResponse> {
-  const deadline = performance.now() + 3000;
+  const deadline = performance.now() + 30_000;
   for (;;) {
     const response = await server.request('GET', '/v1/webhooks', { key });
     if (condition(response.body.data)) return response;
@@ -277,7 +277,9 @@ test('a receiver that hangs does not slow the request that caused the event', as
     const response = await server.request('POST', '/v1/listings', { key: ada.key, body: { title: `Kit ${index}`, type: 'SKILL', price: 1 } });
     const took = performance.now() - startedAt;
     assert.equal(response.status, 201);
-    assert.ok(took < 500, `the request took ${Math.round(took)} ms`);
+    // Far below the 10 s a send may wait for its receiver: a request that waited for one would
+    // take that long, and a busy machine never makes a write take half of it.
+    assert.ok(took < 5_000, `the request took ${Math.round(took)} ms`);
   }
   const deliveries = [...server.app.store.values<DeliveryRecord>(DELIVERIES)];
   assert.equal(deliveries.length, 6, 'the events are queued in the store, not sent inside the requests');

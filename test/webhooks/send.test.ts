@@ -119,7 +119,8 @@ test('a receiver that never answers → error "timeout", promptly', async (t) =>
   });
   const elapsedMs = performance.now() - started;
   assert.deepEqual(outcome, { delivered: false, status: null, error: 'timeout', gone: false });
-  assert.ok(elapsedMs >= 150 && elapsedMs < 1500, `took ${elapsedMs} ms`);
+  // Ended by its 200 ms deadline (a busy machine may add seconds, never the 10 s default).
+  assert.ok(elapsedMs >= 150 && elapsedMs < 9_000, `took ${elapsedMs} ms`);
 });
 
 test('a status that arrived in time stands when the body then stalls', async (t) => {
@@ -155,11 +156,11 @@ test('reading stops after 4 KiB: a long answer that never ends does not hold the
     body: BODY,
     headers: HEADERS,
     allowPrivate: true,
-    timeoutMs: 5000,
+    timeoutMs: 120_000,
   });
   const elapsedMs = performance.now() - started;
   assert.deepEqual(outcome, { delivered: false, status: 500, gone: false });
-  assert.ok(elapsedMs < 2000, `took ${elapsedMs} ms: the deadline, not the cap, ended it`);
+  assert.ok(elapsedMs < 60_000, `took ${elapsedMs} ms: the deadline, not the cap, ended it`);
 });
 
 test('allowPrivate false + http://127.0.0.1 → refused without contacting the server', async (t) => {
