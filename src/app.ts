@@ -39,6 +39,7 @@ import { portalSessionRoutes } from './handlers/portal-session.ts';
 import { portalKeyRoutes } from './handlers/portal-keys.ts';
 import { portalPlanRoutes } from './handlers/portal-plans.ts';
 import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
+import { portalListingRoutes } from './handlers/portal-listings.ts';
 import { prepareDummyHash } from './portal/passwords.ts';
 import { PortalSessions } from './portal/sessions.ts';
 import { SignInLimits } from './portal/sign-in-limits.ts';
@@ -192,6 +193,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
     ...portalPlanRoutes({ store, clock, audit }),
     ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate }),
+    ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.

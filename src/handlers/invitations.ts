@@ -8,7 +8,7 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { USERS, userStatus } from '../domain/records.ts';
-import { HttpError, notFound } from '../domain/errors.ts';
+import { conflict, HttpError, notFound } from '../domain/errors.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { INVITATIONS, type InvitationRecord } from '../portal/records.ts';
@@ -35,6 +35,8 @@ export function invitationRoutes(deps: InvitationRoutesDeps): OperatorRoute[] {
     return store.commit((tx) => {
       const user = tx.get(USERS, context.params.id!);
       if (!user || userStatus(user) === 'erased') throw notFound('User');
+      // The email is what the user signs in with.
+      if (user.email === '') throw conflict('This user has no email address, which is what they sign in with: set one first (PATCH /admin/v1/users/:id).');
       const now = clock.now();
       const invitation: InvitationRecord = { id: user.id, token_hash: digestOf(token), created_at: isoTime(now), expires_at: isoTime(now + INVITATION_LIFETIME_MS) };
       const replaced = tx.get(INVITATIONS, user.id) !== undefined;

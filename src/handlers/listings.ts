@@ -6,7 +6,7 @@ import type { UsageRecorder } from '../analytics/recorder.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
-import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
+import { LISTINGS, LISTING_TYPES, type ListingRecord, type UserRecord } from '../domain/records.ts';
 import { assertIfMatch } from '../http/conditional.ts';
 import { conflict, forbidden, notFound } from '../domain/errors.ts';
 import { pagination } from '../http/lists.ts';
@@ -17,7 +17,8 @@ import type { ListingPageCache } from '../listings/page-cache.ts';
 import { ParsedListingQueries } from '../listings/parsed-queries.ts';
 import { findListings } from '../listings/search.ts';
 import { SerialisedListings } from '../listings/serialised.ts';
-import type { RecordReader, Store } from '../store/store.ts';
+import type { RecordReader, Store, Transaction } from '../store/store.ts';
+import type { WriteOp } from '../store/format.ts';
 import type { EventOutbox } from '../domain/events.ts';
 import { isListingVisibleTo } from '../domain/visibility.ts';
 
@@ -69,64 +70,26 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   }
 
   async function create(context: KeyContext): Promise<Reply> {
-    const checker = new BodyChecker(await context.readJsonBody(), EDITABLE_FIELDS, READ_ONLY_FIELDS);
-    checker.requireFields(['title', 'type', 'price']);
-    const fields = readListingFields(checker);
+    const fields = readNewListing(await context.readJsonBody());
     return context.commit((tx, { user }) => {
-      if (user.role !== 'creator') {
-        throw forbidden('Only creators may create listings. Ask the operator to give your user the creator role.');
-      }
-      const now = isoTime(clock.now());
-      const listing: ListingRecord = {
-        id: newId('lst'),
-        title: fields.title!,
-        description: fields.description ?? '',
-        type: fields.type!,
-        price: fields.price!,
-        tags: fields.tags ?? [],
-        status: 'active',
-        owner_id: user.id,
-        created_at: now,
-        updated_at: now,
-      };
-      // Serialised once, for the answer and the log line.
-      const json = JSON.stringify(listing);
-      return {
-        ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing, json }, ...outbox.eventOps(tx, 'listing.created', listing.owner_id, listing)],
-        reply: { status: 201, bytes: Buffer.from(`{"data":${json}}`) },
-      };
+      const { ops, json } = createdListingOps(tx, user, fields, clock.now(), outbox);
+      return { ops, reply: { status: 201, bytes: Buffer.from(`{"data":${json}}`) } };
     });
   }
 
   /** A PUT changes only the fields it sent, on top of the listing as it is when the write commits. */
   async function update(context: KeyContext): Promise<Reply> {
-    const body = await context.readJsonBody();
-    const checker = new BodyChecker(body, EDITABLE_FIELDS, READ_ONLY_FIELDS);
-    const fields = readListingFields(checker);
-    requireNonEmpty(body, EDITABLE_FIELDS);
+    const fields = readListingChange(await context.readJsonBody());
     return context.commit((tx, { user }) => {
-      const listing = ownedListing(tx, context, user.id);
-      if (listing.status === 'archived') throw conflict('This listing is archived and can no longer be changed.');
-      if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
-      const changed: ListingRecord = { ...listing, ...definedOnly(fields), updated_at: isoTime(clock.now()) };
-      return {
-        ops: [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'listing.updated', changed.owner_id, changed)],
-        reply: { status: 200, body: { data: changed } },
-      };
+      const { ops, changed } = changedListingOps(tx, ownedListing(tx, context, user.id), fields, clock.now(), outbox);
+      return { ops, reply: { status: 200, body: { data: changed } } };
     });
   }
 
   function archive(context: KeyContext): Promise<Reply> {
     return context.commit((tx, { user }) => {
-      const listing = ownedListing(tx, context, user.id);
-      if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
-      // Archiving twice is not an error: the second call finds what the first one left.
-      if (listing.status === 'archived') return { ops: [], reply: { status: 200, body: { data: listing } } };
-      const archived: ListingRecord = { ...listing, status: 'archived', updated_at: isoTime(clock.now()) };
-      return {
-        ops: [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps(tx, 'listing.archived', archived.owner_id, archived)],
-        reply: { status: 200, body: { data: archived } },
-      };
+      const { ops, archived } = archivedListingOps(tx, ownedListing(tx, context, user.id), clock.now(), outbox);
+      return { ops, reply: { status: 200, body: { data: archived } } };
     });
   }
 
@@ -148,7 +111,61 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   ];
 }
 
-interface ListingFields {
+/** A new listing's fields from a request body (title, type and price required); throws one 400. */
+export function readNewListing(body: Record<string, unknown>): ListingFields {
+  const checker = new BodyChecker(body, EDITABLE_FIELDS, READ_ONLY_FIELDS);
+  checker.requireFields(['title', 'type', 'price']);
+  return readListingFields(checker);
+}
+
+/** The fields a change sends (at least one); throws one 400. */
+export function readListingChange(body: Record<string, unknown>): ListingFields {
+  const fields = readListingFields(new BodyChecker(body, EDITABLE_FIELDS, READ_ONLY_FIELDS));
+  requireNonEmpty(body, EDITABLE_FIELDS);
+  return fields;
+}
+
+/** The ops creating a listing for `user` with its event; only creators may (403). */
+export function createdListingOps(tx: Transaction, user: UserRecord, fields: ListingFields, nowMs: number, outbox: EventOutbox): { ops: WriteOp[]; listing: ListingRecord; json: string } {
+  if (user.role !== 'creator') {
+    throw forbidden('Only creators may create listings. Ask the operator to give your user the creator role.');
+  }
+  const now = isoTime(nowMs);
+  const listing: ListingRecord = {
+    id: newId('lst'),
+    title: fields.title!,
+    description: fields.description ?? '',
+    type: fields.type!,
+    price: fields.price!,
+    tags: fields.tags ?? [],
+    status: 'active',
+    owner_id: user.id,
+    created_at: now,
+    updated_at: now,
+  };
+  // Serialised once, for the answer and the log line.
+  const json = JSON.stringify(listing);
+  return { ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing, json }, ...outbox.eventOps(tx, 'listing.created', listing.owner_id, listing)], listing, json };
+}
+
+/** The ops changing the sent fields of an owned listing; an archived or removed one is 409. */
+export function changedListingOps(tx: Transaction, listing: ListingRecord, fields: ListingFields, nowMs: number, outbox: EventOutbox): { ops: WriteOp[]; changed: ListingRecord } {
+  if (listing.status === 'archived') throw conflict('This listing is archived and can no longer be changed.');
+  if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
+  const changed: ListingRecord = { ...listing, ...definedOnly(fields), updated_at: isoTime(nowMs) };
+  return { ops: [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'listing.updated', changed.owner_id, changed)], changed };
+}
+
+/** The ops archiving an owned listing (none when it already is); a removed one is 409. */
+export function archivedListingOps(tx: Transaction, listing: ListingRecord, nowMs: number, outbox: EventOutbox): { ops: WriteOp[]; archived: ListingRecord } {
+  if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
+  // Archiving twice is not an error: the second call finds what the first one left.
+  if (listing.status === 'archived') return { ops: [], archived: listing };
+  const archived: ListingRecord = { ...listing, status: 'archived', updated_at: isoTime(nowMs) };
+  return { ops: [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps(tx, 'listing.archived', archived.owner_id, archived)], archived };
+}
+
+export interface ListingFields {
   title?: string;
   description?: string;
   type?: ListingRecord['type'];

@@ -67,13 +67,14 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       if (invitation === undefined || invitation.token_hash !== tokenHash || isExpired(invitation.expires_at, clock.now()) || user === undefined) throw invalidInvitation();
       if (userStatus(user) === 'erased') throw invalidInvitation();
       if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
-      const started = sessions.start(context.req, user.id);
+      const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
         ops: [
           credentialOp(user.id, passwordHash, clock.now()),
           { op: 'del', collection: INVITATIONS, id: user.id },
-          // A reset: whoever was signed in with the old password is signed out.
-          ...endSessionsOps(tx, user.id),
+          // A reset: whoever was signed in with the old password is signed out (this browser's
+          // own session, if any, is ended by started.ops as its cookie is replaced).
+          ...endSessionsOps(tx, user.id, context.signedIn?.sessionId ?? null),
           ...started.ops,
           audit.entryOp(context.requestId, { action: 'portal.password_set', target_type: 'user', target_id: user.id, changes: { from_invitation: true }, actor: asUser(user.id) }),
         ],
@@ -132,7 +133,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       assertEmailFree(tx, fields.email!, null);
       const now = isoTime(clock.now());
       const user: UserRecord = { id: newId('usr'), name: fields.name!, email: fields.email!, bio: '', website: '', avatar_url: '', role: 'member', created_at: now, updated_at: now };
-      const started = sessions.start(context.req, user.id);
+      const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
         ops: [
           { op: 'put', collection: USERS, id: user.id, data: user },
@@ -151,6 +152,8 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
 
   async function updateMe(context: PortalContext): Promise<Reply> {
     const fields = readOwnProfileChange(await context.readJsonBody());
+    // Unlike through /v1, the email cannot be cleared here: it is what the user signs in with.
+    if (fields.email === '') throw badRequest('The request body is invalid: email cannot be cleared: it is what you sign in with.', { email: 'must not be empty' });
     return context.commit((tx, user) => {
       const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
       const changes = Object.fromEntries(Object.keys(fields).map((field) => [field, { from: user[field as keyof UserRecord] ?? null, to: changed[field as keyof UserRecord] ?? null }]));

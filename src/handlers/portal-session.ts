@@ -35,15 +35,17 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     const checker = new BodyChecker(await context.readJsonBody(), ['email', 'password']);
     checker.requireFields(['email', 'password']);
     const email = checker.string('email', 1, 254);
-    const password = typeof checker.value('password') === 'string' ? (checker.value('password') as string) : checker.fail('password', 'must be a string');
-    if (password !== undefined && password.length > MAX_PASSWORD_INPUT) checker.fail('password', `must be at most ${MAX_PASSWORD_INPUT} characters`);
+    const password = checker.value('password');
+    if (checker.has('password') && (typeof password !== 'string' || password.length > MAX_PASSWORD_INPUT)) {
+      checker.fail('password', `must be a string of at most ${MAX_PASSWORD_INPUT} characters`);
+    }
     checker.finish();
     const address = context.req.socket.remoteAddress ?? 'unknown';
     await limits.assertAllowed(email!, address);
 
     const user = userByEmail(store, email!.toLowerCase());
     const credential = user === undefined ? undefined : store.get(CREDENTIALS, user.id);
-    const matches = credential === undefined ? await verifyAgainstDummy(password!) : await verifyPassword(password!, credential.password_hash);
+    const matches = credential === undefined ? await verifyAgainstDummy(password as string) : await verifyPassword(password as string, credential.password_hash);
     if (!matches || user === undefined || credential === undefined) {
       await limits.recordFailure(email!, address);
       throw wrongCredentials();
@@ -51,14 +53,14 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     // Only someone holding the right password learns the account is suspended.
     if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
 
-    const started = sessions.start(context.req, user.id);
-    // Through the store itself: whatever session the browser had before plays no part.
+    // Through the store itself: whatever session the browser had before plays no part (it ends).
     return store.commit((tx) => {
       // Decided on the account as it is now: a password changed or an account suspended or
       // erased while scrypt ran makes this sign-in fail as if the password were wrong.
       const current = tx.get(USERS, user.id);
       const stored = tx.get(CREDENTIALS, user.id);
       if (current === undefined || userStatus(current) !== 'active' || stored?.password_hash !== credential.password_hash) throw wrongCredentials();
+      const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
         ops: [...started.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: user.id, changes: {}, actor: { type: 'user', id: user.id } })],
         result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(current) } },

@@ -22,6 +22,29 @@ const planId = { type: 'string', minLength: 1, maxLength: 40, description: 'A se
 const keyNotFound = errorAnswer('Key not found (or not yours)');
 const webhookNotFound = errorAnswer('Webhook not found (or not yours)');
 const WEBHOOK_ID = 'wh_3kT9pQ2mXz7LbV1nR5sW';
+const LISTING_ID = 'lst_4fQ2kLm9XcVb7NpR1sTz';
+const listingNotFound = errorAnswer('Listing not found (or not yours)');
+/** A listing as its owner sees it in the portal: the listing, and how it performed. */
+const ownListing = {
+  allOf: [
+    ref('Listing'),
+    {
+      type: 'object',
+      required: ['performance'],
+      properties: {
+        performance: {
+          type: 'object',
+          required: ['views', 'impressions'],
+          description: 'Since the listing was made (as GET /v1/analytics/listings counts them).',
+          properties: {
+            views: { type: 'integer', minimum: 0, description: 'GET /v1/listings/:id answers that showed it.' },
+            impressions: { type: 'integer', minimum: 0, description: 'Appearances in list pages.' },
+          },
+        },
+      },
+    },
+  ],
+};
 const deliveryOutcome = {
   type: 'object',
   additionalProperties: false,
@@ -182,5 +205,34 @@ export const portalSelfServiceOperations: Operations = {
     parameters: [pathId('Webhook id')],
     responses: { '200': answer('Outcomes', dataOf({ type: 'array', maxItems: 50, items: deliveryOutcome })), '404': webhookNotFound },
     ...curl(`curl -s ${COOKIE} ${BASE}/webhooks/${WEBHOOK_ID}/deliveries`),
+  },
+  'GET /portal/v1/listings': {
+    operationId: 'portalListListings',
+    description: 'Your listings in every status (active, archived, removed by the operator with its reason), newest first, each with its views and impressions.',
+    parameters: [{ name: 'status', in: 'query', required: false, schema: { enum: ['active', 'archived', 'removed'] }, description: 'Only listings in this status.' }, ...PAGE_PARAMS],
+    responses: { '200': answer('Your listings', listOf(ownListing)), '400': errorAnswer('Bad query parameter') },
+    ...curl(`curl -s ${COOKIE} '${BASE}/listings?status=active'`),
+  },
+  'POST /portal/v1/listings': {
+    operationId: 'portalCreateListing',
+    description: 'Creates a listing with the rules of POST /v1/listings: creators only (403 for a member).',
+    requestBody: jsonBody(ref('NewListing')),
+    responses: { '201': answer('Created', dataOf(ownListing)), '400': errorAnswer('Invalid body'), '403': errorAnswer('Only creators may create listings') },
+    ...curl(`curl -s ${WRITE} -d '{"title":"Prompt pack","type":"PROMPT","price":4.5}' ${BASE}/listings`),
+  },
+  'PUT /portal/v1/listings/:id': {
+    operationId: 'portalUpdateListing',
+    description: 'Changes the fields sent, with the rules of PUT /v1/listings/:id: an archived or removed listing cannot be changed (409).',
+    parameters: [pathId('Listing id')],
+    requestBody: jsonBody(ref('ListingChanges'), 'Any non-empty subset of title, description, type, price, tags'),
+    responses: { '200': answer('Updated', dataOf(ownListing)), '400': errorAnswer('Invalid body'), '404': listingNotFound, '409': errorAnswer('Archived or removed') },
+    ...curl(`curl -s -X PUT ${WRITE} -d '{"price":5}' ${BASE}/listings/${LISTING_ID}`),
+  },
+  'DELETE /portal/v1/listings/:id': {
+    operationId: 'portalArchiveListing',
+    description: 'Archives your listing (gone from lists, kept here); archiving twice changes nothing; a removed listing is 409.',
+    parameters: [pathId('Listing id')],
+    responses: { '200': answer('Archived', dataOf(ownListing)), '404': listingNotFound, '409': errorAnswer('Removed by the operator') },
+    ...curl(`curl -s -X DELETE ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/listings/${LISTING_ID}`),
   },
 };

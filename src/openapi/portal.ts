@@ -43,6 +43,7 @@ export const portalOperations: Operations = {
       ),
       '400': errorAnswer('No usable Host header and no MARKETPLACE_URL'),
       '404': errorAnswer('User not found (or erased)'),
+      '409': errorAnswer('The user has no email address to sign in with'),
       ...OPERATOR_ERRORS,
     },
     ...curl(`curl -s -X POST -H "Authorization: Bearer $ADMIN_TOKEN" http://127.0.0.1:3000/admin/v1/users/usr_8hJ3kQ0pLr5sT2vW9xYz/invitations`),
@@ -125,7 +126,7 @@ export const portalOperations: Operations = {
   },
   'PUT /portal/v1/me': {
     operationId: 'portalUpdateMe',
-    description: 'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me.',
+    description: 'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me, except that the email (what you sign in with) cannot be cleared.',
     parameters: [IF_MATCH],
     requestBody: jsonBody(ref('ProfileChanges'), 'Any non-empty subset of name, bio, website, avatar_url, email'),
     responses: {

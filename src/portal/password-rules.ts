@@ -1,5 +1,6 @@
 // What a new password must be: 12 to 128 characters (code points, as a person counts them) and
-// not one of the common passwords people pick first (compared lower-cased). Nothing else is
+// not one of the common passwords people pick first (compared lower-cased), and text that has a
+// UTF-8 form. Nothing else is
 // demanded (no character classes): length is what makes a password hard to guess.
 
 import { codePointLength } from '../http/validation.ts';
@@ -11,6 +12,9 @@ export const MAX_PASSWORD_LENGTH = 128;
 /** What is wrong with `password` as a new password, or null when it is acceptable. */
 export function passwordProblem(password: unknown): string | null {
   if (typeof password !== 'string') return 'must be a string';
+  // A lone surrogate has no UTF-8 form (it would be hashed as U+FFFD, so two such passwords would
+  // be one) and NUL is nothing a person types.
+  if (/[\u0000]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(password)) return 'must be text without NUL characters or unpaired surrogates';
   const length = codePointLength(password);
   if (length < MIN_PASSWORD_LENGTH) return `must be at least ${MIN_PASSWORD_LENGTH} characters`;
   if (length > MAX_PASSWORD_LENGTH) return `must be at most ${MAX_PASSWORD_LENGTH} characters`;

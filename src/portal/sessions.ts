@@ -80,8 +80,12 @@ export class PortalSessions {
     return user;
   }
 
-  /** A session for `userId`, to be written with the sign-in (or password) change that makes it. */
-  start(req: IncomingMessage, userId: string): NewSession {
+  /**
+   * A session for `userId`, to be written with the sign-in (or password) change that makes it,
+   * read through `reader` (the write's transaction). The session the browser had until now, if
+   * any, ends in the same write: its cookie is replaced, and no session outlives its cookie.
+   */
+  start(reader: RecordReader, req: IncomingMessage, userId: string, replacing: SignedIn | null): NewSession {
     const value = newSecret();
     const now = this.clock.now();
     const session: SessionRecord = {
@@ -91,8 +95,9 @@ export class PortalSessions {
       last_seen_at: isoTime(now),
       expires_at: isoTime(now + ABSOLUTE_TIMEOUT_MS),
     };
+    const ended: WriteOp[] = replacing !== null && reader.get(SESSIONS, replacing.sessionId) !== undefined ? [{ op: 'del', collection: SESSIONS, id: replacing.sessionId }] : [];
     return {
-      ops: [{ op: 'put', collection: SESSIONS, id: session.id, data: session }],
+      ops: [...ended, { op: 'put', collection: SESSIONS, id: session.id, data: session }],
       sessionId: session.id,
       setCookie: setSessionCookie(value, this.https(req), ABSOLUTE_TIMEOUT_MS / 1000),
     };

@@ -71,7 +71,7 @@ const WRITE_CALLS: Record<string, (server: TestServer) => Promise<WriteCall>> = 
     return { method: 'POST', path: `/admin/v1/plan-requests/${id}/decline`, action: 'plan_request.decline', targetId: id };
   },
   'POST /admin/v1/users/:id/invitations': async (server) => {
-    const user = await server.createUser();
+    const user = await server.createUser({ email: `invited-${Math.random().toString(36).slice(2)}@example.com` });
     return { method: 'POST', path: `/admin/v1/users/${user.id}/invitations`, action: 'user.invite', targetId: user.id };
   },
   'POST /admin/v1/compact': async () => ({ method: 'POST', path: '/admin/v1/compact', action: 'store.compact', targetId: 'log' }),

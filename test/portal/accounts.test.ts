@@ -27,6 +27,8 @@ test('POST /admin/v1/users/:id/invitations → 201 {url, token, expires_at}: the
   assert.match(invitation.token, /^[A-Za-z0-9_-]{43}$/);
   assert.equal(Date.parse(invitation.expires_at), clock.now() + 72 * 3600 * 1000);
   assert.equal((await server.admin('POST', '/admin/v1/users/usr_nobody/invitations')).status, 404);
+  const withoutEmail = await server.createUser();
+  assert.equal((await server.admin('POST', `/admin/v1/users/${withoutEmail.id}/invitations`)).status, 409, 'no email to sign in with');
   assert.equal((await server.request('POST', `/admin/v1/users/${user.id}/invitations`)).status, 401, 'operator token needed');
 });
 
@@ -66,6 +68,8 @@ test('the password rules: 12 to 128 code points, not a common password; a refuse
     ['qwertyuiop123', 'qwertyuiop123', /common/],
     ['a common one in other case', 'PassWord1234', /common/],
     ['not a string', 123456789012345, /string/],
+    ['a lone surrogate', 'twelve chars \ud800', /surrogates/],
+    ['a NUL character', 'twelve chars \u0000 here', /NUL/],
   ];
   for (const [what, password, problem] of cases) {
     const response = await usePassword(server, token, password as string);
@@ -119,6 +123,7 @@ test('GET/PUT /portal/v1/me: the rules of PUT /v1/users/me; the change is audite
   assert.equal((await put({})).status, 400);
   assert.equal((await put({ website: 'ftp://example.com' })).status, 400);
   assert.equal((await put({ email: 'taken@example.com' })).status, 409);
+  assert.equal((await put({ email: '' })).status, 400, 'the sign-in email cannot be cleared');
   const me = await server.request('GET', '/portal/v1/me', { headers: ada.headers });
   assert.equal((await put({ bio: 'x' }, { 'if-match': '"stale"' })).status, 412);
   const changed = await put({ bio: 'I build agents', name: 'Ada L.' }, { 'if-match': me.headers.get('etag')! });

@@ -29,7 +29,7 @@ test('CLI users invite <id> prints {url, token, expires_at}; the token sets a pa
 test('AdminClient users.invite: the link, and 404 for an unknown user', async (t) => {
   const server = await startServer(t, { dataDir: null });
   const admin = new AdminClient({ baseUrl: server.url, token: ADMIN_TOKEN });
-  const user = await server.createUser();
+  const user = await server.createUser({ email: 'client@example.com' });
   const invitation = await admin.users.invite(user.id);
   assert.match(invitation.url, /\/portal#invitation=[A-Za-z0-9_-]{43}$/);
   assert.ok(Date.parse(invitation.expires_at) > Date.now());

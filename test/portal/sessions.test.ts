@@ -56,3 +56,18 @@ test('the cookie over plain HTTP: HttpOnly, SameSite=Strict, Path=/, no Secure, 
   assert.ok(!attributes.includes('Secure'), header);
   assert.equal(cookieFrom(response)!.startsWith('__Host-'), false);
 });
+
+test('signing in again from a signed-in browser ends the session its cookie replaces', async (t) => {
+  const server = await startServer(t);
+  const ada = await signedInUser(server);
+  const again = await server.request('POST', '/portal/v1/session', { headers: ada.headers, body: { email: ada.email, password: ada.password } });
+  assert.equal(again.status, 201);
+  assert.equal((await server.request('GET', '/portal/v1/me', { headers: ada.headers })).status, 401, 'the replaced session is gone');
+  assert.equal((await server.request('GET', '/portal/v1/me', { headers: { cookie: cookieFrom(again)! } })).status, 200);
+  // A password reset from a browser signed in as this user: one session left, the new one.
+  const invitation = await server.admin('POST', `/admin/v1/users/${ada.userId}/invitations`);
+  const reset = await server.request('POST', '/portal/v1/password', { headers: { cookie: cookieFrom(again)!, ...sameOrigin(server) }, body: { invitation: invitation.body.data.token, password: 'reset while signed in' } });
+  assert.equal(reset.status, 201, reset.text);
+  const { SESSIONS } = await import('../../src/portal/records.ts');
+  assert.equal([...server.app.store.values(SESSIONS)].filter((session) => session.user_id === ada.userId).length, 1);
+});

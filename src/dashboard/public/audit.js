@@ -6,7 +6,14 @@ import { formatDate } from './format.js';
 import { showError } from './notice.js';
 
 const PAGE_SIZE = 25;
-const ACTIONS = ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'user.invite', 'key.create', 'key.update', 'key.revoke', 'key.roll', 'plans.replace', 'plan_request.approve', 'plan_request.decline', 'listing.remove', 'listing.restore', 'store.compact', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'];
+const ACTIONS = [
+  'user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'user.invite',
+  'key.create', 'key.update', 'key.revoke', 'key.roll', 'plans.replace', 'plan_request.approve', 'plan_request.decline',
+  'listing.remove', 'listing.restore', 'store.compact',
+  'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update',
+  'portal.key_create', 'portal.key_update', 'portal.key_revoke', 'portal.key_roll', 'portal.plan_request',
+  'portal.webhook_create', 'portal.webhook_delete', 'portal.webhook_test', 'portal.listing_create', 'portal.listing_update', 'portal.listing_archive',
+];
 
 export function auditPage() {
   const state = { page: 1, entries: [], pagination: null };
