@@ -1,6 +1,7 @@
 // Password storage: scrypt (memory-hard) with a random 16-byte salt per password, compared in
 // constant time. The stored form names its parameters, so they can be raised later and older
-// hashes still verify. scrypt runs on libuv's thread pool, never on the event loop.
+// hashes still verify. scrypt runs on libuv's thread pool, never on the event loop, two at a
+// time at most.
 // An account without a password (or an unknown email) is checked against a dummy hash, so a
 // failed sign-in costs the same time whatever was wrong.
 
@@ -13,12 +14,34 @@ const PARALLELISM = 1;
 const KEY_LENGTH = 32;
 const SALT_BYTES = 16;
 
-function derive(password: string, salt: Buffer, options: ScryptOptions, keyLength: number): Promise<Buffer> {
-  // maxmem above 128 * N * r, which Node's 32 MiB default would refuse for N = 2^15.
-  const maxmem = 256 * (options.N ?? COST) * (options.r ?? BLOCK_SIZE) + 1024 * 1024;
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFC'), salt, keyLength, { ...options, maxmem }, (error, key) => (error ? reject(error) : resolve(key)));
-  });
+/**
+ * At most this many scrypts run at once. libuv's pool has four threads and the store's fsyncs
+ * run there too: a burst of sign-ins must leave threads for the writes of everyone else.
+ */
+const MAX_CONCURRENT = 2;
+let running = 0;
+const waiting: Array<() => void> = [];
+
+/** How many scrypts run right now (at most MAX_CONCURRENT), and how many wait their turn. */
+export function scryptLoad(): { running: number; waiting: number } {
+  return { running, waiting: waiting.length };
+}
+
+async function derive(password: string, salt: Buffer, options: ScryptOptions, keyLength: number): Promise<Buffer> {
+  // A finishing scrypt hands its slot straight to the next waiting one.
+  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running += 1;
+  try {
+    // maxmem above 128 * N * r, which Node's 32 MiB default would refuse for N = 2^15.
+    const maxmem = 256 * (options.N ?? COST) * (options.r ?? BLOCK_SIZE) + 1024 * 1024;
+    return await new Promise((resolve, reject) => {
+      scrypt(password.normalize('NFC'), salt, keyLength, { ...options, maxmem }, (error, key) => (error ? reject(error) : resolve(key)));
+    });
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running -= 1;
+  }
 }
 
 /** The stored form: `scrypt$N$r$p$<salt base64>$<hash base64>`. */
