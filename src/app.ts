@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { UsageRecorder } from './analytics/recorder.ts';
 import type { UsageReader } from './analytics/reader.ts';
 import { SummedUsage } from './analytics/summed-usage.ts';
@@ -17,6 +18,7 @@ import { AuditLog } from './audit/audit-log.ts';
 import { coreOperatorRoutes } from './handlers/operator.ts';
 import { auditRoutes } from './handlers/audit.ts';
 import { moderationRoutes } from './handlers/moderation.ts';
+import { planRoutes } from './handlers/plans.ts';
 import { operatorUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
 import { serveDashboardAsset } from './handlers/dashboard.ts';
 import { healthRoutes } from './handlers/health.ts';
@@ -26,10 +28,19 @@ import { userRoutes } from './handlers/users.ts';
 import { operatorWebhookRoutes, webhookRoutes } from './handlers/webhooks.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
-import { limitSockets, serverOptions } from './http/socket-limits.ts';
+import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import { CorsPolicy } from './http/cors.ts';
 import { IdempotencyGuard } from './http/idempotency.ts';
-import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
+import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
+import { portalAccountRoutes } from './handlers/portal-account.ts';
+import { invitationRoutes } from './handlers/invitations.ts';
+import { portalSessionRoutes } from './handlers/portal-session.ts';
+import { portalKeyRoutes } from './handlers/portal-keys.ts';
+import { portalPlanRoutes } from './handlers/portal-plans.ts';
+import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
+import { prepareDummyHash } from './portal/passwords.ts';
+import { PortalSessions } from './portal/sessions.ts';
+import { ACCOUNT_FAILURE_WINDOW_MS, SignInLimits } from './portal/sign-in-limits.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from './limits/sliding-window.ts';
 import { ListingIndex } from './listings/index.ts';
@@ -69,6 +80,7 @@ export interface App {
   readonly apiRoutes: readonly ApiRoute[];
   readonly operatorRoutes: readonly OperatorRoute[];
   readonly publicRoutes: readonly PublicRoute[];
+  readonly portalRoutes: readonly PortalRoute[];
   /** Webhook delivery outcomes since start (dropped pending deliveries count as failed). */
   readonly deliveryCounts: DeliveryCounts;
   /** Starts listening; resolves with the base URL, e.g. http://127.0.0.1:3000. */
@@ -80,6 +92,7 @@ export interface App {
 const FAILED_AUTH_LIMIT = 100;
 const NOT_COUNTING: UsageRecorder = { recordRequest() {}, recordListingView() {}, recordListingImpressions() {} };
 const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000;
+const SESSION_SWEEP_MS = 60 * 60 * 1000;
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
@@ -112,12 +125,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     // Attempts reach /metrics through the webhook changes they write; drops write none.
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
-  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts });
+  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
     counts: deliveryCounts,
-    isBeingDropped: (deliveryId) => outbox.isBeingDropped(deliveryId),
     retryDelaysMs: config.webhookRetryDelaysMs,
     allowPrivate: config.webhookAllowPrivate,
     // Instances sharing a database claim each attempt, so one of them sends it.
@@ -127,7 +139,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const index = new ListingIndex(store);
   const pageCache = new ListingPageCache(() => clock.monotonic());
-  const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic());
+  const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic(), () => clock.now());
 
   // Every reaction to a store change, in one place. The store runs them synchronously, in this
   // order, after each operation reaches memory and before the write's promise resolves, so a
@@ -142,8 +154,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   store.onChange((change) => metrics.onStoreChange(change)); // webhook delivery outcomes, for GET /metrics
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
 
-  const { keyLimiter, failedAuthLimiter, closeLimiters } = await openLimiters(config, clock);
+  const { keyLimiter, failedAuthLimiter, signInLimiter, closeLimiters } = await openLimiters(config, clock);
   const audit = new AuditLog(store, clock);
+  const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn });
+  void prepareDummyHash();
   const apiRoutes: ApiRoute[] = [
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
@@ -153,16 +167,27 @@ export async function createApp(options: AppOptions): Promise<App> {
   const operatorRoutes: OperatorRoute[] = [
     ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit }),
     ...moderationRoutes({ store, clock, audit, outbox }),
+    ...planRoutes({ store, clock, audit }),
     ...auditRoutes(audit),
     metricsRoute(metrics),
     operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter }),
     ...operatorWebhookRoutes({ store, outbox }),
+    ...invitationRoutes({ store, clock, audit, origin: sessions.origin }),
+  ];
+  // The developer portal's routes (/portal/v1), one module each.
+  const signInLimits = new SignInLimits({ accountLimiter: signInLimiter, addressLimiter: failedAuthLimiter, addressLimit: FAILED_AUTH_LIMIT });
+  const portalRoutes: PortalRoute[] = [
+    ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits }),
+    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, outbox, signup: config.portalSignup }),
+    ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
+    ...portalPlanRoutes({ store, clock, audit }),
+    ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.
   const publicRoutes: PublicRoute[] = [
     homeRoute(),
-    ...healthRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, operator: operatorRoutes, public: publicRoutes }))))),
+    ...healthRoutes(() => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument({ api: apiRoutes, operator: operatorRoutes, public: publicRoutes, portal: portalRoutes }))))),
     readinessRoute(readiness),
   ];
 
@@ -177,6 +202,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     apiRoutes: buildRouter(apiRoutes),
     operatorRoutes: buildRouter(operatorRoutes),
     publicRoutes: buildRouter(publicRoutes),
+    portalRoutes: buildRouter(portalRoutes),
+    sessions,
     operatorToken: operatorToken.token,
     usage: recorder,
     idempotency,
@@ -187,15 +214,23 @@ export async function createApp(options: AppOptions): Promise<App> {
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });
 
-  const server = createServer(serverOptions, listener);
+  const server = createServer(serverOptionsFor(config.socketTimeouts), listener);
   // Slow, stalled or silent clients must not hold sockets or memory for ever.
-  const stopSocketLimits = limitSockets(server, config.maxConnections);
-  server.on('clientError', answerClientError);
+  const stopSocketLimits = limitSockets(server, config.maxConnections, config.socketTimeouts);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const status = answerClientError(error, socket);
+    if (status !== null) metrics.recordInvalidRequest(status);
+  });
 
   const sweepTimer = setInterval(() => {
     idempotency.sweepExpired().catch((error: unknown) => warn(`could not sweep idempotency records: ${(error as Error).message}`));
   }, IDEMPOTENCY_SWEEP_MS);
   sweepTimer.unref();
+  // Ended sessions (idle, past their absolute end, or of a user no longer active) are deleted.
+  const sessionSweepTimer = setInterval(() => {
+    sessions.sweepExpired().catch((error: unknown) => warn(`could not sweep portal sessions: ${(error as Error).message}`));
+  }, SESSION_SWEEP_MS);
+  sessionSweepTimer.unref();
 
   let closing: Promise<void> | null = null;
 
@@ -209,6 +244,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     apiRoutes,
     operatorRoutes,
     publicRoutes,
+    portalRoutes,
     deliveryCounts,
     listen() {
       return new Promise((resolve, reject) => {
@@ -225,6 +261,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(sweepTimer);
+        clearInterval(sessionSweepTimer);
         readiness.markStopping();
         stopSocketLimits();
         await stopServer(server, graceMs);
@@ -248,16 +285,21 @@ async function sharedLog(config: Config, warn: (message: string) => void): Promi
 }
 
 /** In-process limits by default; with REDIS_URL, limits shared by every instance (loaded only then). */
-async function openLimiters(config: Config, clock: Clock): Promise<{ keyLimiter: RateLimiter; failedAuthLimiter: RateLimiter; closeLimiters: () => void }> {
+async function openLimiters(
+  config: Config,
+  clock: Clock,
+): Promise<{ keyLimiter: RateLimiter; failedAuthLimiter: RateLimiter; signInLimiter: RateLimiter; closeLimiters: () => void }> {
   const monotonicNow = () => clock.monotonic();
   if (config.redisUrl !== null) {
     const { openRedisLimiters } = await import('./backends/redis/limiters.ts');
     const shared = openRedisLimiters(config.redisUrl, monotonicNow);
-    return { keyLimiter: shared.keyLimiter, failedAuthLimiter: shared.failedAuthLimiter, closeLimiters: shared.close };
+    return { keyLimiter: shared.keyLimiter, failedAuthLimiter: shared.failedAuthLimiter, signInLimiter: shared.signInLimiter, closeLimiters: shared.close };
   }
   return {
     keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
     failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow, maxIds: 100_000 }),
+    // Failed portal sign-ins per account (by email): 10 per 15 minutes.
+    signInLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: ACCOUNT_FAILURE_WINDOW_MS, maxIds: 100_000 }),
     closeLimiters: () => {},
   };
 }

@@ -13,7 +13,7 @@ import { OPERATOR_TOKEN_FILE_NAME } from './auth/operator-token-source.ts';
 import { describeLocation, migrateStore, MigrationRefusedError, parseLocation } from './backends/migrate.ts';
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
-import type { AdminListingQuery, AdminUserPatch, KeyPatch, ListingStatus, NewKeyInput, NewUser, Role, UsageQuery } from './client/types.ts';
+import type { AdminListingQuery, AdminUserPatch, KeyPatch, ListingStatus, NewKeyInput, NewUser, Plan, PlanRequest, Role, UsageQuery } from './client/types.ts';
 import { crashSafeWriteFile } from './store/crash-safe-write.ts';
 import { nodeFileSystem } from './store/files.ts';
 import { repairLog } from './store/repair.ts';
@@ -42,6 +42,10 @@ const OPTION_SPECS = {
   'user-id': { type: 'string' },
   permissions: { type: 'string' },
   'rate-limit': { type: 'string' },
+  plan: { type: 'string' },
+  'expires-at': { type: 'string' },
+  'grace-seconds': { type: 'string' },
+  file: { type: 'string' },
   prefix: { type: 'string' },
   granularity: { type: 'string' },
   from: { type: 'string' },
@@ -168,6 +172,15 @@ const COMMANDS: Record<string, Command> = {
       return (await operator()).users.get(args[0] ?? '');
     },
   },
+  'users invite': {
+    usage: 'users invite <user-id>',
+    summary: 'a single-use link (72 h) for the user to set a portal password; also resets a forgotten one',
+    options: [],
+    args: 1,
+    async run({ args, operator }) {
+      return (await operator()).users.invite(args[0] ?? '');
+    },
+  },
   'users suspend': {
     usage: 'users suspend <user-id> --reason <text>',
     summary: 'suspend a user: keys refused (403), listings hidden, webhooks silent',
@@ -251,15 +264,17 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'keys create': {
-    usage: 'keys create --user-id <id> [--name <name>] [--permissions "read:listings,GET /v1/users/me"] [--rate-limit <n>] [--prefix mk|live]',
+    usage: 'keys create --user-id <id> [--name <name>] [--permissions "read:listings,GET /v1/users/me"] [--rate-limit <n> | --plan <plan-id>] [--expires-at <ISO time>] [--prefix mk|live]',
     summary: 'create an API key (prints the secret once)',
-    options: ['user-id', 'name', 'permissions', 'rate-limit', 'prefix'],
+    options: ['user-id', 'name', 'permissions', 'rate-limit', 'plan', 'expires-at', 'prefix'],
     args: 0,
     async run({ options, operator }) {
       const input: NewKeyInput = { user_id: required(options, 'user-id', this.usage) };
       if (options.name !== undefined) input.name = options.name;
       if (options.permissions !== undefined) input.permissions = parsePermissions(options.permissions);
       if (options['rate-limit'] !== undefined) input.rate_limit = parseInteger('rate-limit', options['rate-limit'], 1, this.usage);
+      if (options.plan !== undefined) input.plan = options.plan;
+      if (options['expires-at'] !== undefined) input.expires_at = parseExpiry(options['expires-at']);
       if (options.prefix !== undefined) {
         if (options.prefix !== 'mk' && options.prefix !== 'live') throw new UsageError('--prefix must be mk or live', this.usage);
         input.prefix = options.prefix;
@@ -277,16 +292,18 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'keys update': {
-    usage: 'keys update <key-id> [--permissions "read:listings,..."] [--rate-limit <n>] [--name <name>]',
-    summary: "change a key's permissions, rate limit or name",
-    options: ['permissions', 'rate-limit', 'name'],
+    usage: 'keys update <key-id> [--permissions "read:listings,..."] [--rate-limit <n> | --plan <plan-id>] [--expires-at <ISO time>|never] [--name <name>]',
+    summary: "change a key's permissions, rate limit, plan, expiry or name",
+    options: ['permissions', 'rate-limit', 'plan', 'expires-at', 'name'],
     args: 1,
     async run({ options, args, operator }) {
       const patch: KeyPatch = {};
       if (options.permissions !== undefined) patch.permissions = parsePermissions(options.permissions);
       if (options['rate-limit'] !== undefined) patch.rate_limit = parseInteger('rate-limit', options['rate-limit'], 1, this.usage);
+      if (options.plan !== undefined) patch.plan = options.plan;
+      if (options['expires-at'] !== undefined) patch.expires_at = parseExpiry(options['expires-at']);
       if (options.name !== undefined) patch.name = options.name;
-      if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --permissions, --rate-limit or --name', this.usage);
+      if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give --permissions, --rate-limit, --plan, --expires-at or --name', this.usage);
       return (await operator()).keys.update(args[0] ?? '', patch);
     },
   },
@@ -313,6 +330,72 @@ const COMMANDS: Record<string, Command> = {
     args: 1,
     async run({ args, operator }) {
       return (await operator()).keys.revoke(args[0] ?? '');
+    },
+  },
+  'keys roll': {
+    usage: 'keys roll <key-id> [--grace-seconds <0-604800>]',
+    summary: 'a new secret for the key (printed once); the old one works for the grace period (default 0)',
+    options: ['grace-seconds'],
+    args: 1,
+    async run({ options, args, operator }) {
+      const grace = options['grace-seconds'] === undefined ? 0 : parseInteger('grace-seconds', options['grace-seconds'], 0, this.usage);
+      return (await operator()).keys.roll(args[0] ?? '', grace);
+    },
+  },
+  'plans list': {
+    usage: 'plans list',
+    summary: 'the plans: id, name, requests per minute, self-service or on request',
+    options: [],
+    args: 0,
+    async run({ operator }) {
+      return (await operator()).plans.list();
+    },
+  },
+  'plans set': {
+    usage: 'plans set --file <plans.json>',
+    summary: 'replace the plans with a JSON file ([{id, name, rate_limit, self_service}, ...] or {"plans": [...]})',
+    options: ['file'],
+    args: 0,
+    async run({ options, operator, cwd }) {
+      const path = resolve(cwd, required(options, 'file', this.usage));
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(await readFile(path, 'utf8'));
+      } catch (error) {
+        throw new CliError(`cannot read plans from ${path}: ${(error as Error).message}`);
+      }
+      const plans = Array.isArray(parsed) ? parsed : (parsed as { plans?: unknown } | null)?.plans;
+      if (!Array.isArray(plans)) throw new CliError(`${path} must hold an array of plans or {"plans": [...]}`);
+      return (await operator()).plans.replace(plans as Plan[]);
+    },
+  },
+  'plan-requests list': {
+    usage: 'plan-requests list [--status pending|approved|declined] [--page <n>] [--limit <n>]',
+    summary: "users' requests for plans they cannot pick themselves, newest first",
+    options: ['status', 'page', 'limit'],
+    args: 0,
+    async run({ options, operator }) {
+      const status = options.status;
+      if (status !== undefined && !['pending', 'approved', 'declined'].includes(status)) throw new UsageError('--status must be pending, approved or declined', this.usage);
+      return (await operator()).planRequests.list({ ...pageQuery(options, this.usage), status: status as PlanRequest['status'] | undefined });
+    },
+  },
+  'plan-requests approve': {
+    usage: 'plan-requests approve <request-id>',
+    summary: "approve: the key moves to the plan, and its rate limit with it, at once",
+    options: [],
+    args: 1,
+    async run({ args, operator }) {
+      return (await operator()).planRequests.approve(args[0] ?? '');
+    },
+  },
+  'plan-requests decline': {
+    usage: 'plan-requests decline <request-id>',
+    summary: 'decline: the key stays on its plan',
+    options: [],
+    args: 1,
+    async run({ args, operator }) {
+      return (await operator()).planRequests.decline(args[0] ?? '');
     },
   },
   'webhooks list': {
@@ -491,6 +574,11 @@ function pageQuery(options: ParsedOptions, usage: string): { page?: number; limi
   return query;
 }
 
+/** `never` → null (no expiry); anything else goes to the server, which checks it. */
+function parseExpiry(text: string): string | null {
+  return text.trim() === 'never' ? null : text.trim();
+}
+
 /** "read:listings, GET /v1/users/me" → ["read:listings", "GET /v1/users/me"]; the server checks each entry. */
 function parsePermissions(text: string): string[] {
   return text
@@ -577,6 +665,22 @@ function helpText(): string {
   ].join('\n');
 }
 
+/** `marketplace serve --help`: what serve reads; it starts nothing. */
+export const SERVE_HELP = [
+  'usage: marketplace serve   (npm start in a checkout)',
+  '',
+  'Starts the server in this process, configured by the environment:',
+  '  PORT, HOST            where to listen (default 127.0.0.1:3000)',
+  '  DATA_DIR              where the records live (default ./data; :memory: keeps nothing)',
+  '  MARKETPLACE_DEMO      1 seeds an empty store with demo users and prints their keys;',
+  '                        default 1, or 0 when NODE_ENV=production',
+  '  MARKETPLACE_ADMIN_TOKEN  the operator token (else one is made in DATA_DIR/admin-token)',
+  '  DATABASE_URL, REDIS_URL  many instances on PostgreSQL and Redis (both or neither)',
+  '',
+  'Every setting, with its default: .env.example and docs/operations.md.',
+  '',
+].join('\n');
+
 function isMainModule(): boolean {
   const script = process.argv[1];
   if (script === undefined) return false;
@@ -594,6 +698,15 @@ function isMainModule(): boolean {
  */
 export async function runCommandLine(argv: string[]): Promise<void> {
   if (argv[0] === 'serve') {
+    if (argv.slice(1).some((argument) => argument === '--help' || argument === '-h' || argument === 'help')) {
+      process.stdout.write(SERVE_HELP);
+      return;
+    }
+    if (argv.length > 1) {
+      process.stderr.write(`error: serve takes no arguments (got ${JSON.stringify(argv[1])}); it is configured by the environment\n${SERVE_HELP}`);
+      process.exitCode = 2;
+      return;
+    }
     await import('./main.ts');
     return;
   }

@@ -1,6 +1,8 @@
 // Turns the environment into a typed, validated Config. Bad values throw ConfigError with one
 // line a person can act on; main.ts prints it and exits non-zero before listening.
 
+import { DEFAULT_SOCKET_TIMEOUTS, type SocketTimeouts } from './http/socket-limits.ts';
+
 export interface Config {
   port: number;
   host: string;
@@ -26,6 +28,16 @@ export interface Config {
   corsOrigins: '*' | string[] | null;
   /** Connections open at once (MAX_CONNECTIONS); further ones are closed as they arrive. */
   maxConnections: number;
+  /** Deadlines of idle, slow and non-reading clients: not an environment setting (tests shorten them). */
+  socketTimeouts: SocketTimeouts;
+  /**
+   * The origin users reach the server at (MARKETPLACE_URL, e.g. https://market.example.com), or
+   * null: then each request's Host. Portal writes must come from it; https makes the session
+   * cookie Secure; invitation links start with it.
+   */
+  publicOrigin: string | null;
+  /** Who may get a portal account: `invite` (the operator invites; default) or `open` (anyone may sign up). */
+  portalSignup: 'invite' | 'open';
 }
 
 export class ConfigError extends Error {
@@ -46,13 +58,17 @@ export function loadConfig(env: Env): Config {
     dataDir: dataDirSetting(env.DATA_DIR),
     brand: brandSetting(env.MARKETPLACE_BRAND),
     operatorToken: operatorTokenSetting(env.MARKETPLACE_ADMIN_TOKEN),
-    demo: flag(env, 'MARKETPLACE_DEMO', true),
+    // Demo users and live keys are for trying it out: a production start never gets them unasked.
+    demo: flag(env, 'MARKETPLACE_DEMO', env.NODE_ENV !== 'production'),
     webhookAllowPrivate: flag(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryDelaysMs: retryDelaysSetting(env.WEBHOOK_RETRY_DELAYS_MS),
     accessLog: flag(env, 'ACCESS_LOG', true),
     analytics: flag(env, 'MARKETPLACE_ANALYTICS', true),
     corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
     maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
+    socketTimeouts: { ...DEFAULT_SOCKET_TIMEOUTS },
+    publicOrigin: publicOriginSetting(env.MARKETPLACE_URL),
+    portalSignup: portalSignupSetting(env.PORTAL_SIGNUP),
     ...sharedBackends(env),
   };
 }
@@ -153,6 +169,22 @@ function corsOriginsSetting(raw: string | undefined): '*' | string[] | null {
     }
   }
   return origins;
+}
+
+/** An http(s) URL with nothing after its origin but an optional "/"; its origin. */
+function publicOriginSetting(raw: string | undefined): string | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const text = raw.trim().replace(/\/$/, '');
+  if (!isOrigin(text)) {
+    throw new ConfigError(`MARKETPLACE_URL must be the address users reach the server at, like https://market.example.com (no path), got "${raw}"`);
+  }
+  return text;
+}
+
+function portalSignupSetting(raw: string | undefined): 'invite' | 'open' {
+  if (raw === undefined || raw.trim() === '') return 'invite';
+  if (raw === 'invite' || raw === 'open') return raw;
+  throw new ConfigError(`PORTAL_SIGNUP must be invite or open, got "${raw}"`);
 }
 
 function isOrigin(text: string): boolean {

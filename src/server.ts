@@ -4,6 +4,8 @@
 //   1. key (401) → 2. rate limit (429) → 2b. suspended account (403) → 3. route (404/405)
 //   → 4. permission (403)
 //   → 5-7. the handler: input (400/413/415), ownership and role (403), state (404/409).
+// /portal/v1 requests are the developer portal's: a write must come from the server's own origin
+// (403), then the route (404/405), then a live session cookie unless the route is open (401).
 // /admin requests (and /metrics) need the operator token, then a route; everything else is open (the
 // dashboard's files, health, the OpenAPI document). Every request ends in `finish`: one
 // access-log line and, for a known key, one usage count. Errors thrown anywhere become JSON
@@ -21,13 +23,17 @@ import type { Clock } from './clock.ts';
 import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
 import { isPreflight, type CorsPolicy } from './http/cors.ts';
-import { HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
+import { isJsonContentType } from './http/body.ts';
+import { forbidden, HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
-import { routeLabel, type ApiRoute, type OperatorRoute, type PublicRoute, type Reply } from './http/route.ts';
+import { assertNoNulInUrl } from './http/url-text.ts';
+import { routeLabel, type ApiRoute, type OperatorRoute, type PortalRoute, type PublicRoute, type Reply } from './http/route.ts';
 import { LimiterUnavailableError, type RateLimiter } from './limits/rate-limiter.ts';
 import type { RateDecision } from './limits/sliding-window.ts';
+import { isSameOriginWrite } from './portal/same-origin.ts';
+import { sessionRequired, type PortalSessions } from './portal/sessions.ts';
 import type { Router } from './router.ts';
 import { StoreClosedError, StoreUnavailableError, type Store } from './store/store.ts';
 
@@ -42,6 +48,9 @@ export interface PipelineDeps {
   apiRoutes: Router<ApiRoute>;
   operatorRoutes: Router<OperatorRoute>;
   publicRoutes: Router<PublicRoute>;
+  portalRoutes: Router<PortalRoute>;
+  /** Portal sessions: the cookie → the signed-in user. */
+  sessions: PortalSessions;
   operatorToken: string;
   usage: UsageRecorder;
   idempotency: IdempotencyGuard;
@@ -57,7 +66,7 @@ export interface PipelineDeps {
 
 export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const operatorToken = new OperatorTokenCheck(deps.operatorToken);
-  const commitServices = { store: deps.store, idempotency: deps.idempotency };
+  const commitServices = { store: deps.store, idempotency: deps.idempotency, sessions: deps.sessions };
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     // Timed only for the access log: clock reads are a measurable share of a cached page.
@@ -86,7 +95,12 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatch(context: Context): Reply | Promise<Reply> {
     const { path } = context;
-    if (!isUnder(path, '/v1')) return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
+    // Before any route: no handler ever sees U+0000 decoded from the path or query.
+    assertNoNulInUrl(context.req.url ?? '');
+    if (!isUnder(path, '/v1')) {
+      if (isUnder(path, '/portal/v1')) return dispatchPortal(context);
+      return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
+    }
 
     // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
     //    is told it may read it; a browser's preflight is answered before any key is asked for.
@@ -96,12 +110,15 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
 
     // 1. Key: 401 for a missing, malformed, unknown or revoked key; repeated failures from one
     //    address turn into 429 so keys cannot be guessed at speed.
-    const caller = deps.authenticator.authenticate(presentedKey(context.req.headers));
+    const plainKey = presentedKey(context.req.headers);
+    const caller = deps.authenticator.authenticate(plainKey);
     if (caller === null) {
+      labelAskedRoute(deps.apiRoutes, context);
       const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
+      const refused = () => keyRequired(deps.authenticator.refusalOf(plainKey));
       // The in-process limiter decides at once; a shared one (Redis) answers with a promise.
-      if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, keyRequired));
-      return refuseFailedAuthentication(failures, keyRequired);
+      if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, refused));
+      return refuseFailedAuthentication(failures, refused);
     }
     context.caller = caller;
 
@@ -151,6 +168,8 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function preflight(context: Context): Reply {
     const match = deps.apiRoutes.match('OPTIONS', context.path);
     const methods = match.kind === 'method-not-allowed' ? match.allowed : [];
+    const asked = context.req.headers['access-control-request-method'];
+    if (typeof asked === 'string') labelAskedRoute(deps.apiRoutes, context, asked);
     Object.assign(context.responseHeaders, deps.cors.preflightHeaders(context.req.headers.origin, methods));
     return { status: 204 };
   }
@@ -161,6 +180,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function dispatchOperator(context: Context): Reply | Promise<Reply> {
     if (!operatorToken.matches(context.req.headers.authorization)) {
+      labelAskedRoute(deps.operatorRoutes, context);
       const failures = deps.failedAuthLimiter.hit(context.req.socket.remoteAddress ?? 'unknown', deps.failedAuthLimit);
       if (failures instanceof Promise) return failures.then((decided) => refuseFailedAuthentication(decided, operatorTokenRequired));
       return refuseFailedAuthentication(failures, operatorTokenRequired);
@@ -168,11 +188,33 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     return matchRoute(deps.operatorRoutes, context).handle(context);
   }
 
+  /**
+   * /portal/v1, the developer portal's session API: answers are never cached; a write must come
+   * from a page of this server's own origin and send JSON (403, before anything else, so another
+   * site's page can neither sign a user in nor act with her cookie); then the route; then, unless
+   * the route is open, a live session (401).
+   */
+  function dispatchPortal(context: Context): Reply | Promise<Reply> {
+    context.responseHeaders['Cache-Control'] = 'no-store';
+    const { req } = context;
+    if (!SAFE_METHODS.has(context.method)) {
+      if (!isSameOriginWrite(req, deps.sessions.origin)) {
+        throw forbidden('Portal writes are accepted only from the portal itself: send an Origin header equal to this server\'s origin (or Sec-Fetch-Site: same-origin).');
+      }
+      if (hasBody(req) && !isJsonContentType(req.headers['content-type'])) throw forbidden('Portal writes must send JSON ("Content-Type: application/json").');
+    }
+    const route = matchRoute(deps.portalRoutes, context);
+    context.signedIn = deps.sessions.signedIn(req);
+    if (route.open === true) return route.handle(context);
+    if (context.signedIn === null) throw sessionRequired();
+    return route.handle(context);
+  }
+
   /** Everything else: the dashboard's files, then the public routes (health, OpenAPI). */
   function dispatchPublic(context: Context): Reply | Promise<Reply> {
     const asset = (context.method === 'GET' || context.method === 'HEAD') && deps.staticAsset ? deps.staticAsset(context.path) : null;
     if (asset) {
-      context.routeLabel = 'GET /dashboard';
+      context.routeLabel = context.path.startsWith('/portal') ? 'GET /portal' : 'GET /dashboard';
       return { status: asset.status, bytes: asset.body, headers: asset.headers };
     }
     return matchRoute(deps.publicRoutes, context).handle(context);
@@ -191,13 +233,15 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   }
 
   function respond(context: Context, reply: Reply): void {
-    let status: number;
+    let status: number | Promise<number>;
     try {
       status = sendReply(context, reply);
     } catch (error) {
       status = sendError(context, error);
     }
-    finish(context, status);
+    // A large answer being compressed off the main thread is counted once it is sent.
+    if (status instanceof Promise) status.then((sent) => finish(context, sent), (error: unknown) => finish(context, sendError(context, error)));
+    else finish(context, status);
   }
 
   /** Turns any thrown value into its JSON answer; returns the status sent. */
@@ -229,8 +273,19 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   return handle;
 }
 
-/** Step 1's 401 for a missing, malformed, unknown or revoked key. */
-function keyRequired(): HttpError {
+/**
+ * Step 1's 401 for a missing, malformed, unknown, revoked or expired key. A key that exists but
+ * expired, or a secret replaced by a roll whose grace has ended, is told so: its holder had the
+ * secret, so the message gives nothing away and saves a support request.
+ */
+function keyRequired(refusal: ReturnType<KeyAuthenticator['refusalOf']> = null): HttpError {
+  if (refusal?.reason === 'expired') {
+    return new HttpError(401, `The API key is missing or invalid: this key expired at ${refusal.at}.`, { hint: 'Create a new key in the developer portal, or ask the operator for one.' });
+  }
+  if (refusal?.reason === 'rolled') {
+    const when = refusal.at === null ? '' : ` at ${refusal.at}`;
+    return new HttpError(401, `The API key is missing or invalid: this secret was replaced by a roll and its grace period ended${when}.`, { hint: 'Send the new secret the roll gave you.' });
+  }
   return new HttpError(401, AUTH_ERROR, { hint: AUTH_HINT });
 }
 
@@ -241,6 +296,17 @@ function refuseFailedAuthentication(failures: RateDecision, unauthorized: () => 
   throw new HttpError(429, `Too many failed authentications from your address. Wait ${waitSeconds} s and send a valid key or token.`, {
     headers: { 'Retry-After': String(waitSeconds) },
   });
+}
+
+/**
+ * For a request refused before step 3 (no key, a wrong token, a preflight): names the route it
+ * asked for (one router look-up, on the refusal path only), so metrics and the access log count
+ * it there; an unknown path keeps no label and is counted as unmatched.
+ */
+function labelAskedRoute<R extends { method: string; pattern: string }>(router: Router<R>, context: Context, method = context.method): void {
+  const match = router.match(method, context.path);
+  if (match.kind !== 'found') return;
+  context.routeLabel = method === context.method ? routeLabel(match.route) : `${context.method} ${match.route.pattern}`;
 }
 
 /** Step 3: the matched route, recorded on the context; or the 404 (unknown path) / 405 with Allow (known path, other method). */
@@ -255,6 +321,12 @@ function matchRoute<R extends { method: string; pattern: string }>(router: Route
   context.routeLabel = routeLabel(match.route);
   context.params = match.params;
   return match.route;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function hasBody(req: IncomingMessage): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** True for `prefix` itself and anything below it ("/v1", "/v1/…", not "/v1x"). */

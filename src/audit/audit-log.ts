@@ -1,11 +1,12 @@
-// The operator audit trail (the `audit` collection). A handler asks for the op that records its
+// The audit trail (the `audit` collection): operator actions, and users' own actions in the portal
+// (their `actor` names the user). A handler asks for the op that records its
 // action and commits it together with the change, so no change exists without its entry and
 // no entry without its change. Entries are listed newest first.
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
-import { AUDIT, type AuditRecord } from '../domain/records.ts';
+import { AUDIT, type AuditActor, type AuditRecord } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Store } from '../store/store.ts';
 
@@ -15,7 +16,11 @@ export interface AuditEntry {
   target_type: AuditRecord['target_type'];
   target_id: string;
   changes: Record<string, unknown>;
+  /** Who acted; the operator when absent. */
+  actor?: AuditActor;
 }
+
+const OPERATOR: AuditActor = { type: 'operator' };
 
 /** The stored record: the contract's fields plus a sequence number for a stable order. */
 export type StoredAuditRecord = AuditRecord;
@@ -68,10 +73,11 @@ function newestFirst(left: StoredAuditRecord, right: StoredAuditRecord): number 
 }
 
 /** The entry as the API shows it (without the internal sequence number). */
-export function auditView(record: StoredAuditRecord): Omit<AuditRecord, 'seq'> {
+export function auditView(record: StoredAuditRecord): Omit<AuditRecord, 'seq'> & { actor: AuditActor } {
   return {
     id: record.id,
     at: record.at,
+    actor: record.actor ?? OPERATOR,
     action: record.action,
     target_type: record.target_type,
     target_id: record.target_id,

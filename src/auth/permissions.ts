@@ -46,7 +46,7 @@ export function checkPermissionEntry(entry: unknown, routes: readonly Permission
   const matcher = cachedRouterOf(routes);
   const match = matcher.match(method, path);
   if (match.kind === 'found' || routes.some((route) => route.method === method && route.pattern === path)) return null;
-  return `no route ${method} ${path}`;
+  return `there is no route ${method} ${path}`;
 }
 
 /**

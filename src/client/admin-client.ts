@@ -1,6 +1,6 @@
 // The typed client for the operator API (/admin/v1), authenticated with the admin token:
-// users (and their moderation), API keys, listings (moderation), the audit log, webhooks
-// (read-only), server stats, metrics, log compaction and backup.
+// users (and their moderation), API keys, plans and plan requests, listings (moderation), the
+// audit log, webhooks (read-only), server stats, metrics, log compaction and backup.
 // The CLI is a thin shell around it.
 
 import { segment, Transport } from './transport.ts';
@@ -10,6 +10,7 @@ import type {
   AdminUserDetail,
   AuditEntry,
   AuditQuery,
+  Invitation,
   Listing,
   AdminUserPatch,
   AdminWebhook,
@@ -23,6 +24,10 @@ import type {
   NewKeyInput,
   NewUser,
   PageQuery,
+  Plan,
+  PlanRequest,
+  PlanRequestQuery,
+  RolledApiKey,
   ServerStats,
   Usage,
   UsageQuery,
@@ -40,6 +45,8 @@ export class AdminClient {
   readonly keys: AdminKeysApi;
   readonly webhooks: AdminWebhooksApi;
   readonly listings: AdminListingsApi;
+  readonly plans: AdminPlansApi;
+  readonly planRequests: AdminPlanRequestsApi;
   private readonly transport: Transport;
 
   constructor(options: AdminClientOptions) {
@@ -49,6 +56,8 @@ export class AdminClient {
     this.keys = new AdminKeysApi(this.transport);
     this.webhooks = new AdminWebhooksApi(this.transport);
     this.listings = new AdminListingsApi(this.transport);
+    this.plans = new AdminPlansApi(this.transport);
+    this.planRequests = new AdminPlanRequestsApi(this.transport);
   }
 
   /** What operators did, newest first (filters: action, target_id). */
@@ -142,6 +151,15 @@ export class AdminUsersApi {
     return answer.data;
   }
 
+  /**
+   * A single-use link (valid 72 hours) for the user to set a password in the developer portal,
+   * also how a forgotten password is reset; a new one voids the previous one.
+   */
+  async invite(id: string, options: CallOptions = {}): Promise<Invitation> {
+    const answer = await this.transport.json<Envelope<Invitation>>({ method: 'POST', path: `/admin/v1/users/${segment(id)}/invitations`, signal: options.signal });
+    return answer.data;
+  }
+
   /** Changes a user's role (e.g. to `creator`), name, email or bio. */
   async update(id: string, patch: AdminUserPatch, options: CallOptions = {}): Promise<AdminUser> {
     const answer = await this.transport.json<Envelope<AdminUser>>({
@@ -200,6 +218,21 @@ export class AdminKeysApi {
     return answer.data;
   }
 
+  /**
+   * A new secret for the same key (permissions, plan and usage kept); the previous secret keeps
+   * working for `graceSeconds` (0 to 604800), then is refused. The answer's `key` is shown once.
+   */
+  async roll(id: string, graceSeconds = 0, options: CallOptions = {}): Promise<RolledApiKey> {
+    const answer = await this.transport.json<Envelope<RolledApiKey>>({
+      method: 'POST',
+      path: `/admin/v1/keys/${segment(id)}/roll`,
+      body: { grace_seconds: graceSeconds },
+      signal: options.signal,
+      retryOnNetworkError: false,
+    });
+    return answer.data;
+  }
+
   /** Revokes a key for good (DELETE); it is refused from the very next request. */
   async revoke(id: string, options: CallOptions = {}): Promise<ApiKeyInfo> {
     const answer = await this.transport.json<Envelope<ApiKeyInfo>>({ method: 'DELETE', path: `/admin/v1/keys/${segment(id)}`, signal: options.signal });
@@ -241,6 +274,51 @@ export class AdminListingsApi {
   /** Makes a removed listing active again. */
   async restore(id: string, options: CallOptions = {}): Promise<Listing> {
     const answer = await this.transport.json<Envelope<Listing>>({ method: 'POST', path: `/admin/v1/listings/${segment(id)}/restore`, signal: options.signal });
+    return answer.data;
+  }
+}
+
+export class AdminPlansApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** The plans in force (Free, Pro, Business until the operator saves a list). */
+  async list(options: CallOptions = {}): Promise<Plan[]> {
+    const answer = await this.transport.json<Envelope<Plan[]>>({ method: 'GET', path: '/admin/v1/plans', signal: options.signal });
+    return answer.data;
+  }
+
+  /** Replaces the whole list; keys on a plan whose limit changed get the new limit at once. */
+  async replace(plans: Plan[], options: CallOptions = {}): Promise<Plan[]> {
+    // Replacing with the same list twice is harmless, so a network failure may be retried.
+    const answer = await this.transport.json<Envelope<Plan[]>>({ method: 'PUT', path: '/admin/v1/plans', body: { plans }, signal: options.signal });
+    return answer.data;
+  }
+}
+
+export class AdminPlanRequestsApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  /** Requests newest first; `status` filters (e.g. `pending`). */
+  list(query: PlanRequestQuery = {}, options: CallOptions = {}): Promise<ListResponse<PlanRequest>> {
+    return this.transport.json({ method: 'GET', path: '/admin/v1/plan-requests', query: { ...query }, signal: options.signal });
+  }
+
+  /** Approves: the key moves to the plan, and its rate limit with it, from its next request. */
+  async approve(id: string, options: CallOptions = {}): Promise<PlanRequest> {
+    const answer = await this.transport.json<Envelope<PlanRequest>>({ method: 'POST', path: `/admin/v1/plan-requests/${segment(id)}/approve`, signal: options.signal, retryOnNetworkError: false });
+    return answer.data;
+  }
+
+  async decline(id: string, options: CallOptions = {}): Promise<PlanRequest> {
+    const answer = await this.transport.json<Envelope<PlanRequest>>({ method: 'POST', path: `/admin/v1/plan-requests/${segment(id)}/decline`, signal: options.signal, retryOnNetworkError: false });
     return answer.data;
   }
 }

@@ -3,7 +3,7 @@
 
 export { MarketplaceClient, ListingsApi, UsersApi, AnalyticsApi, WebhooksApi } from './marketplace-client.ts';
 export type { ClientOptions, CallOptions, PostOptions } from './marketplace-client.ts';
-export { AdminClient, AdminUsersApi, AdminKeysApi, AdminWebhooksApi, AdminListingsApi } from './admin-client.ts';
+export { AdminClient, AdminUsersApi, AdminKeysApi, AdminWebhooksApi, AdminListingsApi, AdminPlansApi, AdminPlanRequestsApi } from './admin-client.ts';
 export type { AdminClientOptions } from './admin-client.ts';
 export { MarketplaceApiError, MarketplaceNetworkError } from './errors.ts';
 export { backoffDelay, rateLimitWait, timerSleep, DEFAULT_MAX_RETRIES, BACKOFF_START_MS, BACKOFF_CAP_MS } from './retry.ts';

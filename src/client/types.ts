@@ -225,14 +225,25 @@ export interface AdminListingQuery extends PageQuery {
 }
 
 /** One operator action, recorded with the change it made. */
+/** Who did an audited action: the operator, or a user in the developer portal. */
+export type AuditActor = { type: 'operator' } | { type: 'user'; id: string };
+
 export interface AuditEntry {
   id: string;
   at: string;
+  actor: AuditActor;
   action: string;
-  target_type: 'user' | 'key' | 'listing' | 'store';
+  target_type: 'user' | 'key' | 'listing' | 'store' | 'plan' | 'webhook';
   target_id: string;
   changes: Record<string, unknown>;
   request_id: string;
+}
+
+/** A portal invitation: the link to hand the user (the token is in its fragment), shown once. */
+export interface Invitation {
+  url: string;
+  token: string;
+  expires_at: string;
 }
 
 export interface AuditQuery extends PageQuery {
@@ -269,8 +280,42 @@ export interface ApiKeyInfo {
   updated_at: string;
   /** Set once the key is revoked; it is refused (401) from then on. */
   revoked_at: string | null;
+  /** When the key stops working (401 saying it expired); null: never. */
+  expires_at: string | null;
+  /** The plan that sets `rate_limit`; null when the operator gave the key a limit of its own. */
+  plan: string | null;
+  /** After a roll with a grace period: until when the previous secret is also accepted. */
+  previous_secret_expires_at: string | null;
   /** The latest request made with the key (from the analytics counters), null if never or unknown. */
   last_used_at: string | null;
+}
+
+/** A rolled key: the new plain key (shown once) and when the previous secret stops working. */
+export interface RolledApiKey extends ApiKeyInfo {
+  key: string;
+  previous_secret_expires_at: string;
+}
+
+/** A tier of requests per minute; users switch to `self_service` plans themselves, and request the others. */
+export interface Plan {
+  id: string;
+  name: string;
+  rate_limit: number;
+  self_service: boolean;
+}
+
+export interface PlanRequest {
+  id: string;
+  key_id: string;
+  user_id: string;
+  plan: string;
+  status: 'pending' | 'approved' | 'declined';
+  created_at: string;
+  decided_at: string | null;
+}
+
+export interface PlanRequestQuery extends PageQuery {
+  status?: PlanRequest['status'];
 }
 
 /** The creation answer: `key` is the plain secret, shown this once only. */
@@ -283,8 +328,12 @@ export interface NewKeyInput {
   name?: string;
   /** Default `["read:listings"]`. */
   permissions?: string[];
-  /** 1 to 1,000,000 requests per minute; default 100. */
+  /** 1 to 1,000,000 requests per minute (the key is then on no plan); not with `plan`. */
   rate_limit?: number;
+  /** A plan id: the key's limit comes from the plan. With neither, the lowest self-service plan (Free). */
+  plan?: string;
+  /** A future instant (ISO 8601) when the key stops working. */
+  expires_at?: string | null;
   /** Default `live` (`<brand>_live_…`). */
   prefix?: 'mk' | 'live';
 }
@@ -292,6 +341,9 @@ export interface NewKeyInput {
 export interface KeyPatch {
   permissions?: string[];
   rate_limit?: number;
+  plan?: string;
+  /** null: never expires. */
+  expires_at?: string | null;
   name?: string;
 }
 

@@ -1,4 +1,4 @@
-// Opaque ids with a type prefix (lst_, usr_, key_, wh_, evt_, dlv_, aud_): 20 random base62
+// Opaque ids with a type prefix (lst_, usr_, key_, wh_, evt_, dlv_, aud_, prq_): 20 random base62
 // characters after it, so ids neither collide nor reveal counts or times.
 
 import { randomBytes } from 'node:crypto';
@@ -22,7 +22,7 @@ function pooledRandomBytes(size: number): Buffer {
   return pool.subarray(used - size, used);
 }
 
-export type IdPrefix = 'lst' | 'usr' | 'key' | 'wh' | 'evt' | 'dlv' | 'aud';
+export type IdPrefix = 'lst' | 'usr' | 'key' | 'wh' | 'evt' | 'dlv' | 'aud' | 'prq';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(20, pooledRandomBytes)}`;

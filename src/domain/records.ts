@@ -4,7 +4,8 @@
 
 import { collectionName } from '../store/collections.ts';
 import type { StoredRecord } from '../store/format.ts';
-import type { DeliveryRecord, WebhookRecord, WebhookTargetsRecord } from '../webhooks/records.ts';
+import type { DeliveryOutcomeLogRecord } from '../webhooks/outcome-log.ts';
+import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../webhooks/records.ts';
 
 export const USERS = collectionName<UserRecord>('users');
 export const KEYS = collectionName<KeyRecord>('keys');
@@ -13,10 +14,18 @@ export const WEBHOOKS = collectionName<WebhookRecord>('webhooks');
 /** Which of a user's webhooks receive events, as one record that changes with them (webhooks/records.ts). */
 export const WEBHOOK_TARGETS = collectionName<WebhookTargetsRecord>('webhook_targets');
 export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
+/** Each event's payload, once; its deliveries refer to it by id (webhooks/records.ts). */
+export const EVENTS = collectionName<EventRecord>('events');
+/** Each webhook's last 50 delivery outcomes, for its owner (webhooks/outcome-log.ts). */
+export const DELIVERY_OUTCOMES = collectionName<DeliveryOutcomeLogRecord>('delivery_outcomes');
 export const IDEMPOTENCY = collectionName<IdempotencyRecord>('idempotency');
 /** Usage snapshots; their shape is checked when read back (analytics/snapshots.ts). */
 export const USAGE = collectionName<StoredRecord>('usage');
 export const AUDIT = collectionName<AuditRecord>('audit');
+/** The operator's plans, one record (PLAN_LIST_ID) holding the whole list (domain/plans.ts). */
+export const PLANS = collectionName<PlanListRecord>('plans');
+/** Users' requests for a plan they may not pick themselves, decided by the operator. */
+export const PLAN_REQUESTS = collectionName<PlanRequestRecord>('plan_requests');
 
 export type Role = 'creator' | 'member';
 export const ROLES: readonly Role[] = ['creator', 'member'];
@@ -59,6 +68,39 @@ export interface KeyRecord {
   readonly created_at: string;
   readonly updated_at: string;
   readonly revoked_at: string | null;
+  /** When the key stops working (absent or null: never). */
+  readonly expires_at?: string | null;
+  /** The plan that set `rate_limit`; absent or null when the operator set a limit of its own. */
+  readonly plan?: string | null;
+  /** After a roll: the previous secret's SHA-256, accepted until `previous_hash_expires_at`. */
+  readonly previous_hash?: string | null;
+  readonly previous_hash_expires_at?: string | null;
+}
+
+/** A tier of requests per minute; `self_service` plans a user may switch a key to at once. */
+export interface Plan {
+  readonly id: string;
+  readonly name: string;
+  readonly rate_limit: number;
+  readonly self_service: boolean;
+}
+
+export interface PlanListRecord {
+  readonly id: string;
+  readonly plans: readonly Plan[];
+  readonly updated_at: string;
+}
+
+export type PlanRequestStatus = 'pending' | 'approved' | 'declined';
+
+export interface PlanRequestRecord {
+  readonly id: string;
+  readonly key_id: string;
+  readonly user_id: string;
+  readonly plan: string;
+  readonly status: PlanRequestStatus;
+  readonly created_at: string;
+  readonly decided_at: string | null;
 }
 
 export const LISTING_TYPES = ['SKILL', 'AGENT', 'PROMPT', 'TEMPLATE', 'DATASET', 'TOOL'] as const;
@@ -93,16 +135,21 @@ export interface IdempotencyRecord {
   readonly created_at: string;
 }
 
-/** One operator action, written in the same store write as the change it describes. */
+/** Who did an audited action: the operator (token), or a user in the portal (session). */
+export type AuditActor = { readonly type: 'operator' } | { readonly type: 'user'; readonly id: string };
+
+/** One operator or portal action, written in the same store write as the change it describes. */
 export interface AuditRecord {
   readonly id: string;
   readonly at: string;
   readonly action: string;
-  readonly target_type: 'user' | 'key' | 'listing' | 'store';
+  readonly target_type: 'user' | 'key' | 'listing' | 'store' | 'plan' | 'webhook';
   readonly target_id: string;
   /** Field → {from, to} for edits; a summary for actions (never a secret, never erased data). */
   readonly changes: Record<string, unknown>;
   readonly request_id: string;
+  /** Absent on the operator's entries (and on entries written before the portal existed). */
+  readonly actor?: AuditActor;
   /** Order among entries made in the same millisecond; not shown (see auditView). */
   readonly seq: number;
 }

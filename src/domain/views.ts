@@ -1,6 +1,7 @@
 // What clients see of each record. Records hold what the store needs (a key's hash, a user's
 // updated_at); views pick the fields the contract promises, so nothing secret leaks by accident.
 
+import { isoTime } from '../clock.ts';
 import { userStatus, type KeyRecord, type UserRecord, type UserStatus } from './records.ts';
 
 export interface PublicUser {
@@ -60,6 +61,16 @@ export function keyView(key: KeyRecord, lastUsedAt: string | null) {
     created_at: key.created_at,
     updated_at: key.updated_at,
     revoked_at: key.revoked_at,
+    expires_at: key.expires_at ?? null,
+    plan: key.plan ?? null,
+    /** After a roll: until when the previous secret is accepted (null when none is). */
+    previous_secret_expires_at: key.previous_hash_expires_at ?? null,
     last_used_at: lastUsedAt,
   };
+}
+
+/** A rolled key: its view, the new plain key (shown this once) and when the old secret stops. */
+export function rolledKeyView(key: KeyRecord, plainKey: string, lastUsedAt: string | null, nowMs: number) {
+  // With no grace the old secret stopped at the roll itself.
+  return { ...keyView(key, lastUsedAt), key: plainKey, previous_secret_expires_at: key.previous_hash_expires_at ?? isoTime(nowMs) };
 }

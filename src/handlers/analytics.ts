@@ -91,7 +91,8 @@ export function operatorUsageRoute(deps: OperatorUsageRouteDeps): OperatorRoute 
   };
 }
 
-async function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, key: KeyRecord) {
+/** The usage answer for `key` (GET /v1/analytics/usage, the operator's and the portal's per-key usage). */
+export async function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, key: KeyRecord) {
   checkQueryNames(query, USAGE_QUERY);
   const range = readSeriesRange(query, deps.clock.now());
   const report = deps.usage.keyUsage(key.id, range);

@@ -1,5 +1,6 @@
-// Serves the operator dashboard's static files (src/dashboard/public) under /dashboard, with a
-// strict Content-Security-Policy. Files are read into memory once, at first use; only names
+// Serves the operator dashboard's static files (src/dashboard/public) under /dashboard, and the
+// developer portal's page (portal.html, whose scripts live beside the dashboard's and share its
+// modules) at /portal, with a strict Content-Security-Policy. Files are read into memory once, at first use; only names
 // found in that folder are ever served, so no request can reach a file outside it. The single
 // executable has no folder: it hands the same files over from inside itself (useDashboardFiles).
 
@@ -43,6 +44,7 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 const MOUNT = '/dashboard';
+const PORTAL_PAGE = '/portal';
 // One plain file name: letters, digits, '-', '_' and inner dots; never a leading dot, a slash,
 // a backslash or a percent sign, so dot files, traversal and encoded separators all fail here.
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
@@ -117,11 +119,13 @@ export function keyRulesModule(): string {
  * The dashboard file for a request path, or null (answer 404) for anything else.
  * @example serveDashboardAsset('/dashboard')        // index.html
  * @example serveDashboardAsset('/dashboard/app.js') // the script, text/javascript
+ * @example serveDashboardAsset('/portal')           // portal.html, the developer portal
  * @example serveDashboardAsset('/dashboard/../x')   // null
  */
 export function serveDashboardAsset(pathname: string): StaticAsset | null {
   let name: string;
   if (pathname === MOUNT || pathname === `${MOUNT}/`) name = 'index.html';
+  else if (pathname === PORTAL_PAGE || pathname === `${PORTAL_PAGE}/`) name = 'portal.html';
   else if (pathname.startsWith(`${MOUNT}/`)) name = pathname.slice(MOUNT.length + 1);
   else return null;
   if (!SAFE_NAME.test(name) || name.includes('..')) return null;

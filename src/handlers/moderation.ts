@@ -14,6 +14,7 @@ import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
 import { matchesText } from '../listings/search.ts';
 import { erasureOps } from '../moderation/erasure.ts';
+import { endSessionsOps } from '../portal/end-access.ts';
 import type { RecordReader, Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
 import type { WebhookRecord } from '../webhooks/records.ts';
@@ -53,7 +54,14 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const suspended: UserRecord = { ...user, status: 'suspended', suspended_at: now, suspension_reason: reason, updated_at: now };
       const changes = { status: { from: 'active', to: 'suspended' }, reason };
       return {
-        ops: [{ op: 'put', collection: USERS, id: user.id, data: suspended }, audit.entryOp(context.requestId, { action: 'user.suspend', target_type: 'user', target_id: user.id, changes })],
+        ops: [
+          { op: 'put', collection: USERS, id: user.id, data: suspended },
+          // Portal sessions end (not pause): an unsuspension brings none back.
+          ...endSessionsOps(tx, user.id),
+          audit.entryOp(context.requestId, { action: 'user.suspend', target_type: 'user', target_id: user.id, changes }),
+          // Deliveries still waiting are dropped unsent, so none goes out after an unsuspension.
+          ...outbox.dropPendingOps(tx, user.id),
+        ],
         reply: { status: 200, body: { data: operatorUser(suspended) } },
       };
     });

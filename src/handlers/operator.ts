@@ -4,15 +4,19 @@
 
 import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
 import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
+import { assertChangeable, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../auth/key-fields.ts';
+import { rolledKey } from '../auth/key-lifetime.ts';
+import { DEFAULT_PERMISSIONS } from '../auth/key-fields.ts';
 import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
-import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
+import type { PermissionRoute } from '../auth/permissions.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
 import { byCreation } from '../domain/order.ts';
+import { currentPlans, entryPlan } from '../domain/plans.ts';
 import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type UserRecord } from '../domain/records.ts';
-import { operatorUser, keyView, privateUser } from '../domain/views.ts';
-import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { operatorUser, keyView, privateUser, rolledKeyView } from '../domain/views.ts';
+import { badRequest, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
@@ -34,11 +38,11 @@ export interface CoreOperatorRoutesDeps {
   audit: AuditLog;
 }
 
-export const DEFAULT_PERMISSIONS = ['read:listings'];
 
 const USER_FIELDS = ['name', 'email', 'role', 'bio'] as const;
-const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'prefix'] as const;
-const KEY_PATCH_FIELDS = ['permissions', 'rate_limit', 'name'] as const;
+const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'plan', 'expires_at', 'prefix'] as const;
+const KEY_PATCH_FIELDS = ['permissions', 'rate_limit', 'plan', 'expires_at', 'name'] as const;
+const KEY_AUDITED_FIELDS = ['permissions', 'rate_limit', 'plan', 'expires_at', 'name'] as const;
 
 export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[] {
   const { store, clock, audit } = deps;
@@ -106,7 +110,8 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     const userId = checker.string('user_id', 1, 100);
     const name = checker.string('name', 0, 100);
     const permissions = readPermissions(checker, deps.apiRoutes);
-    const rateLimit = checker.integer('rate_limit', MIN_RATE_LIMIT, MAX_RATE_LIMIT);
+    const { rateLimit, planId } = readLimitOrPlan(checker);
+    const expiresAt = readKeyExpiry(checker, clock.now());
     const prefixKind = checker.oneOf<KeyPrefixKind>('prefix', ['mk', 'live']) ?? 'live';
     checker.finish();
     const generated = generateApiKey(prefixKind, deps.brand);
@@ -114,22 +119,20 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       // Checked as the write commits, so a key is never made for a user that is gone.
       const owner = tx.get(USERS, userId!);
       if (!owner || userStatus(owner) === 'erased') throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
-      const now = isoTime(clock.now());
-      const key: KeyRecord = {
-        id: newId('key'),
-        user_id: userId!,
+      // A limit of the operator's own means no plan; otherwise the plan asked for, or the entry plan (Free).
+      const plan = planId !== undefined ? existingPlan(tx, planId) : rateLimit === undefined ? entryPlan(currentPlans(tx)) : undefined;
+      const key = newKeyRecord({
+        userId: userId!,
         name: name ?? '',
-        prefix: generated.prefix,
-        last_four: generated.lastFour,
-        hash: generated.hash,
+        secret: generated,
         permissions: permissions ?? DEFAULT_PERMISSIONS,
-        rate_limit: rateLimit ?? DEFAULT_RATE_LIMIT,
-        created_at: now,
-        updated_at: now,
-        revoked_at: null,
-      };
+        rateLimit: plan?.rate_limit ?? rateLimit ?? DEFAULT_RATE_LIMIT,
+        plan: plan?.id ?? null,
+        expiresAt: expiresAt ?? null,
+        nowMs: clock.now(),
+      });
       // The plain key is in this answer only; the store keeps its SHA-256.
-      const changes = { user_id: key.user_id, name: key.name, prefix: key.prefix, permissions: key.permissions, rate_limit: key.rate_limit };
+      const changes = { user_id: key.user_id, name: key.name, prefix: key.prefix, permissions: key.permissions, rate_limit: key.rate_limit, plan: key.plan, expires_at: key.expires_at };
       return {
         ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }, audit.entryOp(context.requestId, { action: 'key.create', target_type: 'key', target_id: key.id, changes })],
         reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: generated.key } } },
@@ -152,22 +155,26 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     const checker = new BodyChecker(body, KEY_PATCH_FIELDS, ['id', 'user_id', 'prefix', 'key', 'created_at', 'revoked_at']);
     const name = checker.string('name', 0, 100);
     const permissions = readPermissions(checker, deps.apiRoutes);
-    const rateLimit = checker.integer('rate_limit', MIN_RATE_LIMIT, MAX_RATE_LIMIT);
+    const { rateLimit, planId } = readLimitOrPlan(checker);
+    const expiresAt = readKeyExpiry(checker, clock.now());
     checker.finish();
     requireNonEmpty(body, KEY_PATCH_FIELDS);
     return context.commit((tx) => {
       // Decided on the key as it is when the write commits: a revocation is final.
       const key = tx.get(KEYS, context.params.id!);
       if (!key) throw notFound('Key');
-      if (key.revoked_at !== null) throw conflict('This key is revoked and can no longer be changed.');
-      const changed: KeyRecord = {
+      assertChangeable(key);
+      let changed: KeyRecord = {
         ...key,
         ...(name !== undefined ? { name } : {}),
         ...(permissions !== undefined ? { permissions } : {}),
-        ...(rateLimit !== undefined ? { rate_limit: rateLimit } : {}),
+        // A limit of the operator's own takes the key off its plan.
+        ...(rateLimit !== undefined ? { rate_limit: rateLimit, plan: null } : {}),
+        ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}),
         updated_at: isoTime(clock.now()),
       };
-      const changes = fieldChanges(key, changed, KEY_PATCH_FIELDS);
+      if (planId !== undefined) changed = onPlan(changed, existingPlan(tx, planId));
+      const changes = fieldChanges(withKeyDefaults(key), changed, KEY_AUDITED_FIELDS);
       return {
         ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }, audit.entryOp(context.requestId, { action: 'key.update', target_type: 'key', target_id: key.id, changes })],
         reply: { status: 200, body: { data: keyView(changed, deps.lastUsedAt(changed.id)) } },
@@ -186,6 +193,26 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       return {
         ops: [{ op: 'put', collection: KEYS, id: revoked.id, data: revoked }, audit.entryOp(context.requestId, { action: 'key.revoke', target_type: 'key', target_id: key.id, changes })],
         reply: { status: 200, body: { data: keyView(revoked, deps.lastUsedAt(revoked.id)) } },
+      };
+    });
+  }
+
+  /** A new secret for the same key; the current one keeps working for `grace_seconds`. */
+  async function rollKey(context: RequestContext): Promise<Reply> {
+    const checker = new BodyChecker(await context.readJsonBody(), ['grace_seconds']);
+    const graceSeconds = readGraceSeconds(checker);
+    checker.finish();
+    const keyId = context.params.id!;
+    return context.commit((tx) => {
+      const key = tx.get(KEYS, keyId);
+      if (!key) throw notFound('Key');
+      assertChangeable(key);
+      const secret = generateApiKey(key.prefix === 'mk_' ? 'mk' : 'live', deps.brand);
+      const rolled = rolledKey(key, secret, graceSeconds, clock.now());
+      const changes = { grace_seconds: graceSeconds, previous_secret_expires_at: rolled.previous_hash_expires_at, last_four: { from: key.last_four, to: rolled.last_four } };
+      return {
+        ops: [{ op: 'put', collection: KEYS, id: keyId, data: rolled }, audit.entryOp(context.requestId, { action: 'key.roll', target_type: 'key', target_id: keyId, changes })],
+        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, deps.lastUsedAt(keyId), clock.now()) } },
       };
     });
   }
@@ -233,21 +260,22 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     { method: 'GET', pattern: '/admin/v1/keys', summary: 'List API keys (no secrets)', handle: listKeys },
     { method: 'PATCH', pattern: '/admin/v1/keys/:id', summary: "Change a key's permissions, rate limit or name", handle: updateKey },
     { method: 'DELETE', pattern: '/admin/v1/keys/:id', summary: 'Revoke an API key', handle: revokeKey },
+    { method: 'POST', pattern: '/admin/v1/keys/:id/roll', summary: 'Roll an API key: a new secret, the old one kept for a grace period', handle: rollKey },
     { method: 'GET', pattern: '/admin/v1/stats', summary: 'Store and server statistics', handle: stats },
     { method: 'POST', pattern: '/admin/v1/compact', summary: 'Compact the log now', handle: compact },
     { method: 'GET', pattern: '/admin/v1/backup', summary: 'A consistent copy of the log (JSON lines)', handle: backup },
   ];
 }
 
-/** A non-empty list of well-formed permission entries without repeats. */
-function readPermissions(checker: BodyChecker, routes: readonly PermissionRoute[]): string[] | undefined {
-  if (!checker.has('permissions')) return undefined;
-  const value = checker.value('permissions');
-  if (!Array.isArray(value)) return checker.fail('permissions', 'must be an array of permission entries');
-  if (value.length > 100) return checker.fail('permissions', 'must have at most 100 entries');
-  for (const entry of value) {
-    const problem = checkPermissionEntry(entry, routes);
-    if (problem !== null) return checker.fail('permissions', `entry ${JSON.stringify(entry)} ${problem}`);
-  }
-  return [...new Set(value as string[])];
+/** `rate_limit` or `plan` (a plan sets the limit, so not both). */
+function readLimitOrPlan(checker: BodyChecker): { rateLimit: number | undefined; planId: string | undefined } {
+  const rateLimit = checker.integer('rate_limit', MIN_RATE_LIMIT, MAX_RATE_LIMIT);
+  const planId = checker.string('plan', 1, 40);
+  if (checker.has('rate_limit') && checker.has('plan')) checker.fail('plan', 'sets the rate limit itself: send plan or rate_limit, not both');
+  return { rateLimit, planId };
+}
+
+/** A key written before plans and expiry existed reads as having neither (for audit diffs). */
+function withKeyDefaults(key: KeyRecord): KeyRecord {
+  return { ...key, plan: key.plan ?? null, expires_at: key.expires_at ?? null };
 }

@@ -2,15 +2,13 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
-import { privateUser, publicUser } from '../domain/views.ts';
-import { assertIfMatch, etagOf } from '../http/conditional.ts';
+import { USERS, userStatus } from '../domain/records.ts';
+import { publicUser } from '../domain/views.ts';
 import { notFound } from '../http/errors.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
-import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
-import { assertEmailFree, readProfileFields } from './profile.ts';
+import { ownProfileBody, ownProfileChangeOps, readOwnProfileChange } from './profile.ts';
 
 export interface UserRoutesDeps {
   store: Store;
@@ -18,14 +16,11 @@ export interface UserRoutesDeps {
   outbox: EventOutbox;
 }
 
-const EDITABLE_FIELDS = ['name', 'bio', 'website', 'avatar_url', 'email'] as const;
-const READ_ONLY_FIELDS = ['id', 'role', 'created_at', 'updated_at'];
-
 export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
   const { store, clock, outbox } = deps;
 
   function me(context: KeyContext): Reply {
-    return { status: 200, body: meBody(context.user) };
+    return { status: 200, body: ownProfileBody(context.user) };
   }
 
   /**
@@ -33,19 +28,10 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
    * name or email the operator set meanwhile is kept unless this PUT itself sends that field.
    */
   async function updateMe(context: KeyContext): Promise<Reply> {
-    const body = await context.readJsonBody();
-    const checker = new BodyChecker(body, EDITABLE_FIELDS, READ_ONLY_FIELDS);
-    const fields = readProfileFields(checker);
-    checker.finish();
-    requireNonEmpty(body, EDITABLE_FIELDS);
+    const fields = readOwnProfileChange(await context.readJsonBody());
     return context.commit((tx, { user }) => {
-      assertIfMatch(context.req.headers['if-match'], () => etagOf(Buffer.from(JSON.stringify(meBody(user)))));
-      if (fields.email) assertEmailFree(tx, fields.email, user.id);
-      const changed: UserRecord = { ...user, ...fields, updated_at: isoTime(clock.now()) };
-      return {
-        ops: [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'user.updated', changed.id, privateUser(changed))],
-        reply: { status: 200, body: meBody(changed) },
-      };
+      const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      return { ops, reply: { status: 200, body: ownProfileBody(changed) } };
     });
   }
 
@@ -63,7 +49,3 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
   ];
 }
 
-/** GET /v1/users/me's body; its ETag is what If-Match on PUT /v1/users/me is compared with. */
-function meBody(user: UserRecord): { data: ReturnType<typeof privateUser> } {
-  return { data: privateUser(user) };
-}

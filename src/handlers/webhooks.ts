@@ -6,20 +6,20 @@ import { newestFirst } from '../domain/order.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
-import { DELIVERIES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, DELIVERY_OUTCOMES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { WriteOp } from '../store/format.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, Transaction } from '../store/store.ts';
 import { validateWebhookUrl } from '../webhooks/address-guard.ts';
 import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { EventType } from '../webhooks/events.ts';
 import { targetsChangedOp, type WebhookOutbox } from '../webhooks/outbox.ts';
 import { operatorWebhookView, webhookView } from '../webhooks/records.ts';
-import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
+import type { WebhookRecord } from '../webhooks/records.ts';
 import { generateWebhookSecret } from '../webhooks/signing.ts';
 
 export const MAX_WEBHOOKS_PER_USER = 20;
@@ -65,6 +65,64 @@ function readEvents(checker: BodyChecker): EventType[] | undefined {
   return events;
 }
 
+/** A webhook to register, as checked from a request body (the same rules under /v1 and the portal). */
+export interface WebhookRegistration {
+  url: string;
+  events: EventType[];
+  description: string;
+}
+
+/** Reads and checks a registration body; throws one 400 listing every problem. */
+export function readWebhookRegistration(body: Record<string, unknown>, allowPrivate: boolean): WebhookRegistration {
+  const checker = new BodyChecker(body, WRITABLE_FIELDS, READ_ONLY_FIELDS);
+  checker.requireFields(['url']);
+  const url = readUrl(checker, allowPrivate);
+  const events = readEvents(checker);
+  const description = checker.string('description', 0, MAX_DESCRIPTION_LENGTH) ?? '';
+  checker.finish();
+  return { url: url!, events: events!, description };
+}
+
+/**
+ * The ops registering `fields` for `userId` (the webhook, its owner's targets, its ping), decided
+ * on the user's targets record, which every registration and removal rewrites: two
+ * registrations at once are decided one after the other, so the cap holds.
+ */
+export function registrationOps(tx: Transaction, userId: string, fields: WebhookRegistration, deps: { clock: Clock; outbox: WebhookOutbox }): { ops: WriteOp[]; webhook: WebhookRecord } {
+  tx.get(WEBHOOK_TARGETS, userId);
+  if (deps.outbox.webhooksOf(userId).length >= MAX_WEBHOOKS_PER_USER) {
+    throw conflict(`You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed. Delete one before registering another.`);
+  }
+  const createdAt = isoTime(deps.clock.now());
+  const webhook: WebhookRecord = {
+    id: newId('wh'),
+    user_id: userId,
+    url: fields.url,
+    events: fields.events,
+    description: fields.description,
+    active: true,
+    secret: generateWebhookSecret(),
+    created_at: createdAt,
+    updated_at: createdAt,
+    last_delivery: null,
+  };
+  const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...deps.outbox.pingOps(tx, webhook)];
+  return { ops, webhook };
+}
+
+/** The ops removing the user's webhook `webhookId` with its pending deliveries and outcome log; 404 for anyone else's. */
+export function removalOps(tx: Transaction, userId: string, webhookId: string, now: string): { ops: WriteOp[]; webhook: WebhookRecord } {
+  const webhook = tx.get(WEBHOOKS, webhookId);
+  // Another user's webhook is answered exactly like a missing one: its existence is not theirs to learn.
+  if (webhook === undefined || webhook.user_id !== userId) throw notFound('Webhook');
+  const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }, targetsChangedOp(userId, now)];
+  if (tx.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) ops.push({ op: 'del', collection: DELIVERY_OUTCOMES, id: webhook.id });
+  for (const delivery of tx.values(DELIVERIES)) {
+    if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
+  }
+  return { ops, webhook };
+}
+
 export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   const { store, clock, outbox, allowPrivate } = deps;
 
@@ -76,38 +134,9 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   }
 
   async function register(context: KeyContext): Promise<Reply> {
-    const body = await context.readJsonBody();
-    const checker = new BodyChecker(body, WRITABLE_FIELDS, READ_ONLY_FIELDS);
-    checker.requireFields(['url']);
-    const url = readUrl(checker, allowPrivate);
-    const events = readEvents(checker);
-    const description = checker.string('description', 0, MAX_DESCRIPTION_LENGTH) ?? '';
-    checker.finish();
-
+    const fields = readWebhookRegistration(await context.readJsonBody(), allowPrivate);
     return context.commit((tx, { user }) => {
-      const userId = user.id;
-      // Decided on the user's targets record, which every registration and removal rewrites:
-      // two registrations at once are decided one after the other, so the cap holds.
-      tx.get(WEBHOOK_TARGETS, userId);
-      if (outbox.webhooksOf(userId).length >= MAX_WEBHOOKS_PER_USER) {
-        throw conflict(
-          `You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed. Delete one (DELETE /v1/webhooks/:id) before registering another.`,
-        );
-      }
-      const createdAt = isoTime(clock.now());
-      const webhook: WebhookRecord = {
-        id: newId('wh'),
-        user_id: userId,
-        url: url!,
-        events: events!,
-        description,
-        active: true,
-        secret: generateWebhookSecret(),
-        created_at: createdAt,
-        updated_at: createdAt,
-        last_delivery: null,
-      };
-      const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...outbox.pingOps(webhook)];
+      const { ops, webhook } = registrationOps(tx, user.id, fields, { clock, outbox });
       // The only answer that ever carries the secret.
       return { ops, reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
     });
@@ -117,13 +146,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     const webhookId = context.params.id ?? '';
     // Decided when it commits, so a delivery outcome written meanwhile cannot bring it back.
     return context.commit((tx, { user }) => {
-      const webhook = tx.get(WEBHOOKS, webhookId);
-      // Another user's webhook is answered exactly like a missing one: its existence is not theirs to learn.
-      if (webhook === undefined || webhook.user_id !== user.id) throw notFound('Webhook');
-      const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }, targetsChangedOp(user.id, isoTime(clock.now()))];
-      for (const delivery of tx.values(DELIVERIES)) {
-        if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
-      }
+      const { ops, webhook } = removalOps(tx, user.id, webhookId, isoTime(clock.now()));
       return { ops, reply: { status: 200, body: { data: webhookView(webhook) } } };
     });
   }

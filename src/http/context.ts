@@ -2,7 +2,7 @@
 // object through every step of the pipeline (src/server.ts) and into the handler. The steps
 // record here what they learn (who calls, which route matched) so the last step — the access
 // log and usage counting — finds it. Handlers see it through the narrower `RequestContext`
-// and `KeyContext` types of route.ts.
+// `KeyContext` and `PortalContext` types of route.ts.
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,15 +13,19 @@ import type { Store, Transaction } from '../store/store.ts';
 import { parseJsonObject, readRawBody } from './body.ts';
 import type { IdempotencyClaim, IdempotencyGuard } from './idempotency.ts';
 import type { Headers } from './respond.ts';
-import type { Decided, KeyContext, Reply } from './route.ts';
+import type { UserRecord } from '../domain/records.ts';
+import type { SignedIn } from '../portal/sessions.ts';
+import type { Decided, KeyContext, OpenPortalContext, PortalContext, Reply } from './route.ts';
 
 /** What `commit` writes through: the store, plus the idempotency record of a POST. */
 export interface CommitServices {
   store: Store;
   idempotency: IdempotencyGuard;
+  /** Reads a portal session's user again inside a write (401 when it ended). */
+  sessions: { userAtCommit(reader: Transaction, sessionId: string): UserRecord };
 }
 
-export class Context implements KeyContext {
+export class Context implements KeyContext, PortalContext, OpenPortalContext {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly method: string;
@@ -37,6 +41,8 @@ export class Context implements KeyContext {
   // Learned on the way, in the order of the pipeline's steps:
   /** Step 1 (key): the key and its user; null for /admin and open routes, or before step 1. */
   caller: Caller | null = null;
+  /** /portal/v1: the live session the cookie names, and its user; null without one. */
+  signedIn: SignedIn | null = null;
   /** Step 3 (route): "METHOD /pattern" of the matched route, for analytics and the access log. */
   routeLabel: string | null = null;
   /** Step 3 (route): the /v1 route matched, whose permission a write checks again when it commits. */
@@ -70,8 +76,9 @@ export class Context implements KeyContext {
     return this.caller!.key;
   }
 
-  get user() {
-    return this.caller!.user;
+  /** The key's user (/v1), or the signed-in user (/portal/v1). */
+  get user(): UserRecord {
+    return this.caller?.user ?? this.signedIn!.user;
   }
 
   get query(): URLSearchParams {
@@ -88,18 +95,31 @@ export class Context implements KeyContext {
     return parseJsonObject(await this.rawBody());
   }
 
-  commit(decide: (tx: Transaction, caller: Caller) => Decided): Promise<Reply> {
-    const { store, idempotency } = this.services;
+  /**
+   * A keyed write's decide gets the caller as it is now; a signed-in portal write's, the user as
+   * she is now (each context type of route.ts names the one its handlers get).
+   */
+  commit(decide: (tx: Transaction, who: Caller & UserRecord) => Decided): Promise<Reply> {
+    const { store, idempotency, sessions } = this.services;
     const claim = this.idempotencyClaim;
     const keyId = this.caller?.key.id ?? null;
     const route = this.apiRoute;
+    const sessionId = this.signedIn?.sessionId ?? null;
+    if (sessionId !== null) {
+      return store.commit((tx) => {
+        const { ops, reply } = (decide as (tx: Transaction, user: UserRecord) => Decided)(tx, sessions.userAtCommit(tx, sessionId));
+        return { ops, result: reply };
+      });
+    }
     return store.commit((tx) => {
       // Answered meanwhile (by another instance sharing the database): that answer, nothing written.
       const recorded = claim ? idempotency.recordedAnswer(tx, claim) : null;
       if (recorded !== null) return { ops: [], result: recorded };
       // The key and its user are part of what a keyed write is decided on.
       const decided =
-        keyId === null || route === null ? (decide as (tx: Transaction) => Decided)(tx) : decide(tx, callerAtCommit(tx, keyId, route, this.path));
+        keyId === null || route === null
+          ? (decide as (tx: Transaction) => Decided)(tx)
+          : (decide as (tx: Transaction, caller: Caller) => Decided)(tx, callerAtCommit(tx, keyId, route, this.path));
       const { ops, reply } = decided;
       return { ops: claim && reply.status < 300 ? [...ops, idempotency.recordOp(claim, reply)] : ops, result: reply };
     });

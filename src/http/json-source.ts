@@ -1,23 +1,62 @@
 // What JSON.parse forgets about a request body, recovered from its text: the exact literal of
 // each top-level number (so a price is judged on the decimals the client wrote, never on a
-// float approximation), and whether a field name would reach JavaScript's object machinery.
+// float approximation), and whether the parsed value is one the server may keep: not nested
+// past a bound, no field name that would reach JavaScript's object machinery, no text a
+// back-end would refuse or alter.
 
 /** Own keys that could reach a prototype if a body were ever merged into an object. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-/** The first forbidden field name at any depth of a parsed body, or undefined. */
-export function forbiddenKeyIn(value: unknown): string | undefined {
+/** Deeper than any body a route takes (the deepest is an array inside the top object): refused, never walked. */
+export const MAX_BODY_DEPTH = 32;
+
+/** What makes a parsed body unacceptable whatever the route: the first one found. */
+export type BodyProblem =
+  | { kind: 'too-deep' }
+  | { kind: 'forbidden-key'; key: string }
+  /** A string or field name holding U+0000 or an unpaired surrogate, under top-level `field`. */
+  | { kind: 'bad-text'; field: string };
+
+/**
+ * The first problem of a parsed body at any depth, or undefined: nesting deeper than
+ * MAX_BODY_DEPTH, a field named __proto__, constructor or prototype, or text no back-end can
+ * store alike (U+0000, which PostgreSQL's text and json refuse, and unpaired UTF-16 surrogates,
+ * which are no characters at all). Walked with its own stack, not by recursion: a body of
+ * 64 KiB can nest 30,000 levels, past what the call stack holds.
+ */
+export function bodyProblem(value: unknown): BodyProblem | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  // Own keys one by one (Object.entries made an array per key of every body: 2.6% of a create's allocations).
-  const record = value as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
-    if (FORBIDDEN_KEYS.has(key)) return key;
-    const child = record[key];
-    if (typeof child !== 'object' || child === null) continue;
-    const nested = forbiddenKeyIn(child);
-    if (nested !== undefined) return nested;
+  const stack: Array<{ value: object; depth: number; field: string }> = [{ value, depth: 1, field: '' }];
+  while (stack.length > 0) {
+    const { value: container, depth, field: topField } = stack.pop()!;
+    if (depth > MAX_BODY_DEPTH) return { kind: 'too-deep' };
+    // Own keys one by one (Object.entries made an array per key of every body: 2.6% of a create's allocations).
+    const record = container as Record<string, unknown>;
+    const isArray = Array.isArray(container);
+    for (const key of Object.keys(record)) {
+      if (!isArray) {
+        if (FORBIDDEN_KEYS.has(key)) return { kind: 'forbidden-key', key };
+        if (!isStorableText(key)) return { kind: 'bad-text', field: depth === 1 ? '' : topField };
+      }
+      const field = depth === 1 ? key : topField;
+      const child = record[key];
+      if (typeof child === 'string') {
+        if (!isStorableText(child)) return { kind: 'bad-text', field };
+      } else if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1, field });
+    }
   }
   return undefined;
+}
+
+/**
+ * U+0000 or a surrogate standing alone: with the u flag a well-formed pair is one code point,
+ * so only an unpaired half matches the surrogate range.
+ */
+const UNSTORABLE = /[\u0000\uD800-\uDFFF]/u;
+
+/** Text every back-end stores as it is: no U+0000 and no unpaired surrogate. */
+export function isStorableText(text: string): boolean {
+  return !UNSTORABLE.test(text);
 }
 
 const QUOTE = 0x22;

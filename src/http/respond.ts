@@ -33,9 +33,10 @@ export function sendBytes(res: ServerResponse, status: number, body: Buffer | st
  * Sends a handler's reply with the request's headers. A GET (or HEAD) 200 carries an ETag and
  * becomes an empty 304 when the client already has it; an answer of 1 KiB or more is sent
  * br- or gzip-encoded when the client accepts it, with a tag of its own per encoding. HEAD gets
- * the same headers as GET and Node leaves the body out. Returns the status sent.
+ * the same headers as GET and Node leaves the body out. Returns the status sent, or its
+ * promise when a large answer is being compressed off the main thread.
  */
-export function sendReply(context: Context, reply: Reply): number {
+export function sendReply(context: Context, reply: Reply): number | Promise<number> {
   const headers = context.responseHeaders;
   if (reply.headers) Object.assign(headers, reply.headers);
   let bytes = reply.bytes ?? (reply.body === undefined ? null : Buffer.from(JSON.stringify(reply.body)));
@@ -59,8 +60,15 @@ export function sendReply(context: Context, reply: Reply): number {
     }
   }
   if (encoding !== null) {
-    bytes = compressed(bytes, encoding);
+    const encoded = compressed(bytes, encoding);
     headers['Content-Encoding'] = encoding;
+    if (encoded instanceof Promise) {
+      return encoded.then((ready) => {
+        sendBytes(context.res, reply.status, ready, headers);
+        return reply.status;
+      });
+    }
+    bytes = encoded;
   }
   sendBytes(context.res, reply.status, bytes, headers);
   return reply.status;

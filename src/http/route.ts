@@ -5,6 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
+import type { SignedIn } from '../portal/sessions.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Transaction } from '../store/transaction.ts';
 
@@ -66,6 +67,49 @@ export interface ApiRoute {
   resource: Resource;
   summary: string;
   handle(context: KeyContext): Promise<Reply> | Reply;
+}
+
+/**
+ * What a /portal/v1 handler receives: the signed-in user (from the session cookie) as of the
+ * request's arrival, fine for reads.
+ */
+export interface PortalContext extends RequestContext {
+  readonly user: UserRecord;
+  /**
+   * As RequestContext.commit, and `user` is the signed-in user as they are now: a session ended
+   * meanwhile (sign-out, password change, expiry) or a user suspended or erased is refused with 401.
+   */
+  commit(decide: (tx: Transaction, user: UserRecord) => Decided): Promise<Reply>;
+}
+
+/** What an open portal route (sign-in, sign-up, setting a password) receives. */
+export interface OpenPortalContext extends RequestContext {
+  /** The live session the request carries, if any. */
+  readonly signedIn: SignedIn | null;
+}
+
+/**
+ * A /portal/v1 route. The pipeline checked the request's origin (writes) and, unless the route
+ * is `open`, that a live session is signed in (401 otherwise). Route modules export a list of
+ * them (e.g. `portalSessionRoutes(deps)`), collected in src/app.ts.
+ */
+export type PortalRoute = SessionPortalRoute | OpenPortalRoute;
+
+interface SessionPortalRoute {
+  method: Method;
+  pattern: string;
+  summary: string;
+  open?: false;
+  handle(context: PortalContext): Promise<Reply> | Reply;
+}
+
+interface OpenPortalRoute {
+  method: Method;
+  pattern: string;
+  summary: string;
+  /** Served without a session: sign-in, sign-up, a password set from an invitation. */
+  open: true;
+  handle(context: OpenPortalContext): Promise<Reply> | Reply;
 }
 
 /** A route that needs no API key: an operator route or a public one (below). */

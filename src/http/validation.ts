@@ -3,6 +3,7 @@
 // Lengths count Unicode code points after trimming (as JSON Schema's maxLength does), so an
 // emoji is one character, not two UTF-16 units.
 
+import { readEmail } from '../domain/email.ts';
 import { numberText } from './body.ts';
 import { badRequest } from './errors.ts';
 import { decimalPlaces } from './json-source.ts';
@@ -77,11 +78,13 @@ export class BodyChecker {
     return this.fail(field, 'must be an http or https URL');
   }
 
+  /** An address in its stored form (NFC, lower case; src/domain/email.ts), or the empty string to clear it. */
   email(field: string): string | undefined {
     const value = this.string(field, 0, 254);
     if (value === undefined || value === '') return value;
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) return this.fail(field, 'must be an email address');
-    return value;
+    const reading = readEmail(value);
+    if ('problem' in reading) return this.fail(field, reading.problem);
+    return reading.email;
   }
 
   stringList(field: string, maxItems: number, maxLength: number): string[] | undefined {

@@ -1,9 +1,9 @@
 // What GET /metrics reports: requests by route pattern, method and status class, their
 // durations, 429s, store fsync durations and log size, webhook delivery outcomes and backlog,
-// resident memory and event-loop delay. Counting happens where things happen (the pipeline,
-// the store's file system, store changes); sampled values are read at scrape time.
+// resident memory, CPU time, start time and event-loop delay. Counting happens where things
+// happen (the pipeline, the store's file system, store changes); sampled values are read at
+// scrape time. Nothing resets at a scrape, so any number of scrapers each see every count.
 
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
 import type { FileSystem, LogHandle } from '../store/files.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
@@ -12,6 +12,11 @@ import { Registry, type Counter, type Histogram } from './registry.ts';
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const FSYNC_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const EVENT_LOOP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** How often the event loop is sampled: a timer due every this many ms, and how late it fires. */
+const EVENT_LOOP_SAMPLE_MS = 20;
+/** The route label of requests Node's HTTP parser refused before any request existed. */
+const INVALID_REQUEST_ROUTE = 'invalid_request';
 /** Methods kept as a label value; anything else is counted as OTHER so labels stay few. */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -26,7 +31,8 @@ export class ServerMetrics {
   private readonly rateLimited: Counter;
   private readonly fsyncs: Histogram;
   private readonly deliveries: Counter;
-  private readonly eventLoop: IntervalHistogram;
+  private readonly eventLoopDelay: Histogram;
+  private eventLoopTimer: NodeJS.Timeout | null = null;
   private store: Store | null = null;
   /** The request counter's and duration histogram's series per "METHOD route status". */
   private readonly requestSeries = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
@@ -41,28 +47,43 @@ export class ServerMetrics {
     this.deliveries = registry.counter('marketplace_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retrying, failed).', ['outcome']);
     const pending = registry.gauge('marketplace_webhook_deliveries_pending', 'Webhook deliveries waiting to be sent or retried.');
     const memory = registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.');
-    const delay = registry.gauge('marketplace_event_loop_delay_seconds', 'Event-loop delay since the previous scrape (perf_hooks.monitorEventLoopDelay).', ['stat']);
-    this.eventLoop = monitorEventLoopDelay({ resolution: 10 });
+    const startTime = registry.gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds.');
+    const cpuSeconds = registry.counter('process_cpu_seconds_total', 'User and system CPU time spent by the process, in seconds.');
+    this.eventLoopDelay = registry.histogram(
+      'marketplace_event_loop_delay_seconds',
+      `How late a timer due every ${EVENT_LOOP_SAMPLE_MS} ms fired: the time the event loop could not answer anything.`,
+      EVENT_LOOP_BUCKETS,
+    );
+    const startedAt = Date.now() / 1000 - process.uptime();
+    let cpuReported = 0;
     registry.beforeRender(() => {
       if (this.store !== null) {
         logBytes.set(this.store.stats().logBytes);
         pending.set(this.store.size(DELIVERIES));
       }
       memory.set(options.residentMemoryBytes());
-      const histogram = this.eventLoop;
-      const seconds = (nanoseconds: number): number => (Number.isFinite(nanoseconds) ? nanoseconds / 1e9 : 0);
-      delay.set(seconds(histogram.mean), { stat: 'mean' });
-      delay.set(seconds(histogram.percentile(50)), { stat: 'p50' });
-      delay.set(seconds(histogram.percentile(99)), { stat: 'p99' });
-      delay.set(seconds(histogram.max), { stat: 'max' });
-      histogram.reset();
+      startTime.set(startedAt);
+      const usage = process.cpuUsage();
+      const cpuNow = (usage.user + usage.system) / 1e6;
+      cpuSeconds.inc({}, cpuNow - cpuReported);
+      cpuReported = cpuNow;
     });
   }
 
   /** Starts reading from the store (log size, backlog) and sampling the event loop. */
   start(store: Store): void {
     this.store = store;
-    this.eventLoop.enable();
+    this.sampleEventLoop();
+  }
+
+  /** One timer at a time, never keeping the process alive; its lateness is the loop's delay. */
+  private sampleEventLoop(): void {
+    const due = performance.now() + EVENT_LOOP_SAMPLE_MS;
+    this.eventLoopTimer = setTimeout(() => {
+      this.eventLoopDelay.observe(Math.max(0, performance.now() - due) / 1000);
+      this.sampleEventLoop();
+    }, EVENT_LOOP_SAMPLE_MS);
+    this.eventLoopTimer.unref();
   }
 
   /** Counts delivery outcomes as the dispatcher records them on webhooks; wired to the store's changes in app.ts. */
@@ -80,7 +101,13 @@ export class ServerMetrics {
   }
 
   stop(): void {
-    this.eventLoop.disable();
+    if (this.eventLoopTimer !== null) clearTimeout(this.eventLoopTimer);
+    this.eventLoopTimer = null;
+  }
+
+  /** A request Node's HTTP parser refused (bad framing, headers too large, too slow), answered with `status`. */
+  recordInvalidRequest(status: number): void {
+    this.requests.inc({ route: INVALID_REQUEST_ROUTE, method: 'OTHER', status_class: `${Math.floor(status / 100)}xx` });
   }
 
   /** One answered request; `route` is "METHOD /pattern", or null when no route matched. */

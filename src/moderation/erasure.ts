@@ -1,5 +1,5 @@
 // Erasure of a user (DELETE /admin/v1/users/:id): the ops that revoke their keys, remove their
-// webhooks (and deliveries), take down and empty their listings, forget the stored replies of
+// webhooks (and deliveries), end their portal sessions and forget their password, take down and empty their listings, forget the stored replies of
 // their keys, empty the user record, and remove the user's personal data from every text the
 // server wrote: audit entries, suspension and removal reasons, key names. The caller commits
 // these ops with the audit entry, then compacts the log so that the old lines holding the
@@ -13,6 +13,8 @@
 import {
   AUDIT,
   DELIVERIES,
+  EVENTS,
+  DELIVERY_OUTCOMES,
   IDEMPOTENCY,
   KEYS,
   LISTINGS,
@@ -22,6 +24,7 @@ import {
   type AuditRecord,
   type UserRecord,
 } from '../domain/records.ts';
+import { forgetPortalAccountOps } from '../portal/end-access.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { RecordReader } from '../store/store.ts';
 
@@ -74,11 +77,14 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
     if (webhook.user_id !== user.id) continue;
     webhookIds.add(webhook.id);
     del(WEBHOOKS, webhook.id);
+    if (store.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) del(DELIVERY_OUTCOMES, webhook.id);
     summary.webhooks_removed += 1;
   }
   if (store.get(WEBHOOK_TARGETS, user.id) !== undefined) del(WEBHOOK_TARGETS, user.id);
   // Pending deliveries carry event payloads (a user.updated one holds the profile itself).
   for (const delivery of store.values(DELIVERIES)) if (webhookIds.has(delivery.webhook_id)) del(DELIVERIES, delivery.id);
+  // The payloads themselves, stored once per event.
+  for (const event of store.values(EVENTS)) if (event.owner_id === user.id) del(EVENTS, event.id);
 
   // Her listings stay (removed) so ids resolve, but their text is hers and may hold anything:
   // title, description and tags are emptied, and an earlier removal's reason replaced.
@@ -120,6 +126,9 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
     put(LISTINGS, { ...listing, removal_reason: ERASED });
     summary.reasons_scrubbed += 1;
   }
+
+  // Portal access: sessions end, the stored password and any open invitation are forgotten.
+  ops.push(...forgetPortalAccountOps(store, user.id));
 
   const erased: UserRecord = {
     ...user,

@@ -86,7 +86,7 @@ const usageSchema: Schema = {
 /** Merged into components.schemas by the document (the /v1 and operator answers share it). */
 export const analyticsSchemas: Record<string, Schema> = { Usage: usageSchema };
 
-const rangeParams = [
+export const rangeParams = [
   queryParam('granularity', { enum: ['hour', 'day'], default: 'hour' }, 'Bucket size of the series (UTC hours or UTC days).'),
   queryParam('from', queryTime, 'ISO 8601 time with Z or an offset, or a date. Default: 24 hours (hour) or 30 days (day) before `to`. Rounded down to the bucket.'),
   queryParam('to', queryTime, 'ISO 8601, after `from`. Default: the end of the current hour or day. Rounded up to the bucket. At most 31 days after `from` for hour, 366 days for day.'),
@@ -104,7 +104,7 @@ const listingStatsSchema: Schema = {
         properties: {
           listing_id: { type: 'string' },
           title: { type: 'string' },
-          status: { enum: ['active', 'archived'] },
+          status: { enum: ['active', 'archived', 'removed'] },
           views: { ...count, description: 'Successful GET /v1/listings/:id (a HEAD is not a view).' },
           impressions: { ...count, description: 'Appearances on served GET /v1/listings pages, cached pages included (not on a HEAD).' },
         },

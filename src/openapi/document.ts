@@ -3,7 +3,9 @@
 // from the route), completed by the details each area describes under src/openapi/. A route
 // without details, or details without a route, stops the build, so the two cannot drift.
 
-import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
+import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/route.ts';
+import { portalOperations, SESSION_COOKIE_SCHEME } from './portal.ts';
+import { portalSelfServiceOperations } from './portal-keys.ts';
 import { operatorOperations } from './operator.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
@@ -18,6 +20,7 @@ export interface DocumentedRoutes {
   api: readonly ApiRoute[];
   operator: readonly OperatorRoute[];
   public: readonly PublicRoute[];
+  portal: readonly PortalRoute[];
 }
 
 const TAGS = [
@@ -26,6 +29,7 @@ const TAGS = [
   { name: 'analytics', description: 'API usage of your key and the performance of your listings.' },
   { name: 'webhooks', description: 'Receivers of events about your listings and profile, and the events they get.' },
   { name: 'operator', description: 'The operator API: users, keys, moderation, the audit log, statistics, metrics, compaction and backups (operator token).' },
+  { name: 'portal', description: 'The developer portal: a signed-in user manages their own account (session cookie; writes only from the server\'s own origin).' },
   { name: 'service', description: 'Health, readiness and this document; no key needed.' },
 ];
 
@@ -114,10 +118,12 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     ...operatorOperations,
     ...moderationOperations,
     ...readinessOperations,
+    ...portalOperations,
+    ...portalSelfServiceOperations,
   };
   const unused = new Set(Object.keys(details));
   const paths: Record<string, Record<string, Schema>> = {};
-  const add = (route: PublicRoute | ApiRoute, tag: string): void => {
+  const add = (route: PublicRoute | ApiRoute | PortalRoute, tag: string): void => {
     const label = `${route.method} ${route.pattern}`;
     const operation = details[label];
     if (operation === undefined) throw new Error(`OpenAPI: the route ${label} has no operation details under src/openapi/`);
@@ -129,6 +135,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
   for (const route of routes.api) add(route, route.resource);
   for (const route of routes.operator) add(route, 'operator');
   for (const route of routes.public) add(route, 'service');
+  for (const route of routes.portal) add(route, 'portal');
   if (unused.size > 0) throw new Error(`OpenAPI: operation details for routes that do not exist: ${[...unused].join(', ')}`);
 
   return {
@@ -150,6 +157,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
         bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key: `market_live_…` or `mk_…`.' },
         headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         operatorToken: { type: 'http', scheme: 'bearer', description: 'MARKETPLACE_ADMIN_TOKEN (or DATA_DIR/admin-token).' },
+        sessionCookie: SESSION_COOKIE_SCHEME,
       },
       schemas: { ...SHARED_SCHEMAS, ...analyticsSchemas, ...webhookSchemas },
     },
@@ -158,12 +166,28 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
 
 /**
  * One operation: the route's own summary and tag, its details, and what the pipeline adds to
- * every route of its kind (304 on GET, 413/415 with a body, Idempotency-Key on a /v1 POST).
+ * every route of its kind (304 on GET, 400/413/415 with a body, Idempotency-Key on a /v1 POST,
+ * 400 for %00 in the URL on every route).
  */
-function operationOf(route: PublicRoute | ApiRoute, tag: string, details: OperationDetails): Schema {
+function operationOf(route: PublicRoute | ApiRoute | PortalRoute, tag: string, details: OperationDetails): Schema {
   const responses: Record<string, Schema> = { ...details.responses };
   const parameters = [...(details.parameters ?? [])];
+  // Node's HTTP parser answers 400 on any route (bad request line, header or framing).
+  if (!('4XX' in responses)) responses['400'] ??= errorAnswer('The request is not valid HTTP/1.1 (bad request line, header or body framing), or its input is refused');
+  let security = details.security;
+  if (tag === 'portal') {
+    // The portal's gate: writes only from the server's own origin, a session unless the route is open.
+    if (route.method !== 'GET') {
+      const refused = 'A write from another origin (Origin must be this server\'s own, or Sec-Fetch-Site: same-origin), or a body that is not JSON';
+      responses['403'] = errorAnswer(responses['403'] ? `${String(responses['403'].description)}; or ${refused.charAt(0).toLowerCase()}${refused.slice(1)}` : refused);
+    }
+    if (!('open' in route && route.open === true)) {
+      responses['401'] ??= errorAnswer('No live session: sign in first');
+      security ??= [{ sessionCookie: [] }];
+    }
+  }
   if (details.requestBody) {
+    responses['400'] ??= errorAnswer('Body not valid UTF-8 or JSON, nested deeper than 32 levels, or holding U+0000 or an unpaired surrogate');
     responses['413'] ??= errorAnswer('Body over 64 KiB');
     responses['415'] ??= errorAnswer('Body is not application/json');
   }
@@ -176,12 +200,14 @@ function operationOf(route: PublicRoute | ApiRoute, tag: string, details: Operat
     );
     responses['422'] = errorAnswer('Idempotency-Key already used with a different request');
   }
+  responses['400'] ??= errorAnswer('The path or query holds %00 (U+0000)');
   const { operationId, ...rest } = details;
   return {
     operationId,
     summary: route.summary,
     tags: [tag],
     ...rest,
+    ...(security ? { security } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     responses,
   };

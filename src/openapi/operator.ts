@@ -9,13 +9,15 @@ const unauthorized = OPERATOR_ERRORS;
 const permissions = { type: 'array', items: { type: 'string' }, description: 'Route entries, route prefixes or scopes (read:R / write:R).' };
 const rateLimit = { type: 'integer', minimum: 1, maximum: 1_000_000 };
 const keyName = { type: 'string', maxLength: 100 };
+const keyPlan = { type: 'string', minLength: 1, maxLength: 40, description: 'A plan id (GET /admin/v1/plans): sets rate_limit from the plan. Not together with rate_limit.' };
+const expiresAt = { type: ['string', 'null'], format: 'date-time', description: 'A future instant (ISO 8601 with a time zone) after which the key is refused with 401 saying it expired; null: never.' };
 const role = { enum: ['creator', 'member'] };
 const userFields = { name: PROFILE_FIELDS.name, email: PROFILE_FIELDS.email, bio: PROFILE_FIELDS.bio };
 
 export const operatorOperations: Operations = {
   'POST /admin/v1/users': {
     operationId: 'adminCreateUser',
-    description: 'Creates a user (a member unless role says creator). Strings are trimmed; emails are stored lower-cased and must be unique.',
+    description: 'Creates a user (a member unless role says creator). Strings are trimmed; emails are stored in NFC, lower-cased, and must be unique in that form.',
     security,
     requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['name'], properties: { ...userFields, role: { ...role, default: 'member' } } }),
     responses: { '201': answer('Created', dataOf(ref('AdminUser'))), '400': errorAnswer('Invalid body'), '409': errorAnswer('Email taken'), ...unauthorized },
@@ -40,7 +42,8 @@ export const operatorOperations: Operations = {
   },
   'POST /admin/v1/keys': {
     operationId: 'adminCreateKey',
-    description: 'Creates an API key for a user. The plain key is in this answer only; the server keeps its SHA-256.',
+    description:
+      'Creates an API key for a user. The plain key is in this answer only; the server keeps its SHA-256. Its limit comes from `plan`, or from `rate_limit` (then it is on no plan); with neither, the key is on the lowest self-service plan (Free, 100 requests per minute, by default).',
     security,
     requestBody: jsonBody({
       type: 'object',
@@ -50,13 +53,15 @@ export const operatorOperations: Operations = {
         user_id: { type: 'string', minLength: 1, maxLength: 100 },
         name: { ...keyName, default: '' },
         permissions: { ...permissions, default: ['read:listings'] },
-        rate_limit: { ...rateLimit, default: 100 },
+        rate_limit: rateLimit,
+        plan: keyPlan,
+        expires_at: expiresAt,
         prefix: { enum: ['mk', 'live'], default: 'live' },
       },
     }),
     responses: {
       '201': answer('Created', dataOf(ref('NewApiKey'))),
-      '400': errorAnswer('Invalid body (unknown user, bad permission entry, rate_limit out of range)'),
+      '400': errorAnswer('Invalid body (unknown user, bad permission entry, rate_limit out of range, unknown plan, plan with rate_limit, expires_at not in the future)'),
       ...unauthorized,
     },
     ...curl(`curl -s ${TOKEN} -H 'Content-Type: application/json' -d '{"user_id":"usr_8hJ3kQ0pLr5sT2vW9xYz","name":"browse","permissions":["read:listings"],"rate_limit":1000}' http://127.0.0.1:3000/admin/v1/keys`),
@@ -71,10 +76,11 @@ export const operatorOperations: Operations = {
   },
   'PATCH /admin/v1/keys/:id': {
     operationId: 'adminUpdateKey',
-    description: "Changes a key's permissions, rate limit or name; the change applies from the key's next request.",
+    description:
+      "Changes a key's permissions, rate limit, plan, expiry or name; the change applies from the key's next request. A rate_limit of its own takes the key off its plan; a plan sets the limit from the plan.",
     security,
     parameters: [pathId('Key id')],
-    requestBody: jsonBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { permissions, rate_limit: rateLimit, name: keyName } }),
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { permissions, rate_limit: rateLimit, plan: keyPlan, expires_at: expiresAt, name: keyName } }),
     responses: { '200': answer('Updated', dataOf(ref('ApiKey'))), '400': errorAnswer('Invalid body'), '404': errorAnswer('Key not found'), '409': errorAnswer('Key is revoked'), ...unauthorized },
     ...curl(`curl -s -X PATCH ${TOKEN} -H 'Content-Type: application/json' -d '{"rate_limit":1000}' http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q`),
   },
@@ -85,6 +91,74 @@ export const operatorOperations: Operations = {
     parameters: [pathId('Key id')],
     responses: { '200': answer('Revoked', dataOf(ref('ApiKey'))), '404': errorAnswer('Key not found'), ...unauthorized },
     ...curl(`curl -s -X DELETE ${TOKEN} http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q`),
+  },
+  'POST /admin/v1/keys/:id/roll': {
+    operationId: 'adminRollKey',
+    description:
+      'Gives the key a new secret, keeping its id, permissions, plan and usage. The previous secret keeps working for grace_seconds (0 to 604800, default 0), then is refused with 401. The new plain key is in this answer only.',
+    security,
+    parameters: [pathId('Key id')],
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 604_800, default: 0 } } }),
+    responses: {
+      '201': answer('Rolled', dataOf(ref('RolledApiKey'))),
+      '400': errorAnswer('grace_seconds out of range'),
+      '404': errorAnswer('Key not found'),
+      '409': errorAnswer('Key is revoked'),
+      ...unauthorized,
+    },
+    ...curl(`curl -s -X POST ${TOKEN} -H 'Content-Type: application/json' -d '{"grace_seconds":3600}' http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/roll`),
+  },
+  'GET /admin/v1/plans': {
+    operationId: 'adminListPlans',
+    description: 'The plans in force (Free 100, Pro 1,000 self-service, Business 10,000 on request, until the operator saves a list).',
+    security,
+    responses: { '200': answer('Plans', dataOf({ type: 'array', items: ref('Plan') })), ...unauthorized },
+    ...curl(`curl -s ${TOKEN} http://127.0.0.1:3000/admin/v1/plans`),
+  },
+  'PUT /admin/v1/plans': {
+    operationId: 'adminReplacePlans',
+    description:
+      'Replaces the whole list (1 to 20 plans, ids unique). Keys on a plan whose rate_limit changes get the new limit in the same write; a plan still used by an active key cannot be removed (409).',
+    security,
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['plans'], properties: { plans: { type: 'array', minItems: 1, maxItems: 20, items: ref('Plan') } } }),
+    responses: {
+      '200': answer('Replaced', dataOf({ type: 'array', items: ref('Plan') })),
+      '400': errorAnswer('Invalid list'),
+      '409': errorAnswer('A removed plan is still used by an active key'),
+      ...unauthorized,
+    },
+    ...curl(
+      `curl -s -X PUT ${TOKEN} -H 'Content-Type: application/json' -d '{"plans":[{"id":"free","name":"Free","rate_limit":100,"self_service":true},{"id":"pro","name":"Pro","rate_limit":1000,"self_service":true},{"id":"business","name":"Business","rate_limit":10000,"self_service":false}]}' http://127.0.0.1:3000/admin/v1/plans`,
+    ),
+  },
+  'GET /admin/v1/plan-requests': {
+    operationId: 'adminListPlanRequests',
+    description: "Users' requests for plans they cannot pick themselves, newest first; `status` filters.",
+    security,
+    parameters: [queryParam('status', { enum: ['pending', 'approved', 'declined'] }, 'Only requests in this state.'), ...PAGE_PARAMS],
+    responses: { '200': answer('Plan requests', listOf(ref('PlanRequest'))), '400': errorAnswer('Bad query'), ...unauthorized },
+    ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/plan-requests?status=pending'`),
+  },
+  'POST /admin/v1/plan-requests/:id/approve': {
+    operationId: 'adminApprovePlanRequest',
+    description: "Approves a pending request: the key's plan and rate_limit change in the same write, so X-RateLimit-Limit changes from its next request.",
+    security,
+    parameters: [pathId('Plan request id')],
+    responses: {
+      '200': answer('Approved', dataOf(ref('PlanRequest'))),
+      '404': errorAnswer('Plan request not found'),
+      '409': errorAnswer('Already decided, or the key is revoked or the plan gone'),
+      ...unauthorized,
+    },
+    ...curl(`curl -s -X POST ${TOKEN} http://127.0.0.1:3000/admin/v1/plan-requests/prq_4cT9wB2mQx7LpZ0aR5sd/approve`),
+  },
+  'POST /admin/v1/plan-requests/:id/decline': {
+    operationId: 'adminDeclinePlanRequest',
+    description: 'Declines a pending request; the key stays on its plan.',
+    security,
+    parameters: [pathId('Plan request id')],
+    responses: { '200': answer('Declined', dataOf(ref('PlanRequest'))), '404': errorAnswer('Plan request not found'), '409': errorAnswer('Already decided'), ...unauthorized },
+    ...curl(`curl -s -X POST ${TOKEN} http://127.0.0.1:3000/admin/v1/plan-requests/prq_4cT9wB2mQx7LpZ0aR5sd/decline`),
   },
   'GET /admin/v1/stats': {
     operationId: 'adminStats',

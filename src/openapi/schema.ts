@@ -70,7 +70,7 @@ export const PRECONDITION_FAILED = { '412': errorAnswer('If-Match does not name 
 
 /** The errors every /v1 route can answer, whatever it does. */
 export const GATE_ERRORS = {
-  '401': errorAnswer('Missing, malformed, unknown or revoked API key (with a hint).'),
+  '401': errorAnswer('Missing, malformed, unknown, revoked or expired API key, or a rolled secret past its grace (with a hint).'),
   '403': errorAnswer('The key lacks the permission; `required` lists entries that would allow it.'),
   '429': errorAnswer('Rate limit exceeded; wait for Retry-After seconds.'),
 };
@@ -78,8 +78,11 @@ export const GATE_ERRORS = {
 /** For routes with no key and no input: only a request Node's HTTP parser refuses gets a 4xx. */
 export const MALFORMED_REQUEST = { '4XX': errorAnswer('A request the HTTP parser refused (bad framing, headers too large, too slow)') };
 
-/** The operator API's one refusal before any handler runs. */
-export const OPERATOR_ERRORS = { '401': errorAnswer('Operator token missing or wrong') };
+/** The operator API's refusals before any handler runs. */
+export const OPERATOR_ERRORS = {
+  '401': errorAnswer('Operator token missing or wrong'),
+  '429': errorAnswer('Too many failed authentications from this address (the limit /v1 keys share); wait for Retry-After seconds.'),
+};
 export const OPERATOR_SECURITY = [{ operatorToken: [] }];
 
 /** A curl example for the endpoint, shown by tools that read x-codeSamples. */

@@ -21,7 +21,7 @@ export const PROFILE_FIELDS: Record<string, Schema> = {
   avatar_url: clearableUrl,
   email: {
     anyOf: [{ type: 'string', format: 'email', maxLength: 254 }, { const: '' }],
-    description: 'Trimmed and stored lower-cased; unique among users. "" clears it.',
+    description: 'Trimmed and stored in Unicode NFC, lower-cased; unique among users in that form (NFC and NFD spellings are one address). Refused: invisible characters, look-alikes NFKC would change (full-width letters), an empty domain label (trailing dot). "" clears it.',
   },
 };
 
@@ -116,18 +116,25 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
   },
   AuditEntry: {
     type: 'object',
-    required: ['id', 'at', 'action', 'target_type', 'target_id', 'changes', 'request_id'],
+    required: ['id', 'at', 'actor', 'action', 'target_type', 'target_id', 'changes', 'request_id'],
     properties: {
       id: { type: 'string', examples: ['aud_9Xk2LmQ7pR4sT1vW3yZa'] },
       at: timestamp,
+      actor: {
+        description: 'Who acted: the operator (with the operator token), or a user in the developer portal.',
+        oneOf: [
+          { type: 'object', required: ['type'], additionalProperties: false, properties: { type: { const: 'operator' } } },
+          { type: 'object', required: ['type', 'id'], additionalProperties: false, properties: { type: { const: 'user' }, id: { type: 'string' } } },
+        ],
+      },
       action: {
         type: 'string',
-        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact'],
+        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact', 'user.invite', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'],
       },
-      target_type: { enum: ['user', 'key', 'listing', 'store'] },
+      target_type: { enum: ['user', 'key', 'listing', 'store', 'plan', 'webhook'] },
       target_id: { type: 'string' },
-      changes: { type: 'object', description: 'Field → {from, to} for edits; what was set or done for other actions. Never a secret; erased data reads "[erased]".' },
-      request_id: { type: 'string', description: 'The X-Request-Id of the operator request.' },
+      changes: { type: 'object', additionalProperties: true, description: 'Field → {from, to} for edits; what was set or done for other actions. Never a secret; erased data reads "[erased]".' },
+      request_id: { type: 'string', description: 'The X-Request-Id of the request that did it.' },
     },
   },
   ProfileChanges: {
@@ -150,8 +157,48 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       created_at: timestamp,
       updated_at: timestamp,
       revoked_at: { type: ['string', 'null'], format: 'date-time' },
+      expires_at: { type: ['string', 'null'], format: 'date-time', description: 'When the key stops working (refused with 401 saying it expired); null: never.' },
+      plan: { type: ['string', 'null'], description: "The plan that sets rate_limit; null when the operator set a limit of the key's own." },
+      previous_secret_expires_at: { type: ['string', 'null'], format: 'date-time', description: 'After a roll: until when the previous secret is also accepted; null if the key was never rolled with a grace.' },
       last_used_at: { type: ['string', 'null'], format: 'date-time', description: 'The last request made with the key; null if none yet.' },
     },
+  },
+  Plan: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['id', 'name', 'rate_limit', 'self_service'],
+    properties: {
+      id: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,39}$', examples: ['pro'] },
+      name: { type: 'string', minLength: 1, maxLength: 60, examples: ['Pro'] },
+      rate_limit: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Requests per minute a key on this plan may make.' },
+      self_service: { type: 'boolean', description: 'true: users switch their keys to it themselves; false: they request it and the operator decides.' },
+    },
+  },
+  PlanRequest: {
+    type: 'object',
+    required: ['id', 'key_id', 'user_id', 'plan', 'status', 'created_at', 'decided_at'],
+    properties: {
+      id: { type: 'string', examples: ['prq_4cT9wB2mQx7LpZ0aR5sd'] },
+      key_id: { type: 'string' },
+      user_id: { type: 'string' },
+      plan: { type: 'string' },
+      status: { enum: ['pending', 'approved', 'declined'] },
+      created_at: timestamp,
+      decided_at: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+  RolledApiKey: {
+    allOf: [
+      { $ref: '#/components/schemas/ApiKey' },
+      {
+        type: 'object',
+        required: ['key', 'previous_secret_expires_at'],
+        properties: {
+          key: { type: 'string', description: 'The new plain key, shown in this answer only.' },
+          previous_secret_expires_at: { type: 'string', format: 'date-time', description: 'When the previous secret stops working (the roll itself when the grace is 0).' },
+        },
+      },
+    ],
   },
   NewApiKey: {
     allOf: [

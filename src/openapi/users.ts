@@ -15,7 +15,7 @@ export const userOperations: Operations = {
     operationId: 'updateMe',
     description:
       'Changes the profile fields sent (at least one). Strings are trimmed first; an empty string clears bio, website or avatar_url. ' +
-      'Emails are stored lower-cased and must be unique.',
+      'Emails are stored in NFC, lower-cased, and must be unique in that form.',
     parameters: [IF_MATCH],
     requestBody: jsonBody(ref('ProfileChanges'), 'Any non-empty subset of name, bio, website, avatar_url, email'),
     responses: {

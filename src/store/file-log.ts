@@ -5,7 +5,7 @@
 // so no half record stays. Compaction rewrites the file crash-safely (temp, fsync, rename,
 // fsync the directory).
 
-import { createReadStream, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, createReadStream, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { crashSafeWriteFile, writeFileDurably } from './crash-safe-write.ts';
@@ -62,6 +62,7 @@ export class FileLog implements Log {
     const fileSystem = options.fileSystem ?? nodeFileSystem;
     const { dataDir } = options;
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    closeCheckoutPlaceholder(dataDir);
     warnIfOthersCanList(dataDir, options.warn);
     const releaseLock = await acquireDataDirLock(dataDir);
     try {
@@ -251,6 +252,17 @@ async function discardLeftoverTempFiles(fileSystem: FileSystem, dataDir: string,
       warn(`Ignoring ${path} (${size} bytes), left by an interrupted compaction or repair (could not delete it: ${(error as Error).message}); the log itself is complete.`);
     }
   }
+}
+
+/**
+ * A checkout ships `data/` holding only its `.gitignore`, and git makes that folder with the
+ * umask (usually 0755). Nobody chose that mode, so the first start closes it as it would a
+ * folder it created itself; a folder holding anything else keeps its mode.
+ */
+function closeCheckoutPlaceholder(dataDir: string): void {
+  if (process.platform === 'win32') return;
+  const entries = readdirSync(dataDir);
+  if (entries.length === 1 && entries[0] === '.gitignore') chmodSync(dataDir, 0o700);
 }
 
 /**

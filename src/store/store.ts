@@ -19,7 +19,7 @@ import { PendingWrites, StaleRead, Transaction, type Decide } from './transactio
 export type { StoredRecord, WriteOp } from './format.ts';
 export type { ChangeEvent, CollectionName, RecordReader } from './collections.ts';
 export { collectionName } from './collections.ts';
-export type { Decide, Decision, Transaction } from './transaction.ts';
+export type { Decide, Decision, DecisionReader, Transaction } from './transaction.ts';
 export { LogVersionError } from './format.ts';
 export { DataDirLockedError } from './lock.ts';
 export { LogDamagedError } from './replay.ts';
@@ -81,6 +81,8 @@ interface DecidedWrite {
   write: QueuedWrite;
   entry: LogEntry;
   result: unknown;
+  /** The decision's afterCommit actions. */
+  committedActions: Array<() => void>;
 }
 
 /** Records encoded per slice of a compaction or backup (about a millisecond of work). */
@@ -316,11 +318,12 @@ export class Store implements RecordReader {
       }
       if (decision.ops.length === 0) {
         // Nothing to write: what it read is already durable.
+        this.runCommittedActions(tx.committedActions);
         write.resolve(decision.result);
         continue;
       }
       pending.add(decision.ops);
-      decided.push({ write, entry: { ops: decision.ops, reads: tx.reads }, result: decision.result });
+      decided.push({ write, entry: { ops: decision.ops, reads: tx.reads }, result: decision.result, committedActions: tx.committedActions });
     }
     if (decided.length === 0) return again;
 
@@ -349,7 +352,10 @@ export class Store implements RecordReader {
       this.counters.writes += item.entry.ops.length;
       committed.push(item);
     });
-    for (const item of committed) item.write.resolve(item.result);
+    for (const item of committed) {
+      this.runCommittedActions(item.committedActions);
+      item.write.resolve(item.result);
+    }
     // Another server changed what these read, or wrote before this batch went in: catch up with
     // it before deciding anything else (the conflicts again, on the new state).
     if (conflicts.length > 0 || this.log.needsPull?.()) {
@@ -364,6 +370,17 @@ export class Store implements RecordReader {
     }
     this.maybeScheduleCompaction();
     return [...conflicts, ...again];
+  }
+
+  /** A decision's afterCommit actions; the write is durable, so a failing one is only reported. */
+  private runCommittedActions(actions: ReadonlyArray<() => void>): void {
+    for (const action of actions) {
+      try {
+        action();
+      } catch (error) {
+        this.warn(`An after-commit action failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+    }
   }
 
   private async pullOthers(): Promise<void> {

@@ -4,10 +4,20 @@
 // record that an earlier write of the same batch is about to change stops the decision at once
 // (StaleRead, before it does anything else): that write is decided again in the next batch,
 // once the change is applied.
+//
+// A decision has no side effects: it may be stopped and run again, or its write may fail or be
+// refused by another server, so anything that must follow the write (a count, a mark) is handed
+// to afterCommit and runs only once the write is durable and applied.
 
 import { type CollectionName, type Collections, type RecordReader } from './collections.ts';
 import type { StoredRecord, WriteOp } from './format.ts';
 import type { ReadVersion } from './log.ts';
+
+/** What a decide function reads through: the records, and a way to act once its write commits. */
+export interface DecisionReader extends RecordReader {
+  /** Runs `action` after this write is durable and applied (before its promise resolves); never when it fails. */
+  afterCommit(action: () => void): void;
+}
 
 /** What a decide function returns: the ops to write as one unit, and the caller's answer. */
 export interface Decision<R> {
@@ -17,9 +27,9 @@ export interface Decision<R> {
 
 /**
  * Reads the current records and decides what to write; runs in the store's write queue, so it
- * must be synchronous and quick. It may be stopped at a read and run again later: read first,
- * and keep any bookkeeping of its own after the reads. Throwing refuses the write (nothing is
- * written).
+ * must be synchronous and quick. It may be stopped at a read and run again later, and its
+ * write may still fail: it changes nothing outside its ops, and hands what must follow the
+ * write to `tx.afterCommit`. Throwing refuses the write (nothing is written).
  * @example store.commit((tx) => { const user = tx.get(USERS, id); ...; return { ops, result: user }; })
  */
 export type Decide<R> = (tx: Transaction) => Decision<R>;
@@ -60,9 +70,11 @@ export class StaleRead extends Error {
   }
 }
 
-export class Transaction implements RecordReader {
+export class Transaction implements DecisionReader {
   /** Every read, with the version seen (a shared log checks them again when it appends). */
   readonly reads: ReadVersion[] = [];
+  /** What afterCommit was given, in order. */
+  readonly committedActions: Array<() => void> = [];
   private readonly collections: Collections;
   private readonly pending: PendingWrites;
 
@@ -85,6 +97,10 @@ export class Transaction implements RecordReader {
   size(collection: string): number {
     this.readWhole(collection);
     return this.collections.size(collection);
+  }
+
+  afterCommit(action: () => void): void {
+    this.committedActions.push(action);
   }
 
   private readWhole(collection: string): void {

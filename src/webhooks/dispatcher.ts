@@ -7,13 +7,14 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, DELIVERY_OUTCOMES, EVENTS, WEBHOOKS } from '../domain/records.ts';
 import { isUserBarred } from '../moderation/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
 import { targetsChangedOp } from './outbox.ts';
+import { outcomeLoggedOp, type DeliveryOutcomeLogRecord } from './outcome-log.ts';
 import { decideAttempt, failureReason } from './outcome-rules.ts';
 import { isPendingDelivery } from './records.ts';
 import type { DeliveryRecord, LastDelivery, WebhookRecord } from './records.ts';
@@ -49,8 +50,6 @@ export interface WebhookDispatcherOptions {
   maxInFlightPerUser?: number;
   /** Where each attempt's outcome is counted. */
   counts?: DeliveryCounts;
-  /** True for a delivery the outbox is dropping (past the pending cap): it is deleted, not retried. */
-  isBeingDropped?: (deliveryId: string) => boolean;
   /** With many instances: claim each attempt so that one instance sends it (null/absent: one instance). */
   claims?: AttemptClaims | null;
   /** How long stop() waits for sends under way. */
@@ -71,7 +70,6 @@ export class WebhookDispatcher {
   private readonly maxInFlight: number;
   private readonly maxInFlightPerUser: number;
   private readonly counts: DeliveryCounts | undefined;
-  private readonly isBeingDropped: (deliveryId: string) => boolean;
   private readonly stopTimeoutMs: number;
   private readonly storeRetryMs: number;
   private readonly maxRetryAfterMs: number;
@@ -108,7 +106,6 @@ export class WebhookDispatcher {
     this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     this.maxInFlightPerUser = Math.max(1, options.maxInFlightPerUser ?? DEFAULT_MAX_IN_FLIGHT_PER_USER);
     this.counts = options.counts;
-    this.isBeingDropped = options.isBeingDropped ?? (() => false);
     this.stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.storeRetryMs = options.storeRetryMs ?? DEFAULT_STORE_RETRY_MS;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
@@ -307,19 +304,23 @@ export class WebhookDispatcher {
     };
     try {
       const webhook = this.store.get(WEBHOOKS, delivery.webhook_id);
-      if (webhook === undefined || !webhook.active || isUserBarred(this.store, webhook.user_id)) {
+      const payload = payloadOf(this.store, delivery);
+      if (webhook === undefined || !webhook.active || isUserBarred(this.store, webhook.user_id) || payload === undefined) {
         // Removed or turned off (a 410) since the event, or its owner suspended: the delivery
-        // is dropped unsent (a suspended user's webhooks receive nothing).
+        // is dropped unsent (a suspended user's webhooks receive nothing). So is one whose
+        // event is gone (erased with its owner).
         releaseSlot();
         await this.record(delivery, (current) => (current === undefined ? [] : [deleteDelivery(current.id)]));
         return;
       }
       if (this.claims && !(await this.claims.claim(delivery.id, this.clock.now()))) return;
-      const outcome = await this.sendOnce(webhook, delivery);
+      const sendStarted = this.clock.monotonic();
+      const outcome = await this.sendOnce(webhook, delivery, payload);
+      const durationMs = Math.max(0, Math.round(this.clock.monotonic() - sendStarted));
       releaseSlot();
       let counted: CountedOutcome | undefined;
-      await this.record(delivery, (current, currentWebhook) => {
-        const result = this.outcomeOps(outcome, current, currentWebhook);
+      await this.record(delivery, (current, currentWebhook, outcomeLog) => {
+        const result = this.outcomeOps(outcome, current, currentWebhook, outcomeLog, durationMs);
         counted = result.counted;
         return result.ops;
       });
@@ -331,8 +332,8 @@ export class WebhookDispatcher {
   }
 
   /** One signed POST. The id stays the event's on every attempt; the timestamp and signature are new. */
-  private async sendOnce(webhook: WebhookRecord, delivery: DeliveryRecord): Promise<SendOutcome> {
-    const body = Buffer.from(delivery.payload);
+  private async sendOnce(webhook: WebhookRecord, delivery: DeliveryRecord, payload: string): Promise<SendOutcome> {
+    const body = Buffer.from(payload);
     const timestampSeconds = Math.floor(this.clock.now() / 1000);
     try {
       return await this.send({
@@ -356,12 +357,15 @@ export class WebhookDispatcher {
    */
   private async record(
     delivery: DeliveryRecord,
-    buildOps: (current: DeliveryRecord | undefined, webhook: WebhookRecord | undefined) => WriteOp[],
+    buildOps: (current: DeliveryRecord | undefined, webhook: WebhookRecord | undefined, outcomeLog: DeliveryOutcomeLogRecord | undefined) => WriteOp[],
   ): Promise<void> {
     let pause = this.storeRetryMs;
     for (;;) {
       try {
-        await this.store.commit((tx) => ({ ops: buildOps(tx.get(DELIVERIES, delivery.id), tx.get(WEBHOOKS, delivery.webhook_id)), result: undefined }));
+        await this.store.commit((tx) => ({
+          ops: buildOps(tx.get(DELIVERIES, delivery.id), tx.get(WEBHOOKS, delivery.webhook_id), tx.get(DELIVERY_OUTCOMES, delivery.webhook_id)),
+          result: undefined,
+        }));
         return;
       } catch (error) {
         if (error instanceof StoreClosedError || this.stopped) return;
@@ -377,10 +381,12 @@ export class WebhookDispatcher {
     outcome: SendOutcome,
     current: DeliveryRecord | undefined,
     webhook: WebhookRecord | undefined,
+    outcomeLog: DeliveryOutcomeLogRecord | undefined,
+    durationMs: number,
   ): { ops: WriteOp[]; counted?: CountedOutcome } {
     // Deleted (with its webhook, or dropped beyond the pending cap) while we were sending.
     if (current === undefined) return { ops: [] };
-    if (webhook === undefined || this.isBeingDropped(current.id)) return { ops: [deleteDelivery(current.id)] };
+    if (webhook === undefined) return { ops: [deleteDelivery(current.id)] };
     const nowMs = this.clock.now();
     const at = isoTime(nowMs);
     const attempts = current.attempts + 1;
@@ -393,22 +399,39 @@ export class WebhookDispatcher {
       at,
     });
 
+    // The owner's view of this attempt (portal: the last 50), written with the outcome itself.
+    const logged = (status: LastDelivery['status']): WriteOp =>
+      outcomeLoggedOp(outcomeLog, webhook.id, webhook.user_id, {
+        at,
+        event_id: current.event_id,
+        event: current.type,
+        status,
+        attempts,
+        response_status: outcome.status,
+        duration_ms: durationMs,
+      });
+
     const decision = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
     switch (decision.kind) {
       case 'delivered':
         return {
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('delivered'), updated_at: at })],
+          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('delivered'), updated_at: at }), logged('delivered')],
           counted: 'delivered',
         };
       case 'deactivate':
         return {
           // Switched off: it receives no more events, so its owner's targets change too.
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at }), targetsChangedOp(webhook.user_id, at)],
+          ops: [
+            deleteDelivery(current.id),
+            putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at }),
+            targetsChangedOp(webhook.user_id, at),
+            logged('failed'),
+          ],
           counted: 'failed',
         };
       case 'failed':
         return {
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('failed'), updated_at: at })],
+          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('failed'), updated_at: at }), logged('failed')],
           counted: 'failed',
         };
       case 'retry': {
@@ -425,6 +448,7 @@ export class WebhookDispatcher {
           ops: [
             { op: 'put', collection: DELIVERIES, id: retry.id, data: retry },
             putWebhook({ ...webhook, last_delivery: lastDelivery('retrying'), updated_at: at }),
+            logged('retrying'),
           ],
           counted: 'retrying',
         };
@@ -444,6 +468,11 @@ export class WebhookDispatcher {
       this.sleepers.add(wake);
     });
   }
+}
+
+/** The body to send: the event record's, or the delivery's own for one written before events were stored apart. */
+function payloadOf(store: Store, delivery: DeliveryRecord): string | undefined {
+  return delivery.payload ?? store.get(EVENTS, delivery.event_id)?.payload;
 }
 
 function deleteDelivery(id: string): WriteOp {

@@ -3,12 +3,14 @@
 // loses its event, even in a crash.
 
 import type { WriteOp } from '../store/format.ts';
-import type { RecordReader } from '../store/store.ts';
+import type { DecisionReader } from '../store/store.ts';
 
 export const EVENT_TYPES = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventOutbox {
   /** The ops that queue `type` for delivery to the owner's subscribed, active webhooks, decided in `tx` (the write's transaction). */
-  eventOps(tx: RecordReader, type: EventType, ownerId: string, data: object): WriteOp[];
+  eventOps(tx: DecisionReader, type: EventType, ownerId: string, data: object): WriteOp[];
+  /** The ops that drop, unsent, every delivery still waiting for the owner's webhooks (a suspension). */
+  dropPendingOps(tx: DecisionReader, ownerId: string): WriteOp[];
 }

@@ -1,20 +1,27 @@
-// Turns an event into delivery records, one per active webhook of the owner that subscribes to
-// its kind. The records are ops for the caller's own write, so the change and its deliveries
-// land together or not at all; the dispatcher sends them later, never inside the request.
+// Turns an event into records: the event itself, stored once with its payload, and one
+// delivery referring to it per active webhook of the owner that subscribes to its kind. They are
+// ops for the caller's own write, so the change, its event and its deliveries land together or
+// not at all; the dispatcher sends them later, never inside the request. An event no delivery
+// refers to any more is deleted right after the write that removed the last one.
 // A webhook holds at most MAX_PENDING_PER_WEBHOOK pending deliveries: a new event past that
-// drops the oldest ones in the same write (counted as failed), so writes piling up behind a
-// dead receiver cannot grow the store and the log without bound.
+// drops the oldest ones in the same write (counted as failed once it commits), so writes piling
+// up behind a dead receiver cannot grow the store and the log without bound.
+//
+// Decisions change nothing here: the counts come from what the store holds, and every write
+// queuing events for a user rewrites the user's targets record, which each such write reads, so
+// two of them are never decided on the same counts (the second is decided again after the
+// first). A write that fails therefore leaves nothing behind.
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { DELIVERIES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, EVENTS, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { newId } from '../domain/ids.ts';
 import { isUserBarred } from '../moderation/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
-import type { ChangeEvent, RecordReader, Store } from '../store/store.ts';
+import type { ChangeEvent, DecisionReader, Store } from '../store/store.ts';
 import type { EventOutbox, EventType } from './events.ts';
 import type { DeliveryCounts } from './delivery-counts.ts';
-import type { DeliveryRecord, WebhookRecord, WebhookTargetsRecord } from './records.ts';
+import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from './records.ts';
 import { isPendingDelivery, webhookView } from './records.ts';
 
 export const MAX_PENDING_PER_WEBHOOK = 1_000;
@@ -27,8 +34,6 @@ export function targetsChangedOp(userId: string, at: string): WriteOp {
   const targets: WebhookTargetsRecord = { id: userId, changed_at: at };
   return { op: 'put', collection: WEBHOOK_TARGETS, id: userId, data: targets };
 }
-/** Far longer than any write takes: an older hand-out belongs to a write that failed. */
-const INCOMING_FORGET_MS = 60_000;
 
 export interface WebhookOutboxOptions {
   store: Store;
@@ -36,6 +41,7 @@ export interface WebhookOutboxOptions {
   /** Where dropped deliveries are counted as failed. */
   counts?: DeliveryCounts;
   maxPendingPerWebhook?: number;
+  warn?: (message: string) => void;
 }
 
 export class WebhookOutbox implements EventOutbox {
@@ -45,34 +51,29 @@ export class WebhookOutbox implements EventOutbox {
   private readonly idsByOwner = new Map<string, Set<string>>();
   /** Pending delivery ids by webhook, oldest first (a Set keeps insertion order). */
   private readonly pendingByWebhook = new Map<string, Set<string>>();
-  /** Deliveries this outbox asked to drop; counted as failed when the delete lands. */
-  private readonly dropping = new Set<string>();
-  /**
-   * Deliveries handed out in ops whose write has not landed yet (with when), by webhook: they
-   * count against the cap, so requests running side by side cannot pass it together. An entry
-   * whose write failed is forgotten after INCOMING_FORGET_MS.
-   */
-  private readonly incoming = new Map<string, Map<string, number>>();
+  /** Delivery ids by the event they refer to: an event is deleted when its set empties. */
+  private readonly deliveriesByEvent = new Map<string, Set<string>>();
+  /** Events no delivery refers to any more, to delete in the next write of them. */
+  private readonly unreferenced = new Set<string>();
+  private removalQueued = false;
   private readonly counts: DeliveryCounts | undefined;
   private readonly maxPendingPerWebhook: number;
+  private readonly warn: (message: string) => void;
 
   constructor(options: WebhookOutboxOptions) {
     this.store = options.store;
     this.clock = options.clock;
     this.counts = options.counts;
     this.maxPendingPerWebhook = Math.max(1, options.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK);
+    this.warn = options.warn ?? ((message: string) => console.warn(message));
     for (const webhook of this.store.values(WEBHOOKS)) this.index(webhook.user_id, webhook.id);
     for (const delivery of this.store.values(DELIVERIES)) {
       if (isPendingDelivery(delivery)) this.trackPending(delivery.webhook_id, delivery.id, true);
+      this.trackReference(delivery.event_id, delivery.id, true);
     }
-  }
-
-  /**
-   * True while a write dropping this delivery is on its way. The dispatcher then deletes it
-   * rather than writing a retry, which could land after the drop and bring it back.
-   */
-  isBeingDropped(deliveryId: string): boolean {
-    return this.dropping.has(deliveryId);
+    // Events left without deliveries (a removal that did not land before a stop) go now.
+    for (const event of this.store.values(EVENTS)) if (!this.deliveriesByEvent.has(event.id)) this.unreferenced.add(event.id);
+    this.queueRemoval();
   }
 
   /** How many deliveries a webhook has waiting (pending or retrying). */
@@ -96,42 +97,70 @@ export class WebhookOutbox implements EventOutbox {
    * The ops that queue `type` for every active webhook of `ownerId` subscribed to it.
    * @example context.commit((tx, { user }) => ({ ops: [listingPut, ...outbox.eventOps(tx, 'listing.created', user.id, listing)], reply }))
    */
-  eventOps(tx: RecordReader, type: EventType, ownerId: string, data: object): WriteOp[] {
+  eventOps(tx: DecisionReader, type: EventType, ownerId: string, data: object): WriteOp[] {
     // A suspended user's webhooks receive nothing: no event is even queued for them.
     if (isUserBarred(tx, ownerId)) return [];
     // The webhooks come from this outbox's index, not through tx. The write depends on them
     // through the owner's targets record, which every change of who receives events rewrites:
     // another server registering, removing or switching off one of them makes it decided again,
-    // while a delivery outcome written on a webhook does not.
-    tx.get(WEBHOOK_TARGETS, ownerId);
+    // while a delivery outcome written on a webhook does not. Reading it also orders this write
+    // after any other queuing events for the owner in the same batch (each one rewrites it).
+    const current = tx.get(WEBHOOK_TARGETS, ownerId);
     const targets = this.webhooksOf(ownerId).filter((webhook) => webhook.active && webhook.events.includes(type));
-    return this.deliveryOps(type, data, targets);
+    if (targets.length === 0) return [];
+    const ops = this.deliveryOps(tx, type, ownerId, data, targets);
+    const eventId = (ops[0] as Extract<WriteOp, { op: 'put' }>).id;
+    const touched: WebhookTargetsRecord = { id: ownerId, changed_at: current?.changed_at ?? isoTime(this.clock.now()), last_event_id: eventId };
+    ops.push({ op: 'put', collection: WEBHOOK_TARGETS, id: ownerId, data: touched });
+    return ops;
   }
 
   /**
-   * The ping for a webhook being registered (not yet in the store), written with it. Sent only
-   * when its `events` include `ping`, as the default does.
+   * The ping for a webhook being registered (not yet in the store), written with it (and with
+   * its owner's targets record, which registration rewrites). Sent only when its `events`
+   * include `ping`, as the default does.
    */
-  pingOps(webhook: WebhookRecord): WriteOp[] {
+  pingOps(tx: DecisionReader, webhook: WebhookRecord): WriteOp[] {
     if (!webhook.events.includes('ping')) return [];
-    return this.deliveryOps('ping', webhookView(webhook), [webhook]);
+    return this.deliveryOps(tx, 'ping', webhook.user_id, webhookView(webhook), [webhook]);
   }
 
-  private deliveryOps(type: EventType, data: object, targets: readonly WebhookRecord[]): WriteOp[] {
-    if (targets.length === 0) return [];
+  /**
+   * Deletes of every delivery still waiting for `ownerId`'s webhooks (a suspension drops them
+   * unsent), counted as failed once the write commits.
+   */
+  dropPendingOps(tx: DecisionReader, ownerId: string): WriteOp[] {
+    const ops: WriteOp[] = [];
+    for (const webhook of this.webhooksOf(ownerId)) {
+      for (const deliveryId of this.pendingByWebhook.get(webhook.id) ?? []) {
+        // Read through tx: an outcome being written for it is decided before or after this.
+        if (tx.get(DELIVERIES, deliveryId) !== undefined) ops.push({ op: 'del', collection: DELIVERIES, id: deliveryId });
+      }
+    }
+    this.countDropsOnCommit(tx, ops.length);
+    return ops;
+  }
+
+  /** A `ping` its owner asked for now (the portal's test), whatever events the webhook receives. */
+  testPingOps(tx: DecisionReader, webhook: WebhookRecord): WriteOp[] {
+    return this.deliveryOps(tx, 'ping', webhook.user_id, webhookView(webhook), [webhook]);
+  }
+
+  /** The event record first, then the drops that keep each target at its cap, then a delivery per target. */
+  private deliveryOps(tx: DecisionReader, type: EventType, ownerId: string, data: object, targets: readonly WebhookRecord[]): WriteOp[] {
     const nowMs = this.clock.now();
     const createdAt = isoTime(nowMs);
     const eventId = newId('evt');
-    // Serialised once: every webhook, and every retry, gets exactly these bytes.
-    const payload = JSON.stringify({ id: eventId, type, created_at: createdAt, data });
-    const drops: WriteOp[] = targets.flatMap((webhook) => this.dropOldestOps(webhook.id, nowMs));
+    // Serialised once and stored once: every webhook, and every retry, gets exactly these bytes.
+    const event: EventRecord = { id: eventId, owner_id: ownerId, type, payload: JSON.stringify({ id: eventId, type, created_at: createdAt, data }), created_at: createdAt };
+    const drops = targets.flatMap((webhook) => this.dropOldestOps(tx, webhook.id));
+    this.countDropsOnCommit(tx, drops.length);
     const puts = targets.map((webhook): WriteOp => {
       const delivery: DeliveryRecord = {
         id: newId('dlv'),
         webhook_id: webhook.id,
         event_id: eventId,
         type,
-        payload,
         status: 'pending',
         attempts: 0,
         next_attempt_at: nowMs,
@@ -140,59 +169,44 @@ export class WebhookOutbox implements EventOutbox {
         created_at: createdAt,
         updated_at: createdAt,
       };
-      let handedOut = this.incoming.get(webhook.id);
-      if (handedOut === undefined) {
-        handedOut = new Map();
-        this.incoming.set(webhook.id, handedOut);
-      }
-      handedOut.set(delivery.id, nowMs);
       return { op: 'put', collection: DELIVERIES, id: delivery.id, data: delivery };
     });
-    return [...drops, ...puts];
+    return [{ op: 'put', collection: EVENTS, id: eventId, data: event }, ...drops, ...puts];
   }
 
   /** Deletes of the oldest pending deliveries, so that one more leaves the webhook at its cap. */
-  private dropOldestOps(webhookId: string, nowMs: number): WriteOp[] {
+  private dropOldestOps(tx: DecisionReader, webhookId: string): WriteOp[] {
     const pending = this.pendingByWebhook.get(webhookId);
     if (pending === undefined) return [];
-    let beingDropped = 0;
-    for (const deliveryId of this.dropping) if (pending.has(deliveryId)) beingDropped += 1;
-    let excess = pending.size - beingDropped + this.incomingCount(webhookId, nowMs) + 1 - this.maxPendingPerWebhook;
+    let excess = pending.size + 1 - this.maxPendingPerWebhook;
     const ops: WriteOp[] = [];
     for (const deliveryId of pending) {
       if (excess <= 0) break;
-      if (this.dropping.has(deliveryId)) continue;
-      this.dropping.add(deliveryId);
+      // Read through tx, so an outcome written for it meanwhile is decided before or after the drop, never across it.
+      tx.get(DELIVERIES, deliveryId);
       ops.push({ op: 'del', collection: DELIVERIES, id: deliveryId });
       excess -= 1;
     }
     return ops;
   }
 
-  private incomingCount(webhookId: string, nowMs: number): number {
-    const handedOut = this.incoming.get(webhookId);
-    if (handedOut === undefined) return 0;
-    for (const [deliveryId, atMs] of handedOut) {
-      // Oldest first: the first recent one ends the clean-up.
-      if (nowMs - atMs < INCOMING_FORGET_MS) break;
-      handedOut.delete(deliveryId);
-    }
-    return handedOut.size;
+  private countDropsOnCommit(tx: DecisionReader, dropped: number): void {
+    if (dropped > 0) tx.afterCommit(() => this.counts?.add('failed', dropped, 'dropped'));
   }
 
-  /** Keeps the owner index and pending counts current; wired to the store's changes in app.ts. */
+  /** Keeps the owner index, pending counts and event references current; wired to the store's changes in app.ts. */
   onStoreChange(change: ChangeEvent): void {
     if (change.collection === DELIVERIES) {
       const after = change.after as DeliveryRecord | undefined;
       const before = change.before as DeliveryRecord | undefined;
       const webhookId = after?.webhook_id ?? before?.webhook_id;
-      if (webhookId !== undefined) {
-        this.trackPending(webhookId, change.id, after !== undefined && isPendingDelivery(after));
-        const handedOut = this.incoming.get(webhookId);
-        handedOut?.delete(change.id);
-        if (handedOut?.size === 0) this.incoming.delete(webhookId);
-      }
-      if (after === undefined && this.dropping.delete(change.id)) this.counts?.add('failed', 1, 'dropped');
+      if (webhookId !== undefined) this.trackPending(webhookId, change.id, after !== undefined && isPendingDelivery(after));
+      const eventId = after?.event_id ?? before?.event_id;
+      if (eventId !== undefined) this.trackReference(eventId, change.id, after !== undefined);
+      return;
+    }
+    if (change.collection === EVENTS) {
+      if (change.after === undefined) this.unreferenced.delete(change.id);
       return;
     }
     if (change.collection !== WEBHOOKS) return;
@@ -204,6 +218,54 @@ export class WebhookOutbox implements EventOutbox {
       if (ids?.size === 0) this.idsByOwner.delete(before.user_id);
     }
     if (after !== undefined) this.index(after.user_id, after.id);
+  }
+
+  private trackReference(eventId: string, deliveryId: string, refers: boolean): void {
+    let ids = this.deliveriesByEvent.get(eventId);
+    if (refers) {
+      if (ids === undefined) {
+        ids = new Set();
+        this.deliveriesByEvent.set(eventId, ids);
+      }
+      ids.add(deliveryId);
+      return;
+    }
+    if (ids === undefined || !ids.delete(deliveryId) || ids.size > 0) return;
+    this.deliveriesByEvent.delete(eventId);
+    // No delivery will refer to it again (deliveries are made with their event only).
+    if (this.store.get(EVENTS, eventId) !== undefined) {
+      this.unreferenced.add(eventId);
+      this.queueRemoval();
+    }
+  }
+
+  /**
+   * Deletes the events no delivery refers to, in one write after the current one has been
+   * applied. Decided on the events as they are then, so another server deleting one first
+   * changes nothing; one that fails to land is deleted at the next start.
+   */
+  private queueRemoval(): void {
+    if (this.removalQueued || this.unreferenced.size === 0) return;
+    this.removalQueued = true;
+    queueMicrotask(() => {
+      this.removalQueued = false;
+      const candidates = [...this.unreferenced];
+      this.store
+        .commit((tx) => {
+          const ops: WriteOp[] = [];
+          for (const eventId of candidates) {
+            if (!this.deliveriesByEvent.has(eventId) && tx.get(EVENTS, eventId) !== undefined) ops.push({ op: 'del', collection: EVENTS, id: eventId });
+          }
+          return { ops, result: undefined };
+        })
+        .then(() => {
+          // Deleted by this write or before it (by another server): nothing left to do for them.
+          for (const eventId of candidates) if (this.store.get(EVENTS, eventId) === undefined) this.unreferenced.delete(eventId);
+        })
+        .catch((error: Error) => {
+          if (error.name !== 'StoreClosedError') this.warn(`Could not delete finished webhook events (they go at the next start): ${error.message}`);
+        });
+    });
   }
 
   private trackPending(webhookId: string, deliveryId: string, pending: boolean): void {

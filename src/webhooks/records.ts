@@ -41,19 +41,41 @@ export interface WebhookRecord {
 export interface WebhookTargetsRecord {
   readonly id: string;
   readonly changed_at: string;
+  /**
+   * The last event queued for the user's webhooks. Every write queuing one rewrites this record,
+   * so two such writes are never decided on the same pending counts (see outbox.ts).
+   */
+  readonly last_event_id?: string;
+}
+
+/**
+ * One event, stored once however many webhooks it goes to: its deliveries refer to it by id
+ * (as a message is kept apart from its delivery attempts). Deleted once no delivery refers to it.
+ */
+export interface EventRecord {
+  /** `evt_…`, also the `webhook-id` header of every delivery of it. */
+  readonly id: string;
+  /** Whose resources it tells of (erasure removes the user's events). */
+  readonly owner_id: string;
+  readonly type: EventType;
+  /** The exact JSON body sent on every attempt to every webhook: {id, type, created_at, data}. */
+  readonly payload: string;
+  readonly created_at: string;
 }
 
 /**
  * One event on its way to one webhook. It exists while the event is pending or retrying;
  * the write that records a final outcome (delivered or failed) on the webhook deletes it.
+ * Its body is the event record's (`event_id`); deliveries written before events were stored
+ * apart carry it themselves, in `payload`, and are sent with it.
  */
 export interface DeliveryRecord {
   readonly id: string;
   readonly webhook_id: string;
   readonly event_id: string;
   readonly type: EventType;
-  /** The exact JSON body sent on every attempt: {id, type, created_at, data}. */
-  readonly payload: string;
+  /** Only on deliveries written before event records existed: the body itself. */
+  readonly payload?: string;
   readonly status: DeliveryStatus;
   readonly attempts: number;
   /** Wall-clock milliseconds of the next attempt. */

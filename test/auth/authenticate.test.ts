@@ -133,3 +133,42 @@ test('a key under the longest brand (20 characters) is found; anything longer is
   assert.equal(authenticator.authenticate(`${longest.key}x`), null);
   assert.equal(authenticator.authenticate('x'.repeat(16_000)), null);
 });
+
+test('an expiring key works until its expires_at and is refused from that instant, though its check is cached', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const { key, hash } = generateApiKey('live', 'market');
+  const store = fakeStore([keyRecord('key_1', hash, { expires_at: '2026-01-01T00:00:10.000Z' })]);
+  const authenticator = new KeyAuthenticator(store as unknown as Store, 'market', () => clock.monotonic(), () => clock.now());
+  assert.equal(authenticator.authenticate(key)?.key.id, 'key_1');
+  clock.jumpWall(9_999);
+  assert.equal(authenticator.authenticate(key)?.key.id, 'key_1', 'one millisecond before expiry');
+  clock.jumpWall(1);
+  assert.equal(authenticator.authenticate(key), null, 'at expires_at: refused');
+  assert.deepEqual(authenticator.refusalOf(key), { reason: 'expired', at: '2026-01-01T00:00:10.000Z' });
+});
+
+test('a rolled key: the new secret works at once, the previous one until its grace ends, then only the new', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const old = generateApiKey('live', 'market');
+  const store = fakeStore([keyRecord('key_1', old.hash)]);
+  const authenticator = new KeyAuthenticator(store as unknown as Store, 'market', () => clock.monotonic(), () => clock.now());
+  store.onChange((change) => authenticator.onStoreChange(change)); // as app.ts wires it
+  const fresh = generateApiKey('live', 'market');
+  assert.equal(authenticator.authenticate(fresh.key), null, 'the new secret, before the roll: unknown (and cached so)');
+  assert.equal(authenticator.authenticate(old.key)?.key.id, 'key_1');
+
+  store.put(keyRecord('key_1', fresh.hash, { previous_hash: old.hash, previous_hash_expires_at: '2026-01-01T00:01:00.000Z' }));
+  assert.equal(authenticator.authenticate(fresh.key)?.key.id, 'key_1', 'the new secret works at once, though it was cached as unknown');
+  assert.equal(authenticator.authenticate(old.key)?.key.id, 'key_1', 'the old one during the grace');
+  clock.jumpWall(60_000);
+  assert.equal(authenticator.authenticate(old.key), null, 'the old one after the grace');
+  assert.deepEqual(authenticator.refusalOf(old.key), { reason: 'rolled', at: '2026-01-01T00:01:00.000Z' });
+  assert.equal(authenticator.authenticate(fresh.key)?.key.id, 'key_1');
+
+  // Rolled again with no grace: the second secret stops at once, and the first is forgotten.
+  const third = generateApiKey('live', 'market');
+  store.put(keyRecord('key_1', third.hash, { previous_hash: null, previous_hash_expires_at: null }));
+  assert.equal(authenticator.authenticate(fresh.key), null);
+  assert.equal(authenticator.authenticate(old.key), null);
+  assert.equal(authenticator.authenticate(third.key)?.key.id, 'key_1');
+});

@@ -3,12 +3,15 @@
 // real server (a user and key made, used, changed and revoked; stats, compact, a backup).
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli.ts';
 import { startServer } from '../helpers/server.ts';
 
@@ -284,4 +287,24 @@ test('repair, offline: refused while a server holds the data dir; then moves a d
   const restarted = await startServer(t, { dataDir });
   const users = await restarted.admin('GET', '/admin/v1/users');
   assert.deepEqual(users.body.data.map((user: { name: string }) => user.name), ['Ada', 'Max']);
+});
+
+test('marketplace serve --help prints what serve reads and starts nothing: no server, no data dir, no demo keys', async (t) => {
+  const work = mkdtempSync(join(tmpdir(), 'marketplace-serve-help-'));
+  t.after(() => rmSync(work, { recursive: true, force: true }));
+  const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+  // Run from the empty folder, so tsx is named by its full address.
+  const tsx = import.meta.resolve('tsx');
+  for (const flag of ['--help', '-h']) {
+    const result = spawnSync(process.execPath, ['--import', tsx, cli, 'serve', flag], { cwd: work, encoding: 'utf8', env: { ...process.env, PORT: '0' }, timeout: 60_000 });
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /^usage: marketplace serve/);
+    assert.match(result.stdout, /MARKETPLACE_DEMO/);
+    assert.doesNotMatch(result.stdout, /listening on|API keys/);
+    assert.deepEqual(readdirSync(work), [], 'nothing was created');
+  }
+  const wrong = spawnSync(process.execPath, ['--import', tsx, cli, 'serve', '--port', '9'], { cwd: work, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(wrong.status, 2);
+  assert.match(wrong.stderr, /serve takes no arguments/);
+  assert.deepEqual(readdirSync(work), []);
 });

@@ -133,3 +133,21 @@ test('GET /dashboard/key-rules.js → the server\'s own key rules, as a module t
   assert.equal(new RegExp(module.KEY_RULES.route_entry).test('GET /v1/listings/*'), true);
   assert.equal(existsSync(new URL('key-rules.js', PUBLIC_DIR)), false, 'made by the server, never a file to keep in step');
 });
+
+test('GET /portal and /portal/ → the developer portal page, with the same security headers, loading only this server\'s files', () => {
+  const page = readFileSync(new URL('portal.html', PUBLIC_DIR), 'utf8');
+  for (const path of ['/portal', '/portal/']) {
+    const asset = serveDashboardAsset(path);
+    assert.ok(asset, path);
+    assert.equal(asset.headers['Content-Type'], 'text/html; charset=utf-8');
+    assert.equal(asset.headers['Content-Security-Policy'], EXPECTED_CSP);
+    assert.equal(asset.body.toString('utf8'), page);
+  }
+  const sources = [...page.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+  assert.ok(sources.length > 0);
+  for (const source of sources) {
+    assert.match(source, /^(\/dashboard\/|#)/, `${source} is not one of this server's files`);
+    if (source.startsWith('/dashboard/')) assert.ok(serveDashboardAsset(source), `${source} is served`);
+  }
+  assert.equal(serveDashboardAsset('/portal/app.js'), null, 'only the page itself lives at /portal');
+});

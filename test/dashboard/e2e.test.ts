@@ -388,6 +388,31 @@ function contrastRatio(first: string, second: string): number {
   return (lighter! + 0.05) / (darker! + 0.05);
 }
 
+/**
+ * Every visible button lies inside the viewport's width, and no box on the page scrolls
+ * sideways inside itself (a table in a scrolling box would hide its action buttons).
+ */
+async function assertActionsInView(page: Page, where: string): Promise<void> {
+  const problems = await page.evaluate<string[]>(`(() => {
+    const problems = [];
+    const width = document.documentElement.clientWidth;
+    for (const button of document.querySelectorAll('button')) {
+      if (button.closest('[hidden], dialog:not([open]), details:not([open]) > :not(summary)')) continue;
+      const box = button.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) continue;
+      if (box.left < -1 || box.right > width + 1) problems.push('button "' + button.textContent.trim() + '" spans ' + Math.round(box.left) + '..' + Math.round(box.right) + ' of ' + width);
+    }
+    for (const element of document.querySelectorAll('body *')) {
+      const overflow = getComputedStyle(element).overflowX;
+      if ((overflow === 'auto' || overflow === 'scroll') && element.scrollWidth > element.clientWidth + 1) {
+        problems.push(element.tagName.toLowerCase() + '.' + element.className + ' scrolls sideways (' + element.scrollWidth + ' > ' + element.clientWidth + ')');
+      }
+    }
+    return problems;
+  })()`);
+  assert.deepEqual(problems, [], `${where}: every action is on screen without sideways scrolling`);
+}
+
 /** True when the page is wider than its viewport (a sideways scroll). */
 function scrollsSideways(page: Page): Promise<boolean> {
   return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth + 1');
@@ -527,6 +552,19 @@ test(
     await page.locator('.user-detail .badge.status-active').waitFor();
     assert.equal((await callListings(server.base, key)).status, 200);
 
+    // An invitation to the portal: the link is shown once and sets the user's password.
+    await page.getByRole('button', { name: 'Invite to the portal' }).click();
+    const link = await page.getByLabel('The invitation link').inputValue();
+    assert.match(link, /\/portal#invitation=[A-Za-z0-9_-]{43}$/);
+    await assertControlsNamedUniquely(page, 'user detail with an invitation link');
+    const setPassword = await fetch(`${server.base}/portal/v1/password`, {
+      method: 'POST',
+      headers: { Origin: server.base, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ invitation: link.split('#invitation=')[1], password: 'carol sets a password' }),
+    });
+    assert.equal(setPassword.status, 201);
+    await page.getByRole('button', { name: 'Hide the link' }).click();
+
     // The Listings page: search by text, remove with a reason, restore.
     await page.getByRole('button', { name: 'Listings', exact: true }).click();
     await page.locator('.listings-table').waitFor();
@@ -556,7 +594,14 @@ test(
     await page.locator('.audit-table').waitFor();
     await assertControlsNamedUniquely(page, 'audit page');
     const actions = await page.locator('.audit-table tbody tr td:nth-child(2)').allTextContents();
-    assert.deepEqual(actions.slice(0, 4), ['listing.restore', 'listing.remove', 'user.unsuspend', 'user.suspend']);
+    assert.deepEqual(actions.slice(0, 6), [
+      'listing.restore',
+      'listing.remove',
+      `portal.password_set by user ${creator.data.id}`,
+      'user.invite',
+      'user.unsuspend',
+      'user.suspend',
+    ]);
     await shot('4-audit');
 
     // Phone width: no sideways scroll on any page, notices still in view.
@@ -566,12 +611,14 @@ test(
       await page.locator(`.${name.toLowerCase()}-${name === 'Users' ? 'panel' : 'page'}`).waitFor();
       await page.waitForTimeout(200);
       assert.equal(await scrollsSideways(page), false, `${name} page scrolls sideways at 390 px`);
+      await assertActionsInView(page, `${name} page at 390 px`);
       await page.screenshot({ path: join(ARTIFACTS, `dashboard-moderation-390-${name.toLowerCase()}.png`), fullPage: true });
     }
     await page.getByRole('button', { name: 'Users', exact: true }).click();
     await page.getByRole('button', { name: 'Carol Creator', exact: true }).click();
     await page.locator('#user-title').waitFor();
     assert.equal(await scrollsSideways(page), false, 'user detail scrolls sideways at 390 px');
+    await assertActionsInView(page, 'user detail at 390 px');
 
     // Delete, after a confirmation that says what happens.
     await page.getByRole('button', { name: 'Delete user' }).click();

@@ -3,11 +3,13 @@
 // missing heading, and accept what the conventions allow (ids, times, "…").
 
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runFileExamples } from './check-docs.ts';
+import { claimProblems } from './claims.ts';
 import { compareAnswer, jsonValuesIn, runnableExamples } from './examples.ts';
 import { checkLinks, headingAnchors } from './links.ts';
 import { temporaryDir } from '../helpers/server.ts';
@@ -113,4 +115,24 @@ test('examples run in one shell against a fresh server: variables carry over, st
   assert.equal(outcomes[4]!.problems.filter((problem) => problem.startsWith('command failed')).length >= 2, true, outcomes[4]!.problems.join('\n'));
   assert.match(outcomes[4]!.stderr, /jq is not installed on a plain Debian/);
   assert.match(outcomes[4]!.stderr, /uuidgen is not installed on a plain Debian/);
+});
+
+test('what the docs claim of webhook events, listing statuses and settings is what the code does', () => {
+  assert.deepEqual(claimProblems(fileURLToPath(new URL('../..', import.meta.url))), []);
+});
+
+test('the claims check notices a setting the table lacks and an event the docs invent', (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'claims-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const real = fileURLToPath(new URL('../..', import.meta.url));
+  mkdirSync(join(root, 'docs'));
+  for (const file of ['docs/api.md', 'docs/operations.md', 'docs/webhooks.md']) {
+    let text = readFileSync(join(real, file), 'utf8');
+    if (file === 'docs/operations.md') text = text.replace(/^\| `MAX_CONNECTIONS` \|.*\n/m, '');
+    if (file === 'docs/webhooks.md') text = text.replace('| `ping` |', '| `listing.sold` | never | nothing |\n| `ping` |');
+    writeFileSync(join(root, file), text);
+  }
+  const problems = claimProblems(root);
+  assert.ok(problems.some((problem) => /settings table lacks MAX_CONNECTIONS/.test(problem)), problems.join('\n'));
+  assert.ok(problems.some((problem) => /lists listing\.sold, which the server never sends/.test(problem)), problems.join('\n'));
 });

@@ -4,7 +4,8 @@
 // order, against a fresh server started as `npm start` starts it on a fresh clone, with each
 // documented answer checked; and every results block (`<!-- results:NAME:begin -->`) holds
 // exactly what the committed docs/performance-results*.json render, so performance figures are
-// never typed by hand nor left stale. The rules for writing examples are at the top of examples.ts.
+// never typed by hand nor left stale; and what the docs claim of event kinds, listing statuses
+// and settings matches the code (claims.ts). The rules for writing examples are at the top of examples.ts.
 // Usage: npm run check:docs [-- FILE.md …]   (exit 0 when everything passes)
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compareAnswer, jsonValuesIn, runnableExamples, type RunnableExample } from './examples.ts';
+import { claimProblems } from './claims.ts';
 import { checkLinks } from './links.ts';
 import { staleBlocks } from '../../bench/marked-blocks.ts';
 import { PUBLISH_COMMAND, readPublished, renderBlock, type PublishedResults } from '../../bench/published-figures.ts';
@@ -243,6 +245,7 @@ async function main(argv: string[]): Promise<number> {
   const readmeLines = readFileSync(join(root, 'README.md'), 'utf8').replace(/\n$/, '').split('\n').length;
   if (readmeLines > README_MAX_LINES) fail(`README.md has ${readmeLines} lines; at most ${README_MAX_LINES}`);
   for (const problem of publishedFigureProblems(root, files)) fail(problem);
+  for (const problem of claimProblems(root)) fail(problem);
   for (const file of files) {
     const name = relative(root, file) || basename(file);
     for (const problem of checkLinks(file, root, tracked)) fail(`${name}:${problem.line} link ${problem.target}: ${problem.problem}`);

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startServer, temporaryDir } from '../helpers/server.ts';
@@ -98,16 +98,28 @@ test('GET / → 200 JSON pointing to the API, the dashboard, the API description
   assert.equal(other.status, 405);
 });
 
-test('nothing under data/ is committed, so on a fresh clone the first start creates data/ itself, with mode 0700', async (t) => {
+test('a checkout holds data/ with only its .gitignore, and the first start closes that folder to mode 0700', async (t) => {
   const tracked = spawnSync('git', ['ls-files', 'data'], { encoding: 'utf8' });
   if (tracked.status !== 0) {
     t.skip('not a git checkout');
     return;
   }
-  assert.equal(tracked.stdout, '', 'a committed file would make git create data/ with the umask (0755)');
+  assert.equal(tracked.stdout, 'data/.gitignore\n', 'data/ is committed with its .gitignore alone, never with data');
+  assert.match(readFileSync('data/.gitignore', 'utf8'), /^\*$/m);
+
+  // As git makes it on a fresh clone: the placeholder alone, mode from the umask.
   const dataDir = join(temporaryDir(t), 'data');
-  await startServer(t, { dataDir });
+  mkdirSync(dataDir);
+  copyFileSync('data/.gitignore', join(dataDir, '.gitignore'));
+  chmodSync(dataDir, 0o755);
+  const output: string[] = [];
+  await startServer(t, { dataDir, output });
   assert.equal(statSync(dataDir).mode & 0o777, 0o700);
+  assert.doesNotMatch(output.join(''), /other users of this machine can list it/);
+
+  const created = join(temporaryDir(t), 'made-by-the-server');
+  await startServer(t, { dataDir: created });
+  assert.equal(statSync(created).mode & 0o777, 0o700);
 });
 
 test('a data dir that others can read is left as it is, with a warning at start naming the chmod that closes it', async (t) => {

@@ -90,7 +90,7 @@ export class TestServer {
    * body valid, `required` fields present), so the document cannot promise what the server does not do.
    */
   private checkAgainstDocument(method: string, path: string, status: number, body: unknown): void {
-    this.answerChecker ??= new AnswerChecker(buildOpenApiDocument({ api: this.app.apiRoutes, operator: this.app.operatorRoutes, public: this.app.publicRoutes }));
+    this.answerChecker ??= new AnswerChecker(buildOpenApiDocument({ api: this.app.apiRoutes, operator: this.app.operatorRoutes, public: this.app.publicRoutes, portal: this.app.portalRoutes }));
     const problems = this.answerChecker.problems(method, path, status, body);
     if (problems.length > 0) throw new Error(`The answer departs from the OpenAPI document:\n  ${problems.join('\n  ')}`);
   }

@@ -295,8 +295,12 @@ export interface NginxService {
   destroy(): Promise<void>;
 }
 
-/** nginx in front of `upstreams` (host:port each), round-robin, keep-alive to the instances. */
-export async function startNginx(upstreams: string[]): Promise<NginxService> {
+/**
+ * nginx in front of `upstreams` (host:port each), round-robin, keep-alive to the instances.
+ * `maxFails` (0, never marked down, by default) is nginx's max_fails per instance: with 1, one
+ * failed exchange takes the instance out for fail_timeout (10 s).
+ */
+export async function startNginx(upstreams: string[], options: { maxFails?: number } = {}): Promise<NginxService> {
   const nginx = findBinaries().nginx;
   if (nginx === null) throw new Error('nginx not found');
   const prefix = mkdtempSync(join(tmpdir(), 'marketplace-nginx-'));
@@ -317,7 +321,7 @@ http {
   uwsgi_temp_path ${join(prefix, 'uwsgi')};
   scgi_temp_path ${join(prefix, 'scgi')};
   upstream marketplace {
-${upstreams.map((address) => `    server ${address} max_fails=0;`).join('\n')}
+${upstreams.map((address) => `    server ${address} max_fails=${options.maxFails ?? 0};`).join('\n')}
     keepalive 64;
   }
   server {

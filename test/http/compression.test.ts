@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { compressed } from '../../src/http/compression.ts';
+import { compressed, MAX_SYNC_COMPRESSED_BYTES } from '../../src/http/compression.ts';
 import { preferredEncoding } from '../../src/http/negotiation.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -107,12 +107,26 @@ test('answers under 1 KiB are sent plain whatever the client accepts', async (t)
   assert.equal(refused.headers['content-encoding'], undefined);
 });
 
-test('a kept answer is compressed once: the same bytes give the very same compressed copy', () => {
+test('a kept answer is compressed once: the same bytes give the very same compressed copy', async () => {
   const page = Buffer.from(JSON.stringify({ data: Array.from({ length: 50 }, (_, index) => ({ id: index, title: `item ${index}` })) }));
   const first = compressed(page, 'gzip');
+  assert.ok(Buffer.isBuffer(first), 'a small answer is compressed at once');
   assert.equal(compressed(page, 'gzip'), first, 'the second call returns the first copy, not a new one');
-  assert.notEqual(compressed(page, 'br'), first);
+  assert.notEqual(await compressed(page, 'br'), first);
   assert.deepEqual(gunzipSync(first), page);
+});
+
+test('a large answer is compressed off the main thread, once, however many ask for it meanwhile', async () => {
+  const page = Buffer.from(JSON.stringify({ data: Array.from({ length: 4_000 }, (_, index) => ({ id: `lst_${index}`, title: `Listing ${index}` })) }));
+  assert.ok(page.length > MAX_SYNC_COMPRESSED_BYTES);
+  for (const [encoding, decompress] of [['gzip', gunzipSync], ['br', brotliDecompressSync]] as const) {
+    const first = compressed(page, encoding);
+    assert.ok(first instanceof Promise, `${encoding}: a promise, not bytes made in this turn`);
+    assert.equal(compressed(page, encoding), first, `${encoding}: a second caller meanwhile shares the same compression`);
+    const bytes = await first;
+    assert.deepEqual(decompress(bytes), page);
+    assert.equal(compressed(page, encoding), bytes, `${encoding}: once made, the kept copy is returned at once`);
+  }
 });
 
 test('preferredEncoding: q-values, wildcard, case, malformed parts', async (t) => {
@@ -152,10 +166,10 @@ test('If-Match accepts the tag of a compressed answer: a client that read a big 
   }
 });
 
-test('a kept compressed copy owns its memory: a few hundred bytes do not keep zlib\'s 16 KiB output buffer alive', () => {
+test('a kept compressed copy owns its memory: a few hundred bytes do not keep zlib\'s 16 KiB output buffer alive', async () => {
   const page = Buffer.from(JSON.stringify({ data: Array.from({ length: 60 }, (_, index) => ({ id: `lst_${index}`, title: `Listing ${index}` })) }));
   for (const encoding of ['gzip', 'br'] as const) {
-    const copy = compressed(page, encoding);
+    const copy = await compressed(page, encoding);
     assert.ok(copy.length < page.length, `${encoding} is smaller`);
     assert.equal(copy.buffer.byteLength, copy.byteLength, `${encoding}: ${copy.byteLength} bytes in an ArrayBuffer of ${copy.buffer.byteLength}`);
   }

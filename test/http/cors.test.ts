@@ -95,11 +95,37 @@ test('answers to an allowed origin carry Allow-Origin, Vary: Origin and the expo
   assert.deepEqual(corsHeaderNames(other.headers), []);
 });
 
-test('CORS_ORIGINS=* allows any origin', async (t) => {
+test('CORS_ORIGINS=* allows any origin with "*" itself, never by echoing the origin (not even "null")', async (t) => {
   const server = await startServer(t, { dataDir: null, env: { CORS_ORIGINS: '*' } });
-  const answer = await rawRequest(server.url, 'OPTIONS', '/v1/webhooks', preflightOf(OTHER, 'POST'));
-  assert.equal(answer.status, 204);
-  assert.equal(answer.headers['access-control-allow-origin'], OTHER);
+  for (const origin of [OTHER, 'null']) {
+    const preflight = await rawRequest(server.url, 'OPTIONS', '/v1/webhooks', preflightOf(origin, 'POST'));
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers['access-control-allow-origin'], '*', origin);
+    const answer = await rawRequest(server.url, 'GET', '/v1/listings', { origin });
+    assert.equal(answer.status, 401);
+    assert.equal(answer.headers['access-control-allow-origin'], '*', origin);
+  }
+});
+
+test('with a list of origins every /v1 answer says Vary: Origin, also to other origins and to requests without one, so a shared cache never serves one origin\'s answer to another', async (t) => {
+  const server = await startServer(t, { dataDir: null, env: CORS_ENV });
+  for (const headers of [{ origin: OTHER }, {}, { origin: ALLOWED }] as Array<Record<string, string>>) {
+    const answer = await rawRequest(server.url, 'GET', '/v1/listings', headers);
+    assert.match(String(answer.headers.vary), /\bOrigin\b/, JSON.stringify(headers));
+  }
+});
+
+test('a preflight for a mistyped /v1 path lets the browser send the request, so the page reads the JSON 404 instead of a CORS failure', async (t) => {
+  const server = await startServer(t, { dataDir: null, env: CORS_ENV });
+  const preflight = await rawRequest(server.url, 'OPTIONS', '/v1/listingz', preflightOf(ALLOWED, 'GET', 'authorization'));
+  assert.equal(preflight.status, 204);
+  assert.equal(preflight.headers['access-control-allow-origin'], ALLOWED);
+  assert.match(String(preflight.headers['access-control-allow-methods']), /\bGET\b/);
+  assert.equal(preflight.headers['access-control-allow-headers'], ALLOWED_HEADERS);
+  const { key } = await server.userWithKey('member', ['read:listings']);
+  const answer = await rawRequest(server.url, 'GET', '/v1/listingz', { origin: ALLOWED, authorization: `Bearer ${key}` });
+  assert.equal(answer.status, 404);
+  assert.equal(answer.headers['access-control-allow-origin'], ALLOWED);
 });
 
 test('the operator API, the dashboard, /healthz and /openapi.json never answer cross-origin', async (t) => {

@@ -142,9 +142,15 @@ test('q matches inside one field, never across two, and follows an update of the
       assert.equal(await found(q), true, `q=${q} matches`);
     });
   }
-  for (const q of ['alphabeta', 'a b', 'a\u0000b', 'beta\u0000gamma', 'a\nb']) {
+  for (const q of ['alphabeta', 'a b', 'a\nb']) {
     await t.test(`q=${JSON.stringify(q)} matches nothing`, async () => {
       assert.equal(await found(q), false, `q=${JSON.stringify(q)} spans two fields`);
+    });
+  }
+  // U+0000 (which could join two fields) never reaches the search: %00 in a URL is refused.
+  for (const q of ['a\u0000b', 'beta\u0000gamma']) {
+    await t.test(`q=${JSON.stringify(q)} is refused`, async () => {
+      assert.equal((await server.request('GET', `/v1/listings?q=${encodeURIComponent(q)}`, { key })).status, 400);
     });
   }
 

@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import test from 'node:test';
+import { PLAN_REQUESTS, type PlanRequestRecord } from '../../src/domain/records.ts';
 import { startServer, type TestResponse, type TestServer } from '../helpers/server.ts';
 import { FaultyFileSystem } from '../store/fault-fs.ts';
 import { errorWithCode } from '../store/helpers.ts';
@@ -50,6 +51,29 @@ const WRITE_CALLS: Record<string, (server: TestServer) => Promise<WriteCall>> = 
     const key = await server.createKey((await server.createUser()).id);
     return { method: 'DELETE', path: `/admin/v1/keys/${key.id}`, action: 'key.revoke', targetId: key.id };
   },
+  'POST /admin/v1/keys/:id/roll': async (server) => {
+    const key = await server.createKey((await server.createUser()).id);
+    return { method: 'POST', path: `/admin/v1/keys/${key.id}/roll`, body: { grace_seconds: 60 }, action: 'key.roll', targetId: key.id };
+  },
+  'PUT /admin/v1/plans': async () => ({
+    method: 'PUT',
+    path: '/admin/v1/plans',
+    body: { plans: [{ id: 'free', name: 'Free', rate_limit: 100, self_service: true }, { id: 'pro', name: 'Pro', rate_limit: 1_000, self_service: true }, { id: 'business', name: 'Business', rate_limit: 10_000, self_service: false }, { id: 'team', name: 'Team', rate_limit: 5_000, self_service: false }] },
+    action: 'plans.replace',
+    targetId: 'plans',
+  }),
+  'POST /admin/v1/plan-requests/:id/approve': async (server) => {
+    const id = await pendingPlanRequest(server);
+    return { method: 'POST', path: `/admin/v1/plan-requests/${id}/approve`, action: 'plan_request.approve', targetId: id };
+  },
+  'POST /admin/v1/plan-requests/:id/decline': async (server) => {
+    const id = await pendingPlanRequest(server);
+    return { method: 'POST', path: `/admin/v1/plan-requests/${id}/decline`, action: 'plan_request.decline', targetId: id };
+  },
+  'POST /admin/v1/users/:id/invitations': async (server) => {
+    const user = await server.createUser();
+    return { method: 'POST', path: `/admin/v1/users/${user.id}/invitations`, action: 'user.invite', targetId: user.id };
+  },
   'POST /admin/v1/compact': async () => ({ method: 'POST', path: '/admin/v1/compact', action: 'store.compact', targetId: 'log' }),
   'POST /admin/v1/listings/:id/remove': async (server) => {
     const listing = await listingOf(server);
@@ -61,6 +85,16 @@ const WRITE_CALLS: Record<string, (server: TestServer) => Promise<WriteCall>> = 
     return { method: 'POST', path: `/admin/v1/listings/${listing}/restore`, action: 'listing.restore', targetId: listing };
   },
 };
+
+/** A pending request for a plan the key may not pick itself, written as the portal writes one. */
+async function pendingPlanRequest(server: TestServer): Promise<string> {
+  const user = await server.createUser();
+  const key = await server.createKey(user.id);
+  const id = `prq_${key.id.slice(4)}`;
+  const request: PlanRequestRecord = { id, key_id: key.id, user_id: user.id, plan: 'business', status: 'pending', created_at: new Date().toISOString(), decided_at: null };
+  await server.app.store.write([{ op: 'put', collection: PLAN_REQUESTS, id, data: request }]);
+  return id;
+}
 
 async function listingOf(server: TestServer): Promise<string> {
   const creator = await server.userWithKey('creator', ['write:listings']);
@@ -97,11 +131,13 @@ test('every operator write route leaves one audit entry with its action, target,
       assert.equal(entry.action, write.action);
       const targetId = typeof write.targetId === 'string' ? write.targetId : write.targetId(response);
       assert.equal(entry.target_id, targetId);
-      assert.deepEqual(Object.keys(entry).sort(), ['action', 'at', 'changes', 'id', 'request_id', 'target_id', 'target_type']);
+      assert.deepEqual(Object.keys(entry).sort(), ['action', 'actor', 'at', 'changes', 'id', 'request_id', 'target_id', 'target_type']);
+      assert.deepEqual(entry.actor, { type: 'operator' });
       assert.equal(typeof entry.changes, 'object');
       const text = JSON.stringify(entry);
       assert.ok(!/"(key|hash|secret)":|whsec_/.test(text), `no secret in an audit entry: ${text}`);
       if (typeof response.body?.data?.key === 'string') assert.ok(!text.includes(response.body.data.key), 'the new plain key is not in the audit log');
+      if (typeof response.body?.data?.token === 'string') assert.ok(!text.includes(response.body.data.token), 'the invitation token is not in the audit log');
     });
   }
 });

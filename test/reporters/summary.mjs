@@ -2,6 +2,8 @@
 // what was skipped and why, then node's own counts (# tests, # pass, # fail …). On a terminal
 // `npm test` uses node's spec reporter instead (test/run.ts chooses). Plain JavaScript: node loads reporters before tsx..
 
+const PROGRESS_EVERY = 100;
+
 /** @param {AsyncIterable<{ type: string, data: any }>} source */
 export default async function* summaryReporter(source) {
   /** @type {Map<string, { passed: number, failed: number, skipped: number, durationMs: number }>} */
@@ -10,6 +12,9 @@ export default async function* summaryReporter(source) {
   const counts = [];
   /** Names of the tests under way, by nesting, so a failing subtest is named with its parents. */
   const path = [];
+  // A line every PROGRESS_EVERY finished top-level tests, so a redirected log shows it is alive.
+  let finished = 0;
+  let failedSoFar = 0;
   for await (const { type, data } of source) {
     if (type === 'test:start') {
       path[data.nesting] = data.name;
@@ -19,7 +24,12 @@ export default async function* summaryReporter(source) {
       const tally = files.get(file) ?? { passed: 0, failed: 0, skipped: 0, durationMs: 0 };
       files.set(file, tally);
       const title = [...path.slice(0, data.nesting), data.name].join(' › ');
-      if (data.nesting === 0) tally.durationMs += data.details?.duration_ms ?? 0;
+      if (data.nesting === 0) {
+        tally.durationMs += data.details?.duration_ms ?? 0;
+        finished += 1;
+        if (type === 'test:fail') failedSoFar += 1;
+        if (finished % PROGRESS_EVERY === 0) yield `… ${finished} tests finished, ${failedSoFar} failed so far\n`;
+      }
       if (data.skip || data.todo) {
         tally.skipped += 1;
         skipped.push(`- ${file}: ${title}${typeof data.skip === 'string' ? ` (${data.skip})` : ''}`);

@@ -3,7 +3,8 @@
 // `node` to find; `serve` gets PORT=0 only, to take a free port). It prints its version, serves
 // the API and the dashboard from inside itself, and runs an operator command against itself.
 // Building takes a while, so the default test run uses an executable already built and skips,
-// saying so, when there is none; CI (CI=true) builds it first and fails here if it is missing.
+// saying so, when there is none; with CI set, npm test (test/run.ts) builds it first when it is
+// missing, and this test fails rather than skips if it is still missing.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -72,7 +72,7 @@ test('npm pack → install into a fresh project → a strict NodeNext consumer c
   // A copy of the sources, so packing (which rebuilds dist/) never touches this working copy.
   const source = join(work, 'source');
   cpSync(root, source, { recursive: true, filter: (path) => !NOT_SOURCES.has(relative(root, path)) && !relative(root, path).startsWith('data/') });
-  // A fresh clone has no data/ (the first start makes it, mode 0700); a used checkout has one.
+  // A used checkout has data in data/; none of it may ship.
   mkdirSync(join(source, 'data'), { recursive: true });
   writeFileSync(join(source, 'data/marketplace.log'), '{"a record that must never ship"}\n');
   symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir');

@@ -21,7 +21,7 @@ import type { EventType } from '../../src/webhooks/events.ts';
 import { WebhookOutbox } from '../../src/webhooks/outbox.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../src/webhooks/records.ts';
 import { verifySignature } from '../../src/webhooks/signing.ts';
-import { addWebhook, answer, pause, startReceiver, waitFor } from './fixtures.ts';
+import { addWebhook, answer, pause, queueEvents, startReceiver, waitFor } from './fixtures.ts';
 import type { ReceivedRequest, Receiver } from './fixtures.ts';
 
 interface Setup {
@@ -60,7 +60,7 @@ async function setup(t: TestContext, options: Partial<WebhookDispatcherOptions> 
     outbox,
     dispatcher,
     warnings,
-    emit: (type, ownerId, data = { id: 'lst_1' }) => store.write(outbox.eventOps(store, type, ownerId, data)),
+    emit: (type, ownerId, data = { id: 'lst_1' }) => queueEvents(store, outbox, [type, ownerId, data]),
     webhook: (id) => store.get<WebhookRecord>(WEBHOOKS, id),
     deliveries: () => [...store.values<DeliveryRecord>(DELIVERIES)],
   };
@@ -174,7 +174,7 @@ test('410 Gone turns the webhook inactive; its other pending deliveries are drop
   const { store, outbox, emit, webhook, deliveries } = await setup(t);
   const hook = await addWebhook(store, { userId: 'usr_a', url: receiver.url });
 
-  await store.write([...outbox.eventOps(store, 'listing.created', 'usr_a', {}), ...outbox.eventOps(store, 'listing.updated', 'usr_a', {})]);
+  await queueEvents(store, outbox, ['listing.created', 'usr_a', {}], ['listing.updated', 'usr_a', {}]);
   await waitFor('both deliveries to be settled', () => deliveries().length === 0);
 
   assert.equal(receiver.received.length, 1, 'one webhook at a time, and nothing after the 410');
@@ -187,7 +187,7 @@ test('410 Gone turns the webhook inactive; its other pending deliveries are drop
     response_status: 410,
     at: undefined,
   });
-  assert.deepEqual(outbox.eventOps(store, 'listing.created', 'usr_a', {}), [], 'an inactive webhook gets no new events');
+  assert.deepEqual(await store.commit((tx) => ({ ops: [], result: outbox.eventOps(tx, 'listing.created', 'usr_a', {}) })), [], 'an inactive webhook gets no new events');
   await emit('listing.created', 'usr_a');
   await pause(50);
   assert.equal(receiver.received.length, 1);
@@ -276,8 +276,7 @@ test('a slow receiver delays nothing else', async (t) => {
   const quick = await addWebhook(store, { userId: 'usr_fast', url: fast.url });
 
   // More slow events than there are slots: one webhook never takes more than one.
-  const slowOps = Array.from({ length: 12 }, () => outbox.eventOps(store, 'listing.created', 'usr_slow', {})).flat();
-  await store.write(slowOps);
+  await queueEvents(store, outbox, ...Array.from({ length: 12 }, () => ['listing.created', 'usr_slow', {}] as const));
   await waitFor('the slow receiver to be waiting', () => slow.open === 1);
   await emit('listing.created', 'usr_fast');
   await waitFor('the fast delivery', () => webhook(quick.id)?.last_delivery?.status === 'delivered');
@@ -290,12 +289,12 @@ test('no more than maxInFlight sends run at once', async (t) => {
     setTimeout(() => response.writeHead(200).end(), 30);
   });
   const { store, outbox, deliveries } = await setup(t, { maxInFlight: 2 });
-  const ops = [];
+  const events: Array<[EventType, string, object]> = [];
   for (let index = 0; index < 6; index += 1) {
     await addWebhook(store, { userId: `usr_${index}`, url: receiver.url });
-    ops.push(...outbox.eventOps(store, 'listing.created', `usr_${index}`, {}));
+    events.push(['listing.created', `usr_${index}`, {}]);
   }
-  await store.write(ops);
+  await queueEvents(store, outbox, ...events);
   await waitFor('all six deliveries', () => receiver.received.length === 6 && deliveries().length === 0);
   assert.equal(receiver.maxOpen, 2);
 });

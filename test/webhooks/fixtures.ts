@@ -10,7 +10,7 @@ import { newId } from '../../src/domain/ids.ts';
 import { WEBHOOKS } from '../../src/domain/records.ts';
 import type { Store } from '../../src/store/store.ts';
 import { EVENT_TYPES } from '../../src/webhooks/events.ts';
-import type { EventType } from '../../src/webhooks/events.ts';
+import type { EventOutbox, EventType } from '../../src/webhooks/events.ts';
 import type { WebhookRecord } from '../../src/webhooks/records.ts';
 import { generateWebhookSecret } from '../../src/webhooks/signing.ts';
 
@@ -109,4 +109,9 @@ export async function addWebhook(store: Store, fields: Parameters<typeof webhook
   const webhook = webhookRecord(fields);
   await store.write([{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }]);
   return webhook;
+}
+
+/** Queues each `[type, ownerId, data]` event through `outbox`, all in one write decided as a handler's is. */
+export function queueEvents(store: Store, outbox: EventOutbox, ...events: ReadonlyArray<readonly [EventType, string, object]>): Promise<void> {
+  return store.commit((tx) => ({ ops: events.flatMap(([type, ownerId, data]) => outbox.eventOps(tx, type, ownerId, data)), result: undefined }));
 }

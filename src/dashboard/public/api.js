@@ -95,10 +95,15 @@ export const api = {
   suspendUser: (id, reason) => request('POST', `/users/${encodeURIComponent(id)}/suspend`, { body: { reason } }),
   unsuspendUser: (id) => request('POST', `/users/${encodeURIComponent(id)}/unsuspend`),
   eraseUser: (id) => request('DELETE', `/users/${encodeURIComponent(id)}`),
+  inviteUser: (id) => request('POST', `/users/${encodeURIComponent(id)}/invitations`),
   listListings: (query) => request('GET', '/listings', { query }),
   removeListing: (id, reason) => request('POST', `/listings/${encodeURIComponent(id)}/remove`, { body: { reason } }),
   restoreListing: (id) => request('POST', `/listings/${encodeURIComponent(id)}/restore`),
   listAudit: (query) => request('GET', '/audit', { query }),
+  listPlans: () => request('GET', '/plans'),
+  listPlanRequests: (query) => request('GET', '/plan-requests', { query }),
+  approvePlanRequest: (id) => request('POST', `/plan-requests/${encodeURIComponent(id)}/approve`),
+  declinePlanRequest: (id) => request('POST', `/plan-requests/${encodeURIComponent(id)}/decline`),
 };
 
 /** Every item of a paginated list, fetching pages of 100 until done (capped, to stay bounded). */

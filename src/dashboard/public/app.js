@@ -1,10 +1,11 @@
 // Entry point of the operator dashboard: signing in and out with the operator token, the
-// page navigation (Users, Listings, Audit), and the users column beside the chosen user.
+// page navigation (Users, Listings, Plans, Audit), and the users column beside the chosen user.
 
 import { checkToken, clearToken, getToken, onUnauthorized, setToken } from './api.js';
 import { auditPage } from './audit.js';
 import { el, replaceChildren } from './dom.js';
 import { listingsPage } from './listings.js';
+import { plansPage } from './plans.js';
 import { clearNotice, showError, showNotice } from './notice.js';
 import { userDetail } from './user-detail.js';
 import { usersPanel } from './users.js';
@@ -28,6 +29,7 @@ function showSignIn(message) {
 const PAGES = [
   { id: 'users', label: 'Users', build: usersView },
   { id: 'listings', label: 'Listings', build: listingsPage },
+  { id: 'plans', label: 'Plans', build: plansPage },
   { id: 'audit', label: 'Audit', build: auditPage },
 ];
 

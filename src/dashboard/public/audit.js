@@ -1,4 +1,4 @@
-// The Audit page: what operators did, newest first, filtered by action or target id.
+// The Audit page: what operators (and users, in the portal) did, newest first, filtered by action or target id.
 
 import { api } from './api.js';
 import { el, field, replaceChildren } from './dom.js';
@@ -6,7 +6,7 @@ import { formatDate } from './format.js';
 import { showError } from './notice.js';
 
 const PAGE_SIZE = 25;
-const ACTIONS = ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact'];
+const ACTIONS = ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'user.invite', 'key.create', 'key.update', 'key.revoke', 'key.roll', 'plans.replace', 'plan_request.approve', 'plan_request.decline', 'listing.remove', 'listing.restore', 'store.compact', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'];
 
 export function auditPage() {
   const state = { page: 1, entries: [], pagination: null };
@@ -44,7 +44,7 @@ export function auditPage() {
                   'tr',
                   {},
                   el('td', { title: entry.at }, formatDate(entry.at)),
-                  el('td', {}, el('code', {}, entry.action)),
+                  el('td', {}, el('code', {}, entry.action), entry.actor?.type === 'user' ? el('span', { class: 'muted' }, ' by user ', el('code', {}, entry.actor.id)) : null),
                   el('td', {}, `${entry.target_type} `, el('code', {}, entry.target_id)),
                   el('td', {}, el('code', { class: 'changes' }, JSON.stringify(entry.changes))),
                   el('td', {}, el('code', { class: 'muted' }, entry.request_id)),

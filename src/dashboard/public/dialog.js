@@ -35,10 +35,10 @@ export function confirmDialog({ title, message, confirmLabel, danger = false }) 
 }
 
 /**
- * A dialog holding a small form: `read()` returns the value to resolve, or null after showing
+ * A dialog holding a small form (the portal uses it too): `read()` returns the value to resolve, or null after showing
  * what is missing (the dialog then stays open). Resolves that value, or null if cancelled.
  */
-function formDialog({ title, fields, confirmLabel, confirmClass, read, focus }) {
+export function formDialog({ title, fields, confirmLabel, confirmClass, read, focus }) {
   return new Promise((resolve) => {
     let chosen = null;
     const form = el(

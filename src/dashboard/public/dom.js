@@ -28,7 +28,22 @@ export function el(tag, props = {}, ...children) {
     }
   }
   append(element, children);
+  if (tag === 'table') labelCellsByColumn(element);
   return element;
+}
+
+/**
+ * Gives each body cell its column's heading as data-label: at phone width the rows become
+ * cards (style.css) and show each value under that heading.
+ */
+function labelCellsByColumn(table) {
+  const headings = [...table.querySelectorAll('thead th')].map((heading) => heading.textContent.trim());
+  if (headings.length === 0) return;
+  for (const row of table.querySelectorAll('tbody tr')) {
+    [...row.children].forEach((cell, index) => {
+      if (headings[index]) cell.dataset.label = headings[index];
+    });
+  }
 }
 
 function append(parent, children) {

@@ -2,7 +2,7 @@
 // hour over the last day or week (429s marked), and the per-endpoint table.
 
 import { api } from './api.js';
-import { renderUsageChart } from './chart.js';
+import { DEFAULT_SIZE, renderUsageChart } from './chart.js';
 import { el, replaceChildren } from './dom.js';
 import { formatCount } from './format.js';
 import { showError } from './notice.js';
@@ -26,8 +26,9 @@ function statusCells(byStatus) {
 /**
  * { element, reload(key) }. `onRefresh`, when given, is what the Refresh button does instead of
  * reloading the usage alone (the keys section reloads its table too, then calls reload(key)).
+ * `loadUsage(keyId, query)` fetches the usage: the operator API's by default, the portal's there.
  */
-export function usagePanel(initialKey, { onRefresh } = {}) {
+export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } = {}) {
   let key = initialKey;
   let range = RANGES[0];
   // Only the latest request may draw, so a slow answer for an old range never wins.
@@ -41,6 +42,11 @@ export function usagePanel(initialKey, { onRefresh } = {}) {
   const chartArea = el('div', { class: 'chart-area' });
   const endpoints = el('div', { class: 'usage-endpoints' });
   const status = el('p', { class: 'muted', 'aria-live': 'polite' });
+
+  function chartWidth() {
+    const shown = chartArea.clientWidth;
+    return shown > 0 ? Math.max(320, Math.min(DEFAULT_SIZE.width, Math.round(shown))) : DEFAULT_SIZE.width;
+  }
 
   function drawTitle() {
     replaceChildren(title, 'Usage of ', key.name ? `"${key.name}"` : 'key', ' ', el('code', {}, `${key.prefix}…${key.last_four}`));
@@ -79,7 +85,8 @@ export function usagePanel(initialKey, { onRefresh } = {}) {
       el(
         'figure',
         { class: 'chart' },
-        renderUsageChart(document, series),
+        // Drawn at the width it is shown at, so its labels keep their size on a phone.
+        renderUsageChart(document, series, { size: { width: chartWidth() } }),
         el(
           'figcaption',
           {},
@@ -128,7 +135,7 @@ export function usagePanel(initialKey, { onRefresh } = {}) {
     const request = latest;
     markLoading();
     try {
-      const answer = await api.keyUsage(key.id, usageQuery(range.hours));
+      const answer = await loadUsage(key.id, usageQuery(range.hours));
       if (request !== latest) return;
       draw(answer.data ?? {});
       status.textContent = `Updated ${new Date().toLocaleTimeString()}.`;

@@ -1,10 +1,12 @@
 // The right-hand column for one user: who they are, their role (changeable), their standing
-// (suspend, unsuspend, erase, each confirmed with what will happen), keys and webhooks.
+// (suspend, unsuspend, erase, each confirmed with what will happen), a portal invitation link,
+// keys and webhooks.
 
 import { api } from './api.js';
 import { confirmDialog, reasonDialog } from './dialog.js';
 import { el, field, replaceChildren } from './dom.js';
 import { formatDate } from './format.js';
+import { invitationSection } from './invitation.js';
 import { keysSection } from './keys.js';
 import { showError, showNotice } from './notice.js';
 import { webhooksSection } from './webhooks.js';
@@ -121,6 +123,7 @@ export function userDetail(user, { onUserChanged }) {
     facts,
     el('form', { class: 'role-form inline', novalidate: true, onsubmit: changeRole }, field('Role of this user', roleChoice), saveRole),
     standing,
+    (user.status ?? 'active') !== 'erased' ? invitationSection(user) : null,
     keysSection(user),
     webhooksSection(user),
   );

@@ -1,0 +1,131 @@
+// The ways into the portal: sign in, set a password from an invitation link (also how a
+// forgotten password is reset), and sign up where the marketplace allows it. Each resolves by
+// calling `onSignedIn()` once the server has set the session cookie.
+
+import { el, field, replaceChildren } from './dom.js';
+import { showError, showNotice } from './notice.js';
+import { portal } from './portal-api.js';
+
+const PASSWORD_HINT = '12 to 128 characters; a common password is refused.';
+
+/** The invitation token in the page's address (`/portal#invitation=…`), or null. */
+export function invitationFromHash(hash = window.location.hash) {
+  const match = /(?:^#|&)invitation=([^&]+)/.exec(hash);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+function passwordInput(name, autocomplete) {
+  return el('input', { type: 'password', name, autocomplete, minlength: 12, maxlength: 128, required: true, spellcheck: 'false' });
+}
+
+function waitMessage(error) {
+  if (error.status === 429 && error.retryAfter) return `Too many attempts. Try again in ${Math.ceil(error.retryAfter / 60)} min.`;
+  return null;
+}
+
+function signInForm({ onSignedIn, showSignUp }) {
+  const email = el('input', { type: 'email', name: 'email', autocomplete: 'username', required: true, spellcheck: 'false' });
+  const password = passwordInput('password', 'current-password');
+  const submit = el('button', { type: 'submit', class: 'primary', id: 'sign-in-button' }, 'Sign in');
+  async function onsubmit(event) {
+    event.preventDefault();
+    submit.disabled = true;
+    try {
+      await portal.signIn(email.value.trim(), password.value);
+      password.value = '';
+      onSignedIn();
+    } catch (error) {
+      showError(new Error(waitMessage(error) ?? error.message));
+      password.select();
+    } finally {
+      submit.disabled = false;
+    }
+  }
+  return el(
+    'section',
+    { class: 'panel sign-in', id: 'sign-in', 'aria-labelledby': 'sign-in-title' },
+    el('h2', { id: 'sign-in-title' }, 'Sign in'),
+    el('p', {}, 'Sign in to make and manage your API keys, watch your usage, test your webhooks and look after your listings.'),
+    el('form', { id: 'sign-in-form', novalidate: true, onsubmit }, field('Email', email), field('Password', password), el('div', { class: 'actions' }, submit)),
+    el('p', { class: 'hint' }, 'No password yet, or forgot it? Ask the marketplace\u2019s operator for an invitation link. ', el('button', { type: 'button', class: 'link', onclick: showSignUp }, 'Create an account')),
+  );
+}
+
+function setPasswordForm(invitation, { onSignedIn }) {
+  const password = passwordInput('new-password', 'new-password');
+  const repeat = passwordInput('repeat-password', 'new-password');
+  const submit = el('button', { type: 'submit', class: 'primary', id: 'set-password-button' }, 'Set password and sign in');
+  async function onsubmit(event) {
+    event.preventDefault();
+    if (password.value !== repeat.value) {
+      showError(new Error('The two passwords differ.'));
+      repeat.focus();
+      return;
+    }
+    submit.disabled = true;
+    try {
+      await portal.acceptInvitation(invitation, password.value);
+      // The link is used up: take it out of the address bar and the history entry.
+      history.replaceState(null, '', window.location.pathname);
+      showNotice('Your password is set. Welcome!');
+      onSignedIn();
+    } catch (error) {
+      showError(error, 'Could not set the password');
+    } finally {
+      submit.disabled = false;
+    }
+  }
+  return el(
+    'section',
+    { class: 'panel sign-in', id: 'set-password', 'aria-labelledby': 'set-password-title' },
+    el('h2', { id: 'set-password-title' }, 'Choose your password'),
+    el('p', {}, 'This invitation link works once and for 72 hours.'),
+    el('form', { id: 'set-password-form', novalidate: true, onsubmit }, field('New password', password, PASSWORD_HINT), field('Repeat it', repeat), el('div', { class: 'actions' }, submit)),
+  );
+}
+
+function signUpForm({ onSignedIn, showSignIn }) {
+  const name = el('input', { type: 'text', name: 'name', autocomplete: 'name', maxlength: 100, required: true });
+  const email = el('input', { type: 'email', name: 'email', autocomplete: 'email', required: true, spellcheck: 'false' });
+  const password = passwordInput('new-password', 'new-password');
+  const submit = el('button', { type: 'submit', class: 'primary' }, 'Create account');
+  async function onsubmit(event) {
+    event.preventDefault();
+    submit.disabled = true;
+    try {
+      await portal.signUp(name.value.trim(), email.value.trim(), password.value);
+      onSignedIn();
+    } catch (error) {
+      if (error.status === 404) showError(new Error('This marketplace opens accounts by invitation only: ask its operator for a link.'));
+      else showError(error, 'Could not create the account');
+    } finally {
+      submit.disabled = false;
+    }
+  }
+  return el(
+    'section',
+    { class: 'panel sign-in', id: 'sign-up', 'aria-labelledby': 'sign-up-title' },
+    el('h2', { id: 'sign-up-title' }, 'Create an account'),
+    el('form', { novalidate: true, onsubmit }, field('Name', name), field('Email', email), field('Password', password, PASSWORD_HINT), el('div', { class: 'actions' }, submit)),
+    el('p', { class: 'hint' }, el('button', { type: 'button', class: 'link', onclick: showSignIn }, 'I have an account: sign in')),
+  );
+}
+
+/** Fills `area` with the right way in for this address. */
+export function showEntrance(area, { onSignedIn }) {
+  const invitation = invitationFromHash();
+  const showSignIn = () => {
+    replaceChildren(area, signInForm({ onSignedIn, showSignUp }));
+    area.querySelector('input')?.focus();
+  };
+  const showSignUp = () => {
+    replaceChildren(area, signUpForm({ onSignedIn, showSignIn }));
+    area.querySelector('input')?.focus();
+  };
+  if (invitation) {
+    replaceChildren(area, setPasswordForm(invitation, { onSignedIn }));
+    area.querySelector('input')?.focus();
+  } else {
+    showSignIn();
+  }
+}

@@ -1,0 +1,348 @@
+// The portal's keys page: the user's keys as cards (no table, so nothing scrolls sideways on a
+// phone), a form that makes a key at the least privilege with a preview of what it may do, the
+// copy-once box for a new secret, and per key: usage, rename, permissions, plan, roll, revoke.
+
+import { confirmDialog, formDialog } from './dialog.js';
+import { el, field, replaceChildren, uniqueId } from './dom.js';
+import { formatCount, formatDate, formatRelative } from './format.js';
+import { clearNotice, showError, showNotice } from './notice.js';
+import { listOf, portal } from './portal-api.js';
+import { describePermission, permissionsOf, presetsFor, presetsHeldBy } from './portal-catalog.js';
+import { usagePanel } from './usage.js';
+
+const GRACE_CHOICES = [
+  { seconds: 0, label: 'Stop the old secret at once' },
+  { seconds: 60, label: 'Keep the old secret 1 minute' },
+  { seconds: 3600, label: 'Keep the old secret 1 hour' },
+  { seconds: 86400, label: 'Keep the old secret 1 day' },
+  { seconds: 604800, label: 'Keep the old secret 7 days' },
+];
+
+function keyLabel(key) {
+  return `${key.prefix}…${key.last_four}`;
+}
+
+function displayName(key) {
+  return key.name ? `"${key.name}"` : keyLabel(key);
+}
+
+function isExpired(key, now = Date.now()) {
+  return Boolean(key.expires_at) && Date.parse(key.expires_at) <= now;
+}
+
+function planOf(key, plans) {
+  return plans.find((plan) => plan.id === key.plan) ?? plans.find((plan) => plan.rate_limit === key.rate_limit) ?? null;
+}
+
+function planLabel(plan) {
+  return `${plan.name} · ${formatCount(plan.rate_limit)} requests/min${plan.self_service ? '' : ' (on request)'}`;
+}
+
+/** Checkboxes for the presets of `role`, with a live preview of what the key may do. */
+function permissionPicker(role, initial) {
+  const presets = presetsFor(role);
+  const boxes = presets.map((preset) => {
+    const id = uniqueId(`portal-preset-${preset.id}`);
+    const box = el('input', { type: 'checkbox', id, value: preset.id, checked: initial.includes(preset.id), dataset: { preset: preset.id } });
+    return { box, row: el('div', { class: 'choice preset' }, box, el('label', { for: id }, el('span', { class: 'preset-label' }, preset.label), el('span', { class: 'entries' }, preset.permissions.map((entry) => el('code', {}, entry))))) };
+  });
+  const preview = el('div', { class: 'permission-preview', 'aria-live': 'polite' });
+  const value = () => permissionsOf(boxes.filter(({ box }) => box.checked).map(({ box }) => box.value));
+  function refresh() {
+    const permissions = value();
+    replaceChildren(
+      preview,
+      permissions.length === 0
+        ? el('p', { class: 'field-problem' }, 'Choose at least one.')
+        : [el('p', {}, 'A key with these permissions may:'), el('ul', { class: 'may-do' }, permissions.map((entry) => el('li', {}, describePermission(entry))))],
+    );
+  }
+  for (const { box } of boxes) box.addEventListener('change', refresh);
+  refresh();
+  return {
+    element: el('fieldset', { class: 'presets' }, el('legend', {}, 'Permissions'), el('p', { class: 'hint' }, 'Give a key only what its program needs.'), boxes.map(({ row }) => row), preview),
+    value,
+    focus: () => boxes[0]?.box.focus(),
+  };
+}
+
+function planSelect(plans, current) {
+  const select = el('select', { name: 'plan' }, plans.map((plan) => el('option', { value: plan.id }, planLabel(plan))));
+  if (current) select.value = current.id;
+  return select;
+}
+
+/** The keys page for `user`; `plans` are the operator's plans. */
+export function keysPage(user) {
+  const state = { keys: [], plans: [], revealed: null, usageKeyId: null };
+  const list = el('div', { class: 'key-cards', 'aria-live': 'polite' });
+  const formArea = el('div');
+  const usageArea = el('div', { class: 'usage-area' });
+  let usage = null;
+
+  async function load() {
+    try {
+      const [keys, plans] = await Promise.all([portal.listKeys(), portal.listPlans()]);
+      state.keys = listOf(keys);
+      state.plans = listOf(plans);
+    } catch (error) {
+      showError(error, 'Could not load your keys');
+    }
+    draw();
+  }
+
+  function draw() {
+    replaceChildren(formArea, state.revealed ? revealBox(state.revealed) : createForm());
+    const active = state.keys.filter((key) => !key.revoked_at);
+    const revoked = state.keys.filter((key) => key.revoked_at);
+    replaceChildren(
+      list,
+      state.keys.length === 0 ? el('p', { class: 'empty' }, 'You have no keys yet. Make one above.') : [...active, ...revoked].map(keyCard),
+    );
+  }
+
+  function createForm() {
+    const name = el('input', { type: 'text', name: 'key-name', maxlength: 100, autocomplete: 'off', placeholder: 'e.g. My shop' });
+    const picker = permissionPicker(user.role, ['browse']);
+    const selfService = state.plans.filter((plan) => plan.self_service);
+    const plan = planSelect(selfService, selfService[0]);
+    const expires = el('input', { type: 'datetime-local', name: 'expires-at' });
+    const submit = el('button', { type: 'submit', class: 'primary', id: 'create-key-button' }, 'Create key');
+    async function onsubmit(event) {
+      event.preventDefault();
+      const permissions = picker.value();
+      if (permissions.length === 0) {
+        picker.focus();
+        showError(new Error('A key needs at least one permission.'));
+        return;
+      }
+      const body = { permissions };
+      if (name.value.trim()) body.name = name.value.trim();
+      if (plan.value) body.plan = plan.value;
+      if (expires.value) body.expires_at = new Date(expires.value).toISOString();
+      submit.disabled = true;
+      try {
+        const answer = await portal.createKey(body);
+        state.revealed = answer.data;
+        await load();
+        document.getElementById('new-key-secret')?.focus();
+      } catch (error) {
+        showError(error, 'Could not create the key');
+      } finally {
+        submit.disabled = false;
+      }
+    }
+    return el(
+      'details',
+      { class: 'create-key panel', open: state.keys.length === 0 },
+      el('summary', {}, 'Create a key'),
+      el(
+        'form',
+        { class: 'key-form', id: 'create-key-form', novalidate: true, onsubmit },
+        field('Name (optional)', name, 'To tell your keys apart.'),
+        picker.element,
+        field('Plan', plan, 'Other plans can be asked for once the key exists.'),
+        field('Expires (optional)', expires, 'After this the key is refused. Leave empty for a key that does not expire.'),
+        el('div', { class: 'actions' }, submit),
+      ),
+    );
+  }
+
+  function revealBox(created) {
+    const secret = el('input', { type: 'text', readonly: true, class: 'secret', id: 'new-key-secret', value: created.key, 'aria-label': 'The new API key', spellcheck: 'false' });
+    const status = el('p', { class: 'copy-status', 'aria-live': 'polite' });
+    async function copy() {
+      try {
+        await navigator.clipboard.writeText(created.key);
+        status.textContent = 'Copied to the clipboard.';
+      } catch {
+        secret.select();
+        status.textContent = 'Could not copy automatically; the key is selected, press Ctrl+C (⌘C).';
+      }
+    }
+    const hide = () => {
+      state.revealed = null;
+      clearNotice();
+      draw();
+    };
+    return el(
+      'section',
+      { class: 'secret-reveal', 'aria-labelledby': 'secret-title' },
+      el('h3', { id: 'secret-title' }, `Your key ${displayName(created)}: copy it now`),
+      el('p', { class: 'warning' }, 'This is the only time the whole key is shown; the server keeps only a hash of it. If you lose it, roll the key to get a new secret.'),
+      created.previous_secret_expires_at && Date.parse(created.previous_secret_expires_at) > Date.now()
+        ? el('p', { class: 'grace' }, `The old secret keeps working until ${formatDate(created.previous_secret_expires_at)}; then only this one does.`)
+        : null,
+      el('div', { class: 'secret-row' }, secret, el('button', { type: 'button', class: 'primary', onclick: copy }, 'Copy key')),
+      status,
+      el('button', { type: 'button', class: 'secondary', id: 'hide-secret', onclick: hide }, 'I have stored it: hide the key'),
+    );
+  }
+
+  function keyCard(key) {
+    const revoked = Boolean(key.revoked_at);
+    const expired = !revoked && isExpired(key);
+    const plan = planOf(key, state.plans);
+    const badge = revoked ? el('span', { class: 'badge danger' }, 'revoked') : expired ? el('span', { class: 'badge danger' }, 'expired') : el('span', { class: 'badge ok' }, 'active');
+    const facts = [
+      ['Plan', plan ? `${plan.name} · ${formatCount(key.rate_limit)}/min` : `${formatCount(key.rate_limit)}/min`],
+      ['Created', formatDate(key.created_at)],
+      ['Last used', formatRelative(key.last_used_at)],
+      key.expires_at ? ['Expires', formatDate(key.expires_at)] : null,
+      key.previous_secret_expires_at && Date.parse(key.previous_secret_expires_at) > Date.now() ? ['Old secret until', formatDate(key.previous_secret_expires_at)] : null,
+      revoked ? ['Revoked', formatDate(key.revoked_at)] : null,
+    ].filter(Boolean);
+    const actions = revoked
+      ? []
+      : [
+          el('button', { type: 'button', class: 'secondary small', onclick: () => showUsage(key) }, 'Usage'),
+          el('button', { type: 'button', class: 'secondary small', onclick: () => rename(key) }, 'Rename'),
+          el('button', { type: 'button', class: 'secondary small', onclick: () => editPermissions(key) }, 'Permissions'),
+          el('button', { type: 'button', class: 'secondary small', onclick: () => changePlan(key) }, 'Plan'),
+          el('button', { type: 'button', class: 'secondary small', onclick: () => roll(key) }, 'Roll'),
+          el('button', { type: 'button', class: 'danger small', onclick: () => revoke(key) }, 'Revoke'),
+        ];
+    return el(
+      'article',
+      { class: `key-card panel${revoked ? ' revoked' : ''}`, dataset: { keyId: key.id } },
+      el('header', { class: 'card-head' }, el('h3', {}, key.name || 'Unnamed key'), badge),
+      el('code', { class: 'key-label' }, keyLabel(key)),
+      el('dl', { class: 'key-facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])),
+      el('p', { class: 'entries' }, key.permissions.map((entry) => el('code', { title: describePermission(entry) }, entry))),
+      actions.length > 0 ? el('div', { class: 'card-actions' }, actions) : null,
+    );
+  }
+
+  function showUsage(key) {
+    state.usageKeyId = key.id;
+    if (usage) usage.reload(key);
+    else {
+      usage = usagePanel(key, { loadUsage: portal.keyUsage });
+      replaceChildren(usageArea, el('div', { class: 'panel' }, usage.element));
+    }
+    usageArea.scrollIntoView({ block: 'start' });
+  }
+
+  async function rename(key) {
+    const input = el('input', { type: 'text', id: 'dialog-key-name', maxlength: 100, value: key.name ?? '' });
+    const name = await formDialog({
+      title: `Rename ${displayName(key)}`,
+      fields: [el('div', { class: 'field' }, el('label', { for: 'dialog-key-name' }, 'Name'), input)],
+      confirmLabel: 'Rename',
+      confirmClass: 'primary',
+      read: () => input.value.trim(),
+      focus: () => input.select(),
+    });
+    if (name === null) return;
+    await change(key, { name }, `Key renamed to "${name}".`);
+  }
+
+  async function editPermissions(key) {
+    const picker = permissionPicker(user.role, presetsHeldBy(key.permissions));
+    const permissions = await formDialog({
+      title: `Permissions of ${displayName(key)}`,
+      fields: [picker.element],
+      confirmLabel: 'Save permissions',
+      confirmClass: 'primary',
+      read: () => {
+        const chosen = picker.value();
+        if (chosen.length === 0) picker.focus();
+        return chosen.length === 0 ? null : chosen;
+      },
+      focus: () => picker.focus(),
+    });
+    if (permissions === null) return;
+    await change(key, { permissions }, `Permissions of ${displayName(key)} saved; they apply from the next request.`);
+  }
+
+  async function changePlan(key) {
+    const current = planOf(key, state.plans);
+    const select = planSelect(state.plans, current);
+    select.id = 'dialog-plan';
+    const chosen = await formDialog({
+      title: `Plan of ${displayName(key)}`,
+      fields: [
+        el('div', { class: 'field' }, el('label', { for: 'dialog-plan' }, 'Plan'), select),
+        el('p', { class: 'hint' }, 'A self-service plan applies at once; any other is asked of the operator, who approves or declines it.'),
+      ],
+      confirmLabel: 'Choose plan',
+      confirmClass: 'primary',
+      read: () => state.plans.find((plan) => plan.id === select.value) ?? null,
+      focus: () => select.focus(),
+    });
+    if (chosen === null || (current && chosen.id === current.id)) return;
+    if (chosen.self_service) {
+      await change(key, { plan: chosen.id }, `${displayName(key)} is now on ${chosen.name}: ${formatCount(chosen.rate_limit)} requests a minute.`);
+      return;
+    }
+    try {
+      await portal.requestPlan(key.id, chosen.id);
+      showNotice(`Asked for ${chosen.name} for ${displayName(key)}; the operator will decide.`);
+    } catch (error) {
+      showError(error, 'Could not ask for the plan');
+    }
+  }
+
+  async function change(key, changes, message) {
+    try {
+      await portal.updateKey(key.id, changes);
+      showNotice(message);
+    } catch (error) {
+      showError(error, 'Could not change the key');
+    }
+    await load();
+  }
+
+  async function roll(key) {
+    const select = el('select', { id: 'dialog-grace' }, GRACE_CHOICES.map((choice) => el('option', { value: String(choice.seconds) }, choice.label)));
+    select.value = '3600';
+    const grace = await formDialog({
+      title: `Roll ${displayName(key)}`,
+      fields: [
+        el('p', {}, 'Rolling gives this key a new secret; its permissions, plan and usage stay. Your programs keep working with the old secret for the time you choose, so you can swap it in.'),
+        el('div', { class: 'field' }, el('label', { for: 'dialog-grace' }, 'Old secret'), select),
+      ],
+      confirmLabel: 'Roll key',
+      confirmClass: 'danger',
+      read: () => Number(select.value),
+      focus: () => select.focus(),
+    });
+    if (grace === null) return;
+    try {
+      const answer = await portal.rollKey(key.id, grace);
+      state.revealed = answer.data;
+      await load();
+      document.getElementById('new-key-secret')?.focus();
+    } catch (error) {
+      showError(error, 'Could not roll the key');
+    }
+  }
+
+  async function revoke(key) {
+    const confirmed = await confirmDialog({
+      title: `Revoke ${displayName(key)}?`,
+      message: 'The key is refused from the very next request. This cannot be undone.',
+      confirmLabel: 'Revoke key',
+      danger: true,
+    });
+    if (!confirmed) return;
+    try {
+      await portal.revokeKey(key.id);
+      showNotice(`Key ${displayName(key)} revoked.`);
+    } catch (error) {
+      showError(error, 'Could not revoke the key');
+    }
+    await load();
+  }
+
+  load();
+  return el(
+    'section',
+    { class: 'portal-keys', 'aria-labelledby': 'keys-title' },
+    el('h2', { id: 'keys-title' }, 'API keys'),
+    el('p', { class: 'hint' }, 'Send a key as "Authorization: Bearer <key>" to /v1. Up to 20 keys at a time.'),
+    formArea,
+    list,
+    usageArea,
+  );
+}

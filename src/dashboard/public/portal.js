@@ -1,0 +1,76 @@
+// Entry point of the developer portal (/portal): the way in when there is no session, then the
+// signed-in user's pages (keys, webhooks, listings for creators, profile) and signing out.
+
+import { el, replaceChildren } from './dom.js';
+import { clearNotice, showError, showNotice } from './notice.js';
+import { onSignedOut, portal } from './portal-api.js';
+import { showEntrance } from './portal-entrance.js';
+import { keysPage } from './portal-keys.js';
+import { listingsPage } from './portal-listings.js';
+import { profilePage } from './portal-profile.js';
+import { webhooksPage } from './portal-webhooks.js';
+
+const entrance = document.getElementById('entrance');
+const workspace = document.getElementById('workspace');
+const session = document.getElementById('session');
+
+function pagesFor(user) {
+  return [
+    { id: 'keys', label: 'Keys', build: () => keysPage(user) },
+    { id: 'webhooks', label: 'Webhooks', build: () => webhooksPage() },
+    user.role === 'creator' ? { id: 'listings', label: 'Listings', build: () => listingsPage() } : null,
+    { id: 'profile', label: 'Profile', build: () => profilePage(user, { onUserChanged: (changed) => Object.assign(user, changed) }) },
+  ].filter(Boolean);
+}
+
+function showWorkspace(user) {
+  replaceChildren(entrance);
+  entrance.hidden = true;
+  workspace.hidden = false;
+  replaceChildren(session, el('span', { class: 'who' }, user.name), el('button', { type: 'button', class: 'secondary small', id: 'sign-out', onclick: signOut }, 'Sign out'));
+  const view = el('div', { class: 'view' });
+  const pages = pagesFor(user);
+  const tabs = pages.map((page) => el('button', { type: 'button', class: 'tab', dataset: { page: page.id }, onclick: () => open(page) }, page.label));
+  function open(page) {
+    clearNotice();
+    for (const tab of tabs) {
+      if (tab.dataset.page === page.id) tab.setAttribute('aria-current', 'page');
+      else tab.removeAttribute('aria-current');
+    }
+    replaceChildren(view, page.build());
+  }
+  replaceChildren(workspace, el('nav', { class: 'pages', 'aria-label': 'Portal pages' }, tabs), view);
+  open(pages[0]);
+}
+
+function showSignIn(message) {
+  replaceChildren(workspace);
+  replaceChildren(session);
+  workspace.hidden = true;
+  entrance.hidden = false;
+  showEntrance(entrance, { onSignedIn: start });
+  if (message) showError(new Error(message));
+}
+
+async function signOut() {
+  try {
+    await portal.signOut();
+    showSignIn();
+    showNotice('Signed out.');
+  } catch (error) {
+    showError(error, 'Could not sign out');
+  }
+}
+
+async function start() {
+  try {
+    const answer = await portal.me();
+    showWorkspace(answer.data);
+  } catch (error) {
+    if (error.status === 401) showSignIn();
+    else showError(error, 'Could not reach the portal');
+  }
+}
+
+onSignedOut(() => showSignIn('Your session has ended. Sign in again.'));
+start();

@@ -1,0 +1,191 @@
+// The signed-in user's account in the developer portal: setting a password from an invitation
+// (which also signs in), changing it (which ends every other session), open sign-up when the
+// operator allows it (PORTAL_SIGNUP=open), and the profile (GET/PUT /portal/v1/me, the same rules
+// as PUT /v1/users/me). Every change is audited with the user as actor.
+
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { Clock } from '../clock.ts';
+import { isoTime } from '../clock.ts';
+import { newId } from '../domain/ids.ts';
+import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
+import { privateUser } from '../domain/views.ts';
+import { badRequest, forbidden, HttpError } from '../http/errors.ts';
+import type { OpenPortalContext, PortalContext, PortalRoute, Reply } from '../http/route.ts';
+import { BodyChecker } from '../http/validation.ts';
+import { hashPassword, verifyPassword } from '../portal/passwords.ts';
+import { passwordProblem } from '../portal/password-rules.ts';
+import { CREDENTIALS, INVITATIONS, type CredentialRecord } from '../portal/records.ts';
+import { endSessionsOps } from '../portal/end-access.ts';
+import { digestOf, isWellFormedSecret } from '../portal/secrets.ts';
+import { sessionRequired, type PortalSessions, type SignedIn } from '../portal/sessions.ts';
+import type { SignInLimits } from '../portal/sign-in-limits.ts';
+import type { RecordReader, Store, WriteOp } from '../store/store.ts';
+import type { EventOutbox } from '../webhooks/events.ts';
+import { assertEmailFree, ownProfileBody, ownProfileChangeOps, readOwnProfileChange, readProfileFields } from './profile.ts';
+
+export interface PortalAccountRoutesDeps {
+  store: Store;
+  clock: Clock;
+  sessions: PortalSessions;
+  limits: SignInLimits;
+  audit: AuditLog;
+  outbox: EventOutbox;
+  /** PORTAL_SIGNUP: with `invite`, POST /portal/v1/signup does not exist (404). */
+  signup: 'invite' | 'open';
+}
+
+const INVALID_INVITATION = 'This invitation link is not valid: it was used, replaced by a newer one, or is older than 72 hours. Ask the operator for a new one.';
+
+export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[] {
+  const { store, clock, sessions, limits, audit, outbox } = deps;
+  const asUser = (userId: string) => ({ type: 'user' as const, id: userId });
+
+  /** POST /portal/v1/password: from an invitation (no session needed), or a change with the current password. */
+  async function password(context: OpenPortalContext): Promise<Reply> {
+    const body = await context.readJsonBody();
+    if (Object.hasOwn(body, 'invitation')) return passwordFromInvitation(context, body);
+    if (context.signedIn === null) throw sessionRequired();
+    return changePassword(context, context.signedIn, body);
+  }
+
+  async function passwordFromInvitation(context: OpenPortalContext, body: Record<string, unknown>): Promise<Reply> {
+    const checker = new BodyChecker(body, ['invitation', 'password']);
+    checker.requireFields(['invitation', 'password']);
+    const token = checker.value('invitation');
+    if (typeof token !== 'string') checker.fail('invitation', 'must be a string');
+    const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
+    if (problem !== null) checker.fail('password', problem);
+    checker.finish();
+    const tokenHash = typeof token === 'string' && isWellFormedSecret(token) ? digestOf(token) : null;
+    if (tokenHash === null || invitationFor(store, tokenHash, clock.now()) === undefined) throw invalidInvitation();
+    const passwordHash = await hashPassword(body.password as string);
+    return store.commit((tx) => {
+      // Decided on the invitation as it is now: used, replaced or expired meanwhile → refused.
+      const userId = invitationFor(store, tokenHash, clock.now())?.id;
+      const invitation = userId === undefined ? undefined : tx.get(INVITATIONS, userId);
+      const user = userId === undefined ? undefined : tx.get(USERS, userId);
+      if (invitation === undefined || invitation.token_hash !== tokenHash || isExpired(invitation.expires_at, clock.now()) || user === undefined) throw invalidInvitation();
+      if (userStatus(user) === 'erased') throw invalidInvitation();
+      if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
+      const started = sessions.start(context.req, user.id);
+      return {
+        ops: [
+          credentialOp(user.id, passwordHash, clock.now()),
+          { op: 'del', collection: INVITATIONS, id: user.id },
+          // A reset: whoever was signed in with the old password is signed out.
+          ...endSessionsOps(tx, user.id),
+          ...started.ops,
+          audit.entryOp(context.requestId, { action: 'portal.password_set', target_type: 'user', target_id: user.id, changes: { from_invitation: true }, actor: asUser(user.id) }),
+        ],
+        result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(user) } },
+      };
+    });
+  }
+
+  async function changePassword(context: OpenPortalContext, signedIn: SignedIn, body: Record<string, unknown>): Promise<Reply> {
+    const checker = new BodyChecker(body, ['current_password', 'password']);
+    checker.requireFields(['current_password', 'password']);
+    const current = checker.value('current_password');
+    if (checker.has('current_password') && (typeof current !== 'string' || current.length > 1024)) checker.fail('current_password', 'must be a string of at most 1024 characters');
+    const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
+    if (problem !== null) checker.fail('password', problem);
+    checker.finish();
+    const { user } = signedIn;
+    // A stolen session must not become a way to guess the password: failures count as sign-in failures.
+    const address = context.req.socket.remoteAddress ?? 'unknown';
+    await limits.assertAllowed(user.email, address);
+    const stored = store.get(CREDENTIALS, user.id);
+    if (stored === undefined || !(await verifyPassword(current as string, stored.password_hash))) {
+      await limits.recordFailure(user.email, address);
+      throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
+    }
+    const passwordHash = await hashPassword(body.password as string);
+    return store.commit((tx) => {
+      // The session and its user as they are now (401 if the session ended meanwhile).
+      const now = sessions.userAtCommit(tx, signedIn.sessionId);
+      const credential = tx.get(CREDENTIALS, now.id);
+      if (credential?.password_hash !== stored.password_hash) throw new HttpError(409, 'The password was changed meanwhile; sign in again with the new one.');
+      return {
+        ops: [
+          credentialOp(now.id, passwordHash, clock.now()),
+          ...endSessionsOps(tx, now.id, signedIn.sessionId),
+          audit.entryOp(context.requestId, { action: 'portal.password_change', target_type: 'user', target_id: now.id, changes: {}, actor: asUser(now.id) }),
+        ],
+        result: { status: 200, body: { data: privateUser(now) } },
+      };
+    });
+  }
+
+  async function signup(context: OpenPortalContext): Promise<Reply> {
+    // Answered as an unknown route, so an invite-only server does not advertise sign-up.
+    if (deps.signup !== 'open') throw new HttpError(404, `No route ${context.method} ${context.path}.`);
+    const body = await context.readJsonBody();
+    const checker = new BodyChecker(body, ['name', 'email', 'password']);
+    checker.requireFields(['name', 'email', 'password']);
+    const fields = readProfileFields(checker);
+    if (fields.email === '') checker.fail('email', 'must not be empty');
+    const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
+    if (problem !== null) checker.fail('password', problem);
+    checker.finish();
+    const passwordHash = await hashPassword(body.password as string);
+    return store.commit((tx) => {
+      assertEmailFree(tx, fields.email!, null);
+      const now = isoTime(clock.now());
+      const user: UserRecord = { id: newId('usr'), name: fields.name!, email: fields.email!, bio: '', website: '', avatar_url: '', role: 'member', created_at: now, updated_at: now };
+      const started = sessions.start(context.req, user.id);
+      return {
+        ops: [
+          { op: 'put', collection: USERS, id: user.id, data: user },
+          credentialOp(user.id, passwordHash, clock.now()),
+          ...started.ops,
+          audit.entryOp(context.requestId, { action: 'portal.sign_up', target_type: 'user', target_id: user.id, changes: { role: 'member' }, actor: asUser(user.id) }),
+        ],
+        result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(user) } },
+      };
+    });
+  }
+
+  function me(context: PortalContext): Reply {
+    return { status: 200, body: ownProfileBody(context.user) };
+  }
+
+  async function updateMe(context: PortalContext): Promise<Reply> {
+    const fields = readOwnProfileChange(await context.readJsonBody());
+    return context.commit((tx, user) => {
+      const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      const changes = Object.fromEntries(Object.keys(fields).map((field) => [field, { from: user[field as keyof UserRecord] ?? null, to: changed[field as keyof UserRecord] ?? null }]));
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.profile_update', target_type: 'user', target_id: user.id, changes, actor: asUser(user.id) })],
+        reply: { status: 200, body: ownProfileBody(changed) },
+      };
+    });
+  }
+
+  return [
+    { method: 'POST', pattern: '/portal/v1/password', summary: 'Set a password from an invitation (signs in), or change it', open: true, handle: password },
+    { method: 'POST', pattern: '/portal/v1/signup', summary: 'Sign up as a member (PORTAL_SIGNUP=open only)', open: true, handle: signup },
+    { method: 'GET', pattern: '/portal/v1/me', summary: 'The signed-in user, with email', handle: me },
+    { method: 'PUT', pattern: '/portal/v1/me', summary: 'Change your profile', handle: updateMe },
+  ];
+}
+
+/** The user's open invitation with this token's digest, if any and not expired. */
+function invitationFor(reader: RecordReader, tokenHash: string, now: number) {
+  for (const invitation of reader.values(INVITATIONS)) {
+    if (invitation.token_hash === tokenHash) return isExpired(invitation.expires_at, now) ? undefined : invitation;
+  }
+  return undefined;
+}
+
+function isExpired(expiresAt: string, now: number): boolean {
+  return now >= Date.parse(expiresAt);
+}
+
+function credentialOp(userId: string, passwordHash: string, now: number): WriteOp {
+  const credential: CredentialRecord = { id: userId, password_hash: passwordHash, updated_at: isoTime(now) };
+  return { op: 'put', collection: CREDENTIALS, id: userId, data: credential };
+}
+
+function invalidInvitation(): HttpError {
+  return badRequest(`The request body is invalid: ${INVALID_INVITATION}`, { invitation: 'is not valid or has expired' });
+}

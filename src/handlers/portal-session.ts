@@ -1,0 +1,103 @@
+// Signing in and out of the developer portal: POST /portal/v1/session checks an email and
+// password and sets the session cookie; DELETE /portal/v1/session ends the session. A wrong
+// email, a wrong password and an account without a password get the same answer after the same
+// work (one scrypt each), and failures are limited per account and per address.
+
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { Clock } from '../clock.ts';
+import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
+import { privateUser } from '../domain/views.ts';
+import { forbidden, HttpError } from '../http/errors.ts';
+import type { OpenPortalContext, PortalRoute, Reply } from '../http/route.ts';
+import { BodyChecker } from '../http/validation.ts';
+import { verifyAgainstDummy, verifyPassword } from '../portal/passwords.ts';
+import { CREDENTIALS, SESSIONS } from '../portal/records.ts';
+import type { PortalSessions } from '../portal/sessions.ts';
+import type { SignInLimits } from '../portal/sign-in-limits.ts';
+import type { RecordReader, Store, WriteOp } from '../store/store.ts';
+
+export interface PortalSessionRoutesDeps {
+  store: Store;
+  clock: Clock;
+  sessions: PortalSessions;
+  limits: SignInLimits;
+  audit: AuditLog;
+}
+
+export const WRONG_CREDENTIALS = 'The email or password is wrong.';
+/** Longer than any password the rules accept; longer input is not worth an scrypt. */
+const MAX_PASSWORD_INPUT = 1024;
+
+export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[] {
+  const { store, sessions, limits, audit } = deps;
+
+  async function signIn(context: OpenPortalContext): Promise<Reply> {
+    const checker = new BodyChecker(await context.readJsonBody(), ['email', 'password']);
+    checker.requireFields(['email', 'password']);
+    const email = checker.string('email', 1, 254);
+    const password = typeof checker.value('password') === 'string' ? (checker.value('password') as string) : checker.fail('password', 'must be a string');
+    if (password !== undefined && password.length > MAX_PASSWORD_INPUT) checker.fail('password', `must be at most ${MAX_PASSWORD_INPUT} characters`);
+    checker.finish();
+    const address = context.req.socket.remoteAddress ?? 'unknown';
+    await limits.assertAllowed(email!, address);
+
+    const user = userByEmail(store, email!.toLowerCase());
+    const credential = user === undefined ? undefined : store.get(CREDENTIALS, user.id);
+    const matches = credential === undefined ? await verifyAgainstDummy(password!) : await verifyPassword(password!, credential.password_hash);
+    if (!matches || user === undefined || credential === undefined) {
+      await limits.recordFailure(email!, address);
+      throw wrongCredentials();
+    }
+    // Only someone holding the right password learns the account is suspended.
+    if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
+
+    const started = sessions.start(context.req, user.id);
+    // Through the store itself: whatever session the browser had before plays no part.
+    return store.commit((tx) => {
+      // Decided on the account as it is now: a password changed or an account suspended or
+      // erased while scrypt ran makes this sign-in fail as if the password were wrong.
+      const current = tx.get(USERS, user.id);
+      const stored = tx.get(CREDENTIALS, user.id);
+      if (current === undefined || userStatus(current) !== 'active' || stored?.password_hash !== credential.password_hash) throw wrongCredentials();
+      return {
+        ops: [...started.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: user.id, changes: {}, actor: { type: 'user', id: user.id } })],
+        result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(current) } },
+      };
+    });
+  }
+
+  async function signOut(context: OpenPortalContext): Promise<Reply> {
+    const headers = { 'Set-Cookie': sessions.clearCookie(context.req) };
+    const signedIn = context.signedIn;
+    if (signedIn === null) return { status: 204, headers };
+    // 204 even when the session ended meanwhile: signing out twice is no error.
+    return store.commit((tx): { ops: WriteOp[]; result: Reply } => {
+      if (tx.get(SESSIONS, signedIn.sessionId) === undefined) return { ops: [], result: { status: 204, headers } };
+      const userId = signedIn.user.id;
+      return {
+        ops: [
+          { op: 'del', collection: SESSIONS, id: signedIn.sessionId },
+          audit.entryOp(context.requestId, { action: 'portal.sign_out', target_type: 'user', target_id: userId, changes: {}, actor: { type: 'user', id: userId } }),
+        ],
+        result: { status: 204, headers },
+      };
+    });
+  }
+
+  return [
+    { method: 'POST', pattern: '/portal/v1/session', summary: 'Sign in: sets the session cookie', open: true, handle: signIn },
+    { method: 'DELETE', pattern: '/portal/v1/session', summary: 'Sign out: ends the session', open: true, handle: signOut },
+  ];
+}
+
+/** The 401 of a failed sign-in, the same whatever was wrong. */
+export function wrongCredentials(): HttpError {
+  return new HttpError(401, WRONG_CREDENTIALS);
+}
+
+/** The user with this (lower-cased) email, if any; erased users have none. */
+export function userByEmail(reader: RecordReader, email: string): UserRecord | undefined {
+  if (email === '') return undefined;
+  for (const user of reader.values(USERS)) if (user.email === email) return user;
+  return undefined;
+}

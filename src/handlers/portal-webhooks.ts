@@ -1,0 +1,101 @@
+// The signed-in user's webhooks in the developer portal: the same list, registration rules and
+// removal as /v1/webhooks (shared with handlers/webhooks.ts), plus a test `ping` sent now —
+// queued like any event, so it is signed and retried exactly like the others — and the last 50
+// delivery outcomes (never a body). Another user's webhook is 404. Audited with the user as actor.
+
+import type { AuditLog } from '../audit/audit-log.ts';
+import type { Clock } from '../clock.ts';
+import { isoTime } from '../clock.ts';
+import { newestFirst } from '../domain/order.ts';
+import { DELIVERIES, DELIVERY_OUTCOMES, WEBHOOKS, type UserRecord } from '../domain/records.ts';
+import { conflict, notFound } from '../http/errors.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
+import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
+import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
+import type { RecordReader } from '../store/collections.ts';
+import type { Store } from '../store/store.ts';
+import type { WebhookOutbox } from '../webhooks/outbox.ts';
+import type { DeliveryRecord, WebhookRecord } from '../webhooks/records.ts';
+import { webhookView } from '../webhooks/records.ts';
+import { readWebhookRegistration, registrationOps, removalOps } from './webhooks.ts';
+
+export interface PortalWebhookRoutesDeps {
+  store: Store;
+  clock: Clock;
+  outbox: WebhookOutbox;
+  audit: AuditLog;
+  /** WEBHOOK_ALLOW_PRIVATE, as for /v1/webhooks. */
+  allowPrivate: boolean;
+}
+
+export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[] {
+  const { store, clock, outbox, audit } = deps;
+  const actor = (user: UserRecord) => ({ type: 'user' as const, id: user.id });
+
+  function list(context: PortalContext): Reply {
+    checkQueryNames(context.query, ['page', 'limit']);
+    const webhooks = outbox.webhooksOf(context.user.id).sort(newestFirst).map(webhookView);
+    return { status: 200, body: pageOf(webhooks, readPageRequest(context.query)) };
+  }
+
+  async function register(context: PortalContext): Promise<Reply> {
+    const fields = readWebhookRegistration(await context.readJsonBody(), deps.allowPrivate);
+    return context.commit((tx, user) => {
+      const { ops, webhook } = registrationOps(tx, user.id, fields, { clock, outbox });
+      const changes = { url: webhook.url, events: webhook.events, description: webhook.description };
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_create', target_type: 'webhook', target_id: webhook.id, changes, actor: actor(user) })],
+        // The only answer that ever carries the secret.
+        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } },
+      };
+    });
+  }
+
+  function remove(context: PortalContext): Promise<Reply> {
+    const webhookId = context.params.id!;
+    return context.commit((tx, user) => {
+      const { ops, webhook } = removalOps(tx, user.id, webhookId, isoTime(clock.now()));
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_delete', target_type: 'webhook', target_id: webhook.id, changes: { url: webhook.url }, actor: actor(user) })],
+        reply: { status: 200, body: { data: webhookView(webhook) } },
+      };
+    });
+  }
+
+  /** Queues a `ping` due now; the dispatcher sends it signed, like every event. */
+  function test(context: PortalContext): Promise<Reply> {
+    const webhookId = context.params.id!;
+    return context.commit((tx, user) => {
+      const webhook = ownWebhook(tx, webhookId, user);
+      if (!webhook.active) throw conflict('This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.');
+      const ops = outbox.testPingOps(tx, webhook);
+      const queued = ops.find((op) => op.op === 'put' && op.collection === DELIVERIES);
+      const eventId = queued?.op === 'put' ? (queued.data as DeliveryRecord).event_id : null;
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_test', target_type: 'webhook', target_id: webhook.id, changes: { event_id: eventId }, actor: actor(user) })],
+        reply: { status: 202, body: { data: { webhook_id: webhook.id, event_id: eventId, type: 'ping', status: 'pending' } } },
+      };
+    });
+  }
+
+  function deliveries(context: PortalContext): Reply {
+    checkQueryNames(context.query, []);
+    const webhook = ownWebhook(store, context.params.id!, context.user);
+    return { status: 200, body: { data: store.get(DELIVERY_OUTCOMES, webhook.id)?.outcomes ?? [] } };
+  }
+
+  return [
+    { method: 'GET', pattern: '/portal/v1/webhooks', summary: 'Your webhooks', handle: list },
+    { method: 'POST', pattern: '/portal/v1/webhooks', summary: 'Register a webhook (the secret is shown once)', handle: register },
+    { method: 'DELETE', pattern: '/portal/v1/webhooks/:id', summary: 'Remove a webhook', handle: remove },
+    { method: 'POST', pattern: '/portal/v1/webhooks/:id/test', summary: 'Send a signed ping event now', handle: test },
+    { method: 'GET', pattern: '/portal/v1/webhooks/:id/deliveries', summary: 'The last 50 delivery outcomes, newest first', handle: deliveries },
+  ];
+}
+
+/** The user's own webhook; anyone else's is answered like a missing one. */
+function ownWebhook(reader: RecordReader, webhookId: string, user: UserRecord): WebhookRecord {
+  const webhook = reader.get(WEBHOOKS, webhookId);
+  if (webhook === undefined || webhook.user_id !== user.id) throw notFound('Webhook');
+  return webhook;
+}

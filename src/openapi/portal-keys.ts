@@ -1,0 +1,186 @@
+// OpenAPI details of the developer portal's self-service routes (/portal/v1): the user's own
+// keys, plans and plan requests, webhooks with test pings and delivery outcomes, and a
+// creator's own listings. The session cookie, the same-origin rule for writes and their
+// 401/403 are added to every portal route in document.ts.
+
+import { rangeParams } from './analytics.ts';
+import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, PAGE_PARAMS, pathId, ref, type Operations } from './schema.ts';
+
+const COOKIE = '-b cookies.txt';
+const WRITE = `${COOKIE} -H 'Origin: http://127.0.0.1:3000' -H 'Content-Type: application/json'`;
+const BASE = 'http://127.0.0.1:3000/portal/v1';
+const KEY_ID = 'key_2bN7cD4fG6hJ8kL0mP1q';
+const permissions = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 100,
+  items: { type: 'string' },
+  description: "Permission entries (scopes, routes, route prefixes), within your role: a member may hold none that writes listings (403).",
+};
+const keyName = { type: 'string', maxLength: 100 };
+const planId = { type: 'string', minLength: 1, maxLength: 40, description: 'A self-service plan id (GET /portal/v1/plans).' };
+const keyNotFound = errorAnswer('Key not found (or not yours)');
+const webhookNotFound = errorAnswer('Webhook not found (or not yours)');
+const WEBHOOK_ID = 'wh_3kT9pQ2mXz7LbV1nR5sW';
+const deliveryOutcome = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['at', 'event_id', 'event', 'status', 'attempts', 'response_status', 'duration_ms'],
+  properties: {
+    at: { type: 'string', format: 'date-time', description: "When the attempt's outcome was known." },
+    event_id: { type: 'string' },
+    event: { type: 'string', examples: ['ping', 'listing.updated'] },
+    status: { enum: ['delivered', 'retrying', 'failed'], description: '`retrying`: this attempt failed and another is scheduled.' },
+    attempts: { type: 'integer', minimum: 1, description: 'Which attempt this was.' },
+    response_status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null when none arrived (timeout, refused connection)." },
+    duration_ms: { type: 'integer', minimum: 0, description: "From dialling to the end of the receiver's answer or the failure." },
+  },
+};
+
+export const portalSelfServiceOperations: Operations = {
+  'GET /portal/v1/keys': {
+    operationId: 'portalListKeys',
+    description: 'Your keys, newest first, revoked ones included; never a secret.',
+    parameters: PAGE_PARAMS,
+    responses: { '200': answer('Your keys', listOf(ref('ApiKey'))), '400': errorAnswer('Bad page or limit') },
+    ...curl(`curl -s ${COOKIE} ${BASE}/keys`),
+  },
+  'POST /portal/v1/keys': {
+    operationId: 'portalCreateKey',
+    description:
+      'Creates a key for you. It starts at `["read:listings"]` unless you ask for more, on the lowest self-service plan (Free) unless you pick another self-service plan. ' +
+      'The plain key is in this answer only (Cache-Control: no-store). At most 20 active keys (neither revoked nor expired) per user: the 21st is 409.',
+    requestBody: jsonBody({
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        name: { ...keyName, default: '' },
+        permissions: { ...permissions, default: ['read:listings'] },
+        plan: planId,
+        expires_at: { type: ['string', 'null'], format: 'date-time', description: 'A future instant after which the key is refused (401 saying it expired).' },
+      },
+    }),
+    responses: {
+      '201': answer('Created', dataOf(ref('NewApiKey'))),
+      '400': errorAnswer('Invalid body (bad permission entry, unknown or non-self-service plan, expires_at not in the future)'),
+      '403': errorAnswer('A permission entry beyond your role (a member and any write on listings); details.permissions names it'),
+      '409': errorAnswer('You already have 20 active keys'),
+    },
+    ...curl(`curl -s ${WRITE} -d '{"name":"laptop"}' ${BASE}/keys`),
+  },
+  'PATCH /portal/v1/keys/:id': {
+    operationId: 'portalUpdateKey',
+    description:
+      'Renames a key, replaces its permissions (narrower or wider, within your role) or switches it to a self-service plan; applies from its next request. ' +
+      'A plan that is not self-service is asked for with POST /portal/v1/plan-requests (400 here).',
+    parameters: [pathId('Key id')],
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { name: keyName, permissions, plan: planId } }),
+    responses: {
+      '200': answer('Changed', dataOf(ref('ApiKey'))),
+      '400': errorAnswer('Invalid body'),
+      '403': errorAnswer('A permission entry beyond your role'),
+      '404': keyNotFound,
+      '409': errorAnswer('The key is revoked'),
+    },
+    ...curl(`curl -s -X PATCH ${WRITE} -d '{"plan":"pro"}' ${BASE}/keys/${KEY_ID}`),
+  },
+  'DELETE /portal/v1/keys/:id': {
+    operationId: 'portalRevokeKey',
+    description: 'Revokes a key: refused (401) from its next request, on every instance. Revoking twice changes nothing.',
+    parameters: [pathId('Key id')],
+    responses: { '200': answer('Revoked', dataOf(ref('ApiKey'))), '404': keyNotFound },
+    ...curl(`curl -s -X DELETE ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/keys/${KEY_ID}`),
+  },
+  'POST /portal/v1/keys/:id/roll': {
+    operationId: 'portalRollKey',
+    description:
+      'A new secret for the same key (id, permissions, plan and usage kept), shown in this answer only. The previous secret keeps working for grace_seconds (0 to 604800, 7 days; default 0), then is refused with 401.',
+    parameters: [pathId('Key id')],
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 604_800, default: 0 } } }),
+    responses: { '201': answer('Rolled', dataOf(ref('RolledApiKey'))), '400': errorAnswer('grace_seconds out of range'), '404': keyNotFound, '409': errorAnswer('The key is revoked') },
+    ...curl(`curl -s ${WRITE} -d '{"grace_seconds":3600}' ${BASE}/keys/${KEY_ID}/roll`),
+  },
+  'GET /portal/v1/keys/:id/usage': {
+    operationId: 'portalKeyUsage',
+    description: "One of your keys' usage: the same answer as GET /admin/v1/keys/:id/usage (hourly or daily series, per endpoint, 429s, the current window).",
+    parameters: [pathId('Key id'), ...rangeParams],
+    responses: { '200': answer('Usage', dataOf(ref('Usage'))), '400': errorAnswer('Bad query parameter'), '404': keyNotFound },
+    ...curl(`curl -s ${COOKIE} '${BASE}/keys/${KEY_ID}/usage?granularity=hour'`),
+  },
+  'GET /portal/v1/plans': {
+    operationId: 'portalListPlans',
+    description: 'The plans the operator offers. Switch a key to a self-service one with PATCH /portal/v1/keys/:id; ask for another with POST /portal/v1/plan-requests.',
+    responses: { '200': answer('Plans', dataOf({ type: 'array', items: ref('Plan') })) },
+    ...curl(`curl -s ${COOKIE} ${BASE}/plans`),
+  },
+  'GET /portal/v1/plan-requests': {
+    operationId: 'portalListPlanRequests',
+    description: 'Your plan requests, newest first, with the operator\'s decisions.',
+    parameters: PAGE_PARAMS,
+    responses: { '200': answer('Your requests', listOf(ref('PlanRequest'))), '400': errorAnswer('Bad page or limit') },
+    ...curl(`curl -s ${COOKIE} ${BASE}/plan-requests`),
+  },
+  'POST /portal/v1/plan-requests': {
+    operationId: 'portalRequestPlan',
+    description: 'Asks the operator to move one of your keys to a plan that is not self-service. One pending request per key; approval changes the key\'s limit at once.',
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['key_id', 'plan'], properties: { key_id: { type: 'string' }, plan: { type: 'string' } } }),
+    responses: {
+      '201': answer('Pending', dataOf(ref('PlanRequest'))),
+      '400': errorAnswer('Unknown plan, or a self-service one (switch to it with PATCH)'),
+      '404': keyNotFound,
+      '409': errorAnswer('The key is revoked, already on that plan, or has a pending request'),
+    },
+    ...curl(`curl -s ${WRITE} -d '{"key_id":"${KEY_ID}","plan":"business"}' ${BASE}/plan-requests`),
+  },
+  'GET /portal/v1/webhooks': {
+    operationId: 'portalListWebhooks',
+    description: 'Your webhooks, newest first, as GET /v1/webhooks answers; never a secret.',
+    parameters: PAGE_PARAMS,
+    responses: { '200': answer('Your webhooks', listOf(ref('Webhook'))), '400': errorAnswer('Bad page or limit') },
+    ...curl(`curl -s ${COOKIE} ${BASE}/webhooks`),
+  },
+  'POST /portal/v1/webhooks': {
+    operationId: 'portalCreateWebhook',
+    description: 'Registers a webhook with the rules of POST /v1/webhooks (URL guard, event kinds, at most 20); the answer carries its secret, once. A `ping` is queued at once if its events include it.',
+    requestBody: jsonBody(ref('NewWebhook')),
+    responses: {
+      '201': answer('Registered', dataOf(ref('NewWebhookWithSecret'))),
+      '400': errorAnswer('Invalid body; `details` names each bad field'),
+      '409': errorAnswer('You already have 20 webhooks'),
+    },
+    ...curl(`curl -s ${WRITE} -d '{"url":"https://example.com/hooks/market"}' ${BASE}/webhooks`),
+  },
+  'DELETE /portal/v1/webhooks/:id': {
+    operationId: 'portalDeleteWebhook',
+    description: 'Removes one of your webhooks; events not yet delivered to it, and its delivery outcomes, go with it.',
+    parameters: [pathId('Webhook id')],
+    responses: { '200': answer('Removed; the webhook as it was', dataOf(ref('Webhook'))), '404': webhookNotFound },
+    ...curl(`curl -s -X DELETE ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/webhooks/${WEBHOOK_ID}`),
+  },
+  'POST /portal/v1/webhooks/:id/test': {
+    operationId: 'portalTestWebhook',
+    description:
+      'Queues a `ping` event due now, whatever events the webhook receives: it is sent, signed (Standard Webhooks) and retried exactly like every other event. Its outcome appears in the deliveries.',
+    parameters: [pathId('Webhook id')],
+    responses: {
+      '202': answer(
+        'Queued',
+        dataOf({
+          type: 'object',
+          required: ['webhook_id', 'event_id', 'type', 'status'],
+          properties: { webhook_id: { type: 'string' }, event_id: { type: ['string', 'null'] }, type: { const: 'ping' }, status: { const: 'pending' } },
+        }),
+      ),
+      '404': webhookNotFound,
+      '409': errorAnswer('The webhook was switched off (its receiver answered 410)'),
+    },
+    ...curl(`curl -s -X POST ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/webhooks/${WEBHOOK_ID}/test`),
+  },
+  'GET /portal/v1/webhooks/:id/deliveries': {
+    operationId: 'portalWebhookDeliveries',
+    description: "The webhook's last 50 delivery outcomes, newest first, one per attempt: time, event, status, attempt number, the receiver's HTTP status, duration. Never a body.",
+    parameters: [pathId('Webhook id')],
+    responses: { '200': answer('Outcomes', dataOf({ type: 'array', maxItems: 50, items: deliveryOutcome })), '404': webhookNotFound },
+    ...curl(`curl -s ${COOKIE} ${BASE}/webhooks/${WEBHOOK_ID}/deliveries`),
+  },
+};
