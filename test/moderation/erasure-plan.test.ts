@@ -68,3 +68,23 @@ test('a name under three characters is not looked for in others\' text', async (
   const plan = erasureOps(store, al, NOW);
   assert.equal(plan.ops.some((op) => op.id === 'usr_z'), false);
 });
+
+test('what she did herself (an audit entry with her as actor) loses its text, even about a webhook already gone', async (t) => {
+  const store = await Store.open({ dataDir: null, warn: () => {} });
+  t.after(() => store.close());
+  const eve = user('usr_eve', { name: 'Eve Quill' });
+  const created: AuditRecord = {
+    ...audit('aud_w', 'whk_gone', { url: 'https://eve-quill.example.org/hook', events: ['ping'], description: 'my own hook' }, 'webhook' as AuditRecord['target_type']),
+    action: 'portal.webhook_create',
+    actor: { type: 'user', id: eve.id },
+  };
+  await store.write([
+    { op: 'put', collection: USERS, id: eve.id, data: eve },
+    { op: 'put', collection: AUDIT, id: created.id, data: created },
+  ]);
+  const plan = erasureOps(store, eve, NOW);
+  const entry = plan.ops.find((op) => op.id === 'aud_w');
+  assert.ok(entry !== undefined && entry.op === 'put', 'the entry is rewritten');
+  assert.deepEqual((entry.data as AuditRecord).changes, { url: ERASED, events: ['ping'], description: ERASED });
+  assert.deepEqual((entry.data as AuditRecord).actor, { type: 'user', id: eve.id }, 'the actor stays an id');
+});
