@@ -3,7 +3,8 @@
 //   reads   the cached page GET /v1/listings?limit=20 through nginx (round-robin) in front of
 //           1, 2 and 3 instances sharing one PostgreSQL and one Redis;
 //   writes  durable POST /v1/listings on one instance on PostgreSQL (+ Redis) versus one
-//           file-backed instance (group commit, fsync), and 3 instances on PostgreSQL via nginx.
+//           file-backed instance (group commit, fsync): alone on its database, and one of three
+//           (each write waits until the other two have applied it); and 3 instances via nginx.
 //
 // Targets are measured in alternating rounds (each round visits every target, in a rotated
 // order), so a machine that gets busier mid-run weighs on every target alike. With taskset the
@@ -146,6 +147,8 @@ async function main(): Promise<void> {
       const fileDir = join(work, 'file-store');
       const fileUrl = await startOn('write-file', { DATA_DIR: fileDir });
       const databaseUrl = postgres.createDatabase('bench_writes');
+      // One instance with no other on its database: no other instance to wait for before a write is acknowledged.
+      const aloneUrl = await startOn('write-postgres-alone', onDatabase(postgres.createDatabase('bench_writes_alone')));
       const pgUrl = await startOn('write-postgres-1', onDatabase(databaseUrl));
       const more = [await startOn('write-postgres-2', onDatabase(databaseUrl)), await startOn('write-postgres-3', onDatabase(databaseUrl))];
       const nginx = await balance([pgUrl, ...more]);
@@ -163,7 +166,8 @@ async function main(): Promise<void> {
       });
       results.writes = await measure([
         target('file store, 1 instance', fileUrl, [fileUrl]),
-        target('PostgreSQL, 1 instance', pgUrl, [pgUrl]),
+        target('PostgreSQL, 1 instance alone', aloneUrl, [aloneUrl]),
+        target('PostgreSQL, 1 of 3 instances', pgUrl, [pgUrl]),
         target('PostgreSQL, 3 instances via nginx', nginx.url, [pgUrl, ...more]),
       ]);
     }

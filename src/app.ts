@@ -49,7 +49,7 @@ import { buildOpenApiDocument } from './openapi/document.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import { nodeFileSystem, type FileSystem } from './store/files.ts';
-import { Readiness } from './health/readiness.ts';
+import { limiterAnswers, Readiness } from './health/readiness.ts';
 import { metricsRoute, readinessRoute } from './handlers/operations.ts';
 import { ServerMetrics } from './metrics/server-metrics.ts';
 import type { Log } from './store/log.ts';
@@ -155,6 +155,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
 
   const { keyLimiter, failedAuthLimiter, signInLimiter, closeLimiters } = await openLimiters(config, clock);
+  // Shared back-ends (PostgreSQL, Redis) are part of readiness; the defaults report nothing.
+  readiness.watch(() => store.problems());
+  if (config.redisUrl !== null) readiness.watch(limiterAnswers(keyLimiter));
   const audit = new AuditLog(store, clock);
   const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn });
   void prepareDummyHash();

@@ -24,7 +24,7 @@ import type { AccessLog } from './http/access-log.ts';
 import { Context } from './http/context.ts';
 import { isPreflight, type CorsPolicy } from './http/cors.ts';
 import { isJsonContentType } from './http/body.ts';
-import { forbidden, HttpError, limiterUnavailable, storeUnavailable } from './http/errors.ts';
+import { forbidden, HttpError, instanceBehind, limiterUnavailable, storeUnavailable } from './http/errors.ts';
 import type { IdempotencyGuard } from './http/idempotency.ts';
 import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-headers.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
@@ -97,8 +97,16 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     const { path } = context;
     // Before any route: no handler ever sees U+0000 decoded from the path or query.
     assertNoNulInUrl(context.req.url ?? '');
-    if (!isUnder(path, '/v1')) {
-      if (isUnder(path, '/portal/v1')) return dispatchPortal(context);
+    const underV1 = isUnder(path, '/v1');
+    const underPortal = isUnder(path, '/portal/v1');
+    // An instance of many that cannot vouch it holds every acknowledged write answers nothing
+    // from memory (it would answer from the past): 503, and the balancer's next try goes elsewhere.
+    if (underV1 || underPortal || isUnder(path, '/admin')) {
+      const stale = deps.store.staleness();
+      if (stale !== null) throw instanceBehind(stale);
+    }
+    if (!underV1) {
+      if (underPortal) return dispatchPortal(context);
       return isUnder(path, '/admin') || path === '/metrics' ? dispatchOperator(context) : dispatchPublic(context);
     }
 

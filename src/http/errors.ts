@@ -46,6 +46,12 @@ export const limiterUnavailable = () =>
     headers: { 'Retry-After': '5' },
   });
 
+/** One of many instances cannot vouch it has caught up with the others: it refuses rather than answer from the past. */
+export const instanceBehind = (why: string) =>
+  new HttpError(503, `This instance cannot answer right now: ${why}. Retry: another instance, or this one once caught up, will answer.`, {
+    headers: { 'Retry-After': '1' },
+  });
+
 export const storeUnavailable = () =>
   new HttpError(503, 'The server cannot save changes right now (storage unavailable); reads still work. Retry later.', {
     headers: { 'Retry-After': '5' },

@@ -191,6 +191,11 @@ function operationOf(route: PublicRoute | ApiRoute | PortalRoute, tag: string, d
     responses['413'] ??= errorAnswer('Body over 64 KiB');
     responses['415'] ??= errorAnswer('Body is not application/json');
   }
+  if (route.pattern.startsWith('/v1/') || route.pattern.startsWith('/admin/')) {
+    responses['503'] ??= errorAnswer(
+      'Unavailable for now (Retry-After): the store cannot save changes, the shared rate limiter cannot be reached, or (many instances) this instance cannot vouch it has caught up with the others',
+    );
+  }
   if (route.method === 'GET') responses['304'] ??= { description: 'Not modified: If-None-Match matched the ETag of this representation' };
   if (route.method === 'POST' && 'resource' in route) {
     parameters.push(IDEMPOTENCY_KEY);

@@ -114,7 +114,8 @@ export const moderationOperations: Operations = {
 export const readinessOperations: Operations = {
   'GET /readyz': {
       operationId: 'getReadiness',
-      description: 'Ready (200) when the store accepts writes (a probe file is written and fsynced beside the log, at most once a second) and the server is not stopping; otherwise 503 with the reasons. /healthz stays the liveness check.',
+      description:
+        'Ready (200) when the store accepts writes (a probe file is written and fsynced beside the log, at most once a second), the server is not stopping and, with many instances, the database and Redis answer and this instance is caught up with the others; otherwise 503 with the reasons. /healthz stays the liveness check.',
       security: [],
       responses: {
         '200': answer('Ready', { type: 'object', required: ['status'], properties: { status: { const: 'ready' } } }),

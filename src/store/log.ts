@@ -47,6 +47,11 @@
 // 7. earlierVersions(collection, id), optional: the versions of one record that older, superseded
 //    writes the log still holds put (erasure looks for earlier personal values in them). A back-
 //    end that keeps only each record's latest state (PostgreSQL, memory) has none to give.
+// 8. Read-your-writes, for a back-end shared by several servers: `untilAppliedEverywhere(v)`
+//    resolves once every other running server has version v in memory (or can no longer answer
+//    requests), and the store acknowledges a write only then; `staleness()` says why this server
+//    must not answer now (it cannot vouch it holds every acknowledged write), and `problems()`
+//    what keeps it from being ready. A back-end with one writer has none of them.
 
 import type { StoredRecord, WriteOp } from './format.ts';
 
@@ -108,6 +113,12 @@ export interface Log {
   compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult>;
   /** Point 7: every version of the record the log's older writes put, oldest first. */
   earlierVersions?(collection: string, id: string): Promise<StoredRecord[]>;
+  /** Point 8: resolves once every other server has applied `version`. */
+  untilAppliedEverywhere?(version: number): Promise<void>;
+  /** Point 8: why this server must not answer now, or null. */
+  staleness?(): string | null;
+  /** Point 8: what keeps this server from being ready. */
+  problems?(): string[];
   stats(): LogStats;
   close(): Promise<void>;
 }

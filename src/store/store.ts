@@ -12,7 +12,7 @@ import { Collections, type ChangeEvent, type CollectionName, type RecordReader }
 import type { FileSystem } from './files.ts';
 import { FileLog } from './file-log.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
-import type { Log, LogEntry } from './log.ts';
+import type { AppendOutcome, Log, LogEntry } from './log.ts';
 import { MemoryLog } from './memory-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
 
@@ -103,6 +103,9 @@ export class Store implements RecordReader {
   private closed: Promise<void> | null = null;
   private counters = { writes: 0, batches: 0, conflicts: 0 };
   private readonly conflictsByCollection: Record<string, number> = {};
+  /** A catch-up of others' writes is queued and has not started. */
+  private pullQueued = false;
+  private lastPullWarning: string | null = null;
 
   private constructor(collections: Collections, log: Log, options: { compactAtOps: number; now: () => number; warn: (message: string) => void }) {
     this.collections = collections;
@@ -111,7 +114,22 @@ export class Store implements RecordReader {
     this.now = options.now;
     this.warn = options.warn;
     log.onOthersWrote(() => {
-      if (!this.closing) void this.enqueueTask(() => this.pullOthers()).catch((error: Error) => this.warn(`Could not read other servers' writes: ${error.message}`));
+      if (this.closing || this.pullQueued) return;
+      // One catch-up waiting at a time is enough: it reads everything committed until it runs.
+      this.pullQueued = true;
+      void this.enqueueTask(() => {
+        this.pullQueued = false;
+        return this.pullOthers();
+      }).then(
+        () => {
+          this.lastPullWarning = null;
+        },
+        (error: Error) => {
+          // Said once per cause, not at every periodic catch-up of an outage.
+          if (error.message !== this.lastPullWarning) this.warn(`Could not read other servers' writes: ${error.message}`);
+          this.lastPullWarning = error.message;
+        },
+      );
     });
   }
 
@@ -352,10 +370,8 @@ export class Store implements RecordReader {
       this.counters.writes += item.entry.ops.length;
       committed.push(item);
     });
-    for (const item of committed) {
-      this.runCommittedActions(item.committedActions);
-      item.write.resolve(item.result);
-    }
+    for (const item of committed) this.runCommittedActions(item.committedActions);
+    this.acknowledge(committed, outcomes);
     // Another server changed what these read, or wrote before this batch went in: catch up with
     // it before deciding anything else (the conflicts again, on the new state).
     if (conflicts.length > 0 || this.log.needsPull?.()) {
@@ -381,6 +397,40 @@ export class Store implements RecordReader {
         this.warn(`An after-commit action failed: ${(error as Error)?.message ?? String(error)}`);
       }
     }
+  }
+
+  /**
+   * Resolves the committed writes once every other server answers with them (a shared log's
+   * `untilAppliedEverywhere`), without holding the queue meanwhile: later batches go on.
+   */
+  private acknowledge(committed: readonly DecidedWrite[], outcomes: readonly AppendOutcome[]): void {
+    if (committed.length === 0) return;
+    const last = Math.max(...outcomes.map((outcome) => (outcome === 'conflict' ? 0 : outcome.version)));
+    const everywhere = this.log.untilAppliedEverywhere?.(last);
+    if (everywhere === undefined) {
+      for (const item of committed) item.write.resolve(item.result);
+      return;
+    }
+    everywhere.then(
+      () => {
+        for (const item of committed) item.write.resolve(item.result);
+      },
+      (error: unknown) => {
+        // Committed, but whether every server has it cannot be told: answered as a failed write.
+        const failure = new StoreUnavailableError(error);
+        for (const item of committed) item.write.reject(failure);
+      },
+    );
+  }
+
+  /** Why this server must not answer now (a shared log it cannot vouch it has caught up with), or null. */
+  staleness(): string | null {
+    return this.log.staleness?.() ?? null;
+  }
+
+  /** What keeps the log from being ready (a shared log: database unreachable, behind), empty when nothing. */
+  problems(): string[] {
+    return this.log.problems?.() ?? [];
   }
 
   private async pullOthers(): Promise<void> {

@@ -3,7 +3,9 @@
 // delivery's current version, so of two instances claiming at once one wins and the other
 // reads the winner's claim — and only the claimer sends it. A claim covers one attempt number
 // and lapses after the send timeout plus a margin, so the attempt of an instance that died
-// mid-send is taken over (at least once, as after a restart). One instance needs no claims.
+// mid-send is taken over (at least once, as after a restart). Only an attempt that is due is
+// claimed: a retry written by another instance since this one took the delivery waits for its
+// delay. One instance needs no claims.
 
 import { randomUUID } from 'node:crypto';
 import { DELIVERIES } from '../domain/records.ts';
@@ -30,6 +32,9 @@ export class AttemptClaims {
       const current = tx.get(DELIVERIES, deliveryId);
       if (current === undefined || !isPendingDelivery(current)) return { ops: [], result: false };
       if (this.heldElsewhereUntil(current, now) !== null) return { ops: [], result: false };
+      // Another instance may have failed the attempt meanwhile and set a retry: not yet due, so
+      // not claimed (the dispatcher schedules it again at its time).
+      if (current.next_attempt_at > now) return { ops: [], result: false };
       const claimed: DeliveryRecord = { ...current, claim: { by: this.instanceId, attempt: current.attempts, until: now + this.holdMs } };
       return { ops: [{ op: 'put', collection: DELIVERIES, id: deliveryId, data: claimed }], result: true };
     });

@@ -3,6 +3,11 @@
 // follows the others: a commit notifies (LISTEN/NOTIFY) with its version, and `pull` reads
 // every record changed since the last version this instance knows, in version order, in one
 // snapshot. After a lost connection the listener reconnects and pulls, so nothing is missed.
+// A follower cannot fall silent: its listening connection has TCP keepalive and is asked to
+// answer every second (a stalled one is dropped and made again), and it catches up every half
+// second whatever the notifications do. A write is acknowledged only once every running instance
+// has applied it, and an instance that cannot vouch it is caught up refuses to answer
+// (instance-leases.ts): read-your-writes whichever instance a client's next request reaches.
 //
 // Writes: `append` sends a batch in one call of marketplace_append, which commits each entry
 // whose reads no other instance changed since this one last caught up and answers the others
@@ -15,11 +20,12 @@
 //
 // The driver (`pg`) is an optional peer dependency, imported only when DATABASE_URL is set.
 
-import type { Client, ClientBase, Pool } from 'pg';
+import type { Client, ClientBase, Pool, PoolClient } from 'pg';
 import type { WriteOp } from '../../store/format.ts';
 import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from '../../store/log.ts';
+import { InstanceLeases } from './instance-leases.ts';
 import { RemovalCount } from './removals.ts';
-import { CHANGES_CHANNEL, migrate } from './schema.ts';
+import { APPLIED_CHANNEL, CHANGES_CHANNEL, migrate } from './schema.ts';
 
 export interface PostgresLogOptions {
   url: string;
@@ -41,6 +47,19 @@ interface RecordRow {
 }
 
 const RECONNECT_DELAY_MS = 500;
+/** A catch-up (and report) at least this often, whatever the notifications do. */
+const CATCH_UP_MS = 500;
+/** The listening connection is asked to answer this often, and dropped when it does not within LIVENESS_TIMEOUT_MS. */
+const LIVENESS_MS = 1_000;
+const LIVENESS_TIMEOUT_MS = 1_500;
+/** Also the liveness question: LISTEN again is harmless, and leaves the statement followers() looks for. */
+const LISTEN_SQL = `LISTEN ${CHANGES_CHANNEL}; LISTEN ${APPLIED_CHANNEL}`;
+/** Dead peers and half-open connections are noticed by the kernel too. */
+const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 };
+/** Everything committed since the cursor, in commit order, with the last version (the meta row always answers). */
+const PULL_SQL = `SELECT m.last_version, m.tombstones_dropped_through AS dropped_through, r.collection, r.id, r.version, r.data
+   FROM marketplace_meta m LEFT JOIN marketplace_records r ON r.version > $1
+  WHERE m.id = 1 ORDER BY r.version`;
 /** One compaction at a time across instances (session lock, held on one pooled connection). */
 const COMPACTION_LOCK = 'SELECT pg_advisory_lock(727274002)';
 const COMPACTION_UNLOCK = 'SELECT pg_advisory_unlock(727274002)';
@@ -66,6 +85,12 @@ export class PostgresLog implements Log {
   private lastWriteError: string | null = null;
   /** The listener is down: a catch-up pull is due when it comes back. */
   private listenerLost = false;
+  private readonly follow: boolean;
+  /** Read-your-writes across instances (null when not following: a one-off tool). */
+  private readonly leases: InstanceLeases | null;
+  private catchUpTimer: NodeJS.Timeout | null = null;
+  private livenessTimer: NodeJS.Timeout | null = null;
+  private livenessAsked = false;
   /** The removals the table keeps, for the store's compaction trigger. */
   private readonly removals: RemovalCount;
 
@@ -74,10 +99,13 @@ export class PostgresLog implements Log {
     this.warn = options.warn;
     this.tombstoneRetentionMs = options.tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS;
     this.removals = new RemovalCount(this.tombstoneRetentionMs);
-    this.pool = new pgModule.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000 });
+    this.pool = new pgModule.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, ...KEEPALIVE });
     // An idle connection dropped by the server (restart, outage) is replaced on next use.
     this.pool.on('error', () => {});
-    this.makeClient = () => new pgModule.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
+    this.makeClient = () =>
+      new pgModule.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, application_name: 'marketplace-follower', ...KEEPALIVE });
+    this.follow = options.follow !== false;
+    this.leases = this.follow ? new InstanceLeases(this.pool, () => this.cursor) : null;
   }
 
   /** Connects, creates or migrates the tables, and starts listening for other instances' writes. */
@@ -91,7 +119,11 @@ export class PostgresLog implements Log {
       } finally {
         client.release();
       }
-      if (options.follow !== false) await log.listen();
+      if (log.leases !== null) {
+        await log.leases.register();
+        await log.listen();
+        log.startWatching();
+      }
     } catch (error) {
       await log.close();
       throw error;
@@ -110,10 +142,19 @@ export class PostgresLog implements Log {
       await client.query('COMMIT');
       for (const row of rows.rows) sink.put(row.collection, row.data!, Number(row.version));
       this.cursor = Number(meta.rows[0]!.last_version);
-      return { lastVersion: this.cursor };
     } finally {
       client.release();
     }
+    // What was committed since the snapshot, and this instance becomes one whose writers wait.
+    if (this.leases !== null) {
+      await this.rejoin((write) => {
+        for (const op of write.ops) {
+          if (op.op === 'put') sink.put(op.collection, op.data, write.version);
+          else sink.remove(op.collection, op.id, write.version);
+        }
+      });
+    }
+    return { lastVersion: this.cursor };
   }
 
   async append(entries: readonly LogEntry[]): Promise<AppendOutcome[]> {
@@ -146,23 +187,86 @@ export class PostgresLog implements Log {
   }
 
   async pull(apply: (write: PulledWrite) => void): Promise<void> {
-    const result = await this.pool.query<RecordRow & { last_version: string; dropped_through: string }>(
-      `SELECT m.last_version, m.tombstones_dropped_through AS dropped_through, r.collection, r.id, r.version, r.data
-         FROM marketplace_meta m LEFT JOIN marketplace_records r ON r.version > $1
-        WHERE m.id = 1 ORDER BY r.version`,
-      [this.cursor],
-    );
-    const first = result.rows[0];
+    if (this.leases !== null && !this.leases.isMember()) return this.rejoin(apply);
+    let result;
+    try {
+      result = await this.pool.query<PulledRow>(PULL_SQL, [this.cursor]);
+    } catch (error) {
+      this.leases?.failed(error);
+      throw error;
+    }
+    this.applyPulled(result.rows, apply);
+    this.leases?.report();
+  }
+
+  /** Resolves once every other running instance has applied `version` (instance-leases.ts). */
+  untilAppliedEverywhere(version: number): Promise<void> {
+    return this.leases === null ? Promise.resolve() : this.leases.untilAppliedEverywhere(version);
+  }
+
+  /** Why this instance must not answer now (it cannot vouch it holds every acknowledged write), or null. */
+  staleness(): string | null {
+    const why = this.leases?.staleness() ?? null;
+    // Catch up now rather than at the next tick (the store keeps one catch-up queued at most).
+    if (why !== null && !this.closed) this.othersWrote();
+    return why;
+  }
+
+  /** What keeps this instance from being ready: the database unreachable, not caught up, or fallen too far behind. */
+  problems(): string[] {
+    const problems: string[] = [];
+    const unreachable = this.leases?.unreachable() ?? null;
+    if (unreachable !== null) problems.push(`the database cannot be reached: ${unreachable}`);
+    const stale = this.staleness();
+    if (stale !== null) problems.push(stale);
+    if (this.lastWriteError !== null && this.lastWriteError.startsWith(FELL_BEHIND)) problems.push(this.lastWriteError);
+    return problems;
+  }
+
+  /**
+   * Catches up holding the meta row FOR SHARE (no write commits meanwhile), then marks this
+   * instance a member again: every later write waits for it (instance-leases.ts, rule 3).
+   */
+  private async rejoin(apply: (write: PulledWrite) => void): Promise<void> {
+    const leases = this.leases!;
+    const sentAt = performance.now();
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      leases.failed(error);
+      throw error;
+    }
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT last_version FROM marketplace_meta WHERE id = 1 FOR SHARE');
+      const result = await client.query<PulledRow>(PULL_SQL, [this.cursor]);
+      this.applyPulled(result.rows, apply);
+      await leases.rejoin(client, this.cursor);
+      await client.query('COMMIT');
+      leases.rejoined(sentAt);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      leases.failed(error);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Hands over pulled rows as writes, in version order, skipping this instance's own. */
+  private applyPulled(rows: readonly PulledRow[], apply: (write: PulledWrite) => void): void {
+    const first = rows[0];
     if (!first) return;
     if (Number(first.dropped_through) > this.cursor) {
       // Removals this instance never saw are gone: its memory may keep removed records. Writes
       // stop (503, /readyz not ready) until it is restarted and loads the current state.
-      this.lastWriteError = 'this instance fell behind the database for longer than removals are kept; restart it';
+      this.lastWriteError = `${FELL_BEHIND} for longer than removals are kept; restart it`;
       throw new Error(this.lastWriteError);
     }
     let ops: WriteOp[] = [];
     let version = 0;
-    for (const row of result.rows) {
+    for (const row of rows) {
       if (row.version === null) continue;
       const rowVersion = Number(row.version);
       if (this.ownAhead.some((own) => rowVersion >= own.first && rowVersion <= own.last)) continue;
@@ -221,7 +325,7 @@ export class PostgresLog implements Log {
     const result = await this.pool.query<{ count: string }>(
       `SELECT count(*) AS count FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE $1`,
-      [`LISTEN ${CHANGES_CHANNEL}`],
+      [`LISTEN ${CHANGES_CHANNEL}%`],
     );
     return Number(result.rows[0]!.count);
   }
@@ -258,6 +362,8 @@ export class PostgresLog implements Log {
         WHERE id = 1 AND EXISTS (SELECT 1 FROM dropped)`,
       [this.tombstoneRetentionMs / 1000],
     );
+    // Instances that lapsed long ago (killed, or cut off for an hour): one that is still alive registers again when it rejoins.
+    await client.query("DELETE FROM marketplace_instances WHERE lapsed AND beat_at < now() - interval '1 hour'");
     await client.query('VACUUM marketplace_records');
     await this.countRemovals(client);
     this.counters.compactions += 1;
@@ -278,6 +384,9 @@ export class PostgresLog implements Log {
   async close(): Promise<void> {
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.catchUpTimer) clearInterval(this.catchUpTimer);
+    if (this.livenessTimer) clearInterval(this.livenessTimer);
+    await this.leases?.leave();
     const listener = this.listener;
     this.listener = null;
     await listener?.end().catch(() => {});
@@ -305,25 +414,57 @@ export class PostgresLog implements Log {
   private async listen(): Promise<void> {
     const client = this.makeClient();
     client.on('notification', (message) => {
-      if (Number(message.payload) > this.cursor) this.othersWrote();
+      if (message.channel === APPLIED_CHANNEL) this.leases?.heard(message.payload ?? '');
+      else if (Number(message.payload) > this.cursor) this.othersWrote();
     });
-    const lost = () => {
-      if (this.listener !== client || this.closed) return;
-      this.listener = null;
-      this.listenerLost = true;
-      client.end().catch(() => {});
-      this.scheduleReconnect();
-    };
-    client.on('error', lost);
-    client.on('end', lost);
+    client.on('error', () => this.dropListener(client));
+    client.on('end', () => this.dropListener(client));
     await client.connect();
-    await client.query(`LISTEN ${CHANGES_CHANNEL}`);
+    await client.query(LISTEN_SQL);
     this.listener = client;
     if (this.listenerLost) {
       this.listenerLost = false;
       // Writes committed while we were not listening: catch up now.
       this.othersWrote();
     }
+  }
+
+  /** The listening connection failed, ended or stalled: drop it and make another. */
+  private dropListener(client: Client): void {
+    if (this.listener !== client || this.closed) return;
+    this.listener = null;
+    this.listenerLost = true;
+    // A stalled connection may never answer end(): its socket is destroyed.
+    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    client.end().catch(() => {});
+    this.scheduleReconnect();
+  }
+
+  /** The periodic catch-up and the listening connection's liveness question. */
+  private startWatching(): void {
+    this.catchUpTimer = setInterval(() => this.othersWrote(), CATCH_UP_MS);
+    this.catchUpTimer.unref();
+    this.livenessTimer = setInterval(() => this.askListener(), LIVENESS_MS);
+    this.livenessTimer.unref();
+  }
+
+  private askListener(): void {
+    const client = this.listener;
+    if (client === null || this.livenessAsked) return;
+    this.livenessAsked = true;
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('the listening connection did not answer')), LIVENESS_TIMEOUT_MS);
+    });
+    Promise.race([client.query(LISTEN_SQL), stalled])
+      .catch((error: Error) => {
+        if (this.listener === client && !this.closed) this.warn(`Following other instances' writes: ${error.message}; connecting again`);
+        this.dropListener(client);
+      })
+      .finally(() => {
+        clearTimeout(timer);
+        this.livenessAsked = false;
+      });
   }
 
   private scheduleReconnect(): void {
@@ -335,6 +476,9 @@ export class PostgresLog implements Log {
     this.reconnectTimer.unref();
   }
 }
+
+type PulledRow = RecordRow & { last_version: string; dropped_through: string };
+const FELL_BEHIND = 'this instance fell behind the database';
 
 function toRow(op: WriteOp): { op: string; c: string; id: string; d?: unknown } {
   return op.op === 'put' ? { op: 'put', c: op.collection, id: op.id, d: op.data } : { op: 'del', c: op.collection, id: op.id };

@@ -5,6 +5,8 @@
 //   marketplace_records  every record's latest state and the version of the write that put it;
 //                        a removed record stays as a tombstone (data NULL) so other instances
 //                        learn of the removal; the version order is the change feed they follow
+//   marketplace_instances one row per running instance: the version it has applied, when it last
+//                        said so, and whether it lapsed (a writer stopped waiting for it)
 //
 // marketplace_append(expected, entries, reads) commits one batch of writes in one round trip.
 // `expected` is the last write this instance has in memory, which is what it decided the batch
@@ -19,8 +21,10 @@
 
 import type { ClientBase } from 'pg';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 export const CHANGES_CHANNEL = 'marketplace_changes';
+/** Each instance announces here, as "<instance id> <version>", how far it has applied the log. */
+export const APPLIED_CHANNEL = 'marketplace_applied';
 const SCHEMA_LOCK = 'SELECT pg_advisory_xact_lock(727274001)';
 
 export const SCHEMA_MIGRATIONS: readonly string[] = [
@@ -121,6 +125,16 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
     RETURN json_build_object('previous', current, 'versions', versions);
   END
   $fn$;
+  `,
+  // 2 → 3: every running instance says how far it has applied the log, so a write is
+  // acknowledged only once every instance answers with it (postgres-log.ts, "Read-your-writes").
+  `
+  CREATE TABLE marketplace_instances (
+    id text PRIMARY KEY,
+    applied bigint NOT NULL,
+    beat_at timestamptz NOT NULL,
+    lapsed boolean NOT NULL
+  );
   `,
 ];
 

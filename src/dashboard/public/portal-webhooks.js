@@ -7,7 +7,7 @@ import { formatDate } from './format.js';
 import { showError, showNotice } from './notice.js';
 import { listOf, portal } from './portal-api.js';
 
-const EVENTS = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated'];
+const EVENTS = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping'];
 
 function deliveriesList(deliveries) {
   if (deliveries.length === 0) return el('p', { class: 'empty' }, 'No deliveries yet.');
