@@ -85,7 +85,8 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
     // Her earlier values in the log's older lines (file back-end), read before the write: they
     // are looked for in what others' records say. An edit made in between is still current
     // when the plan is decided, so it is known too.
-    const earlierVersions = await store.earlierVersions(USERS, context.params.id!);
+    const known = existingUser(store, context);
+    const earlierVersions = userStatus(known) === 'erased' ? [] : await store.earlierVersions(USERS, known.id);
     // Decided in the store's write queue on the current records, so nothing written before it
     // (a delivery outcome, a profile edit) slips past the plan.
     const reply = await context.commit((tx) => {

@@ -77,6 +77,7 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
   for (const webhook of store.values(WEBHOOKS)) {
     if (webhook.user_id !== user.id) continue;
     webhookIds.add(webhook.id);
+    hers.add(webhook.id);
     del(WEBHOOKS, webhook.id);
     if (store.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) del(DELIVERY_OUTCOMES, webhook.id);
     summary.webhooks_removed += 1;
@@ -108,9 +109,11 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
   const audit = [...store.values(AUDIT)];
   const mentions = valueMatcher(knownValues(user, earlierVersions, audit.filter((entry) => entry.target_id === user.id)));
 
-  // Every audit entry: those about her or her things lose their text, the others her values.
+  // Every audit entry: those about her or her things, and what she did herself (a portal
+  // action, whose target may be gone: a webhook she removed), lose their text; the others, her values.
   for (const entry of audit) {
-    const changes = hers.has(entry.target_id) ? eraseTextFields(entry.changes) : entry.changes;
+    const aboutHer = hers.has(entry.target_id) || (entry.actor?.type === 'user' && entry.actor.id === user.id);
+    const changes = aboutHer ? eraseTextFields(entry.changes) : entry.changes;
     const scrubbed = scrub(changes, mentions) as Record<string, unknown>;
     if (JSON.stringify(scrubbed) === JSON.stringify(entry.changes)) continue;
     put(AUDIT, { ...entry, changes: scrubbed });

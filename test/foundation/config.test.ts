@@ -62,7 +62,7 @@ test('the server exits 1 with one line on bad config, before listening', () => {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, PORT: 'not-a-port', DATA_DIR: ':memory:' },
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout: 120_000,
   });
   assert.equal(result.status, 1);
   assert.equal(result.stdout, '');

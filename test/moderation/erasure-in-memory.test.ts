@@ -1,7 +1,7 @@
 // Erasure reaches the server's memory as well as its files: once the answer is sent, a heap
 // snapshot of the running server (what a heap dump or core file would show) holds none of the
 // erased user's strings, even after her listing was read (so its answer was made and kept) and
-// listed (so a page holding it was cached).
+// listed (so a page holding it was cached), her webhook was sent to and her key was named.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -11,13 +11,14 @@ import { test } from 'node:test';
 import { eventually } from '../helpers/eventually.ts';
 import { startMain } from '../helpers/main-process.ts';
 import { temporaryDir } from '../helpers/server.ts';
+import { answer, startReceiver, waitFor } from '../webhooks/fixtures.ts';
 
 const TOKEN = 'heap-erasure-operator-token-0123456789';
 
 test('after an erasure, a heap snapshot of the server holds none of the erased strings', async (t) => {
   const dataDir = temporaryDir(t);
   const snapshotDir = temporaryDir(t);
-  const { child, url } = await startMain({ DATA_DIR: dataDir, MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: TOKEN }, [
+  const { child, url } = await startMain({ DATA_DIR: dataDir, MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: TOKEN, WEBHOOK_ALLOW_PRIVATE: '1' }, [
     '--heapsnapshot-signal=SIGUSR2',
     `--diagnostic-dir=${snapshotDir}`,
   ]);
@@ -43,8 +44,12 @@ test('after an erasure, a heap snapshot of the server holds none of the erased s
 
   const user = await call('POST', '/admin/v1/users', admin, { name: `Heap Erin ${unique}`, email, role: 'creator' });
   assert.equal(user.status, 201);
-  const key = await call('POST', '/admin/v1/keys', admin, { user_id: user.body.data.id, permissions: ['read:listings', 'write:listings'] });
+  const key = await call('POST', '/admin/v1/keys', admin, { user_id: user.body.data.id, name: `Heap key ${unique}`, permissions: ['read:listings', 'write:listings', 'read:webhooks', 'write:webhooks'] });
   const auth = { authorization: `Bearer ${key.body.data.key}`, 'content-type': 'application/json' };
+  const receiver = await startReceiver(t, answer(200));
+  const hook = await call('POST', '/v1/webhooks', auth, { url: `${receiver.url}/heap-${unique}`, description: `Heap hook ${unique}` });
+  assert.equal(hook.status, 201);
+  await waitFor('the ping', () => receiver.received.length === 1);
   const listing = await call('POST', '/v1/listings', auth, { title, description: `Write to ${email}`, type: 'TOOL', price: 2 });
   assert.equal(listing.status, 201);
   assert.equal((await call('GET', `/v1/listings/${listing.body.data.id}`, auth)).status, 200);

@@ -97,7 +97,7 @@ test("another user's delivery arrives within a few seconds while a tarpit user h
     const response = await server.request('POST', '/v1/webhooks', { key: tarpit.key, body: { url: `${hung.url}/${index}` } });
     assert.equal(response.status, 201, response.text);
   }
-  await waitFor('the hung receivers to be holding requests', () => hung.open >= 2, 10_000);
+  await waitFor('the hung receivers to be holding requests', () => hung.open >= 2);
 
   const registeredAt = performance.now();
   const response = await server.request('POST', '/v1/webhooks', { key: other.key, body: { url: healthy.url } });
@@ -105,5 +105,7 @@ test("another user's delivery arrives within a few seconds while a tarpit user h
   await waitFor("the other user's ping", () => healthy.received.length === 1, 15_000).catch(() => {});
   const delayMs = healthy.received[0] === undefined ? Infinity : healthy.received[0].at - registeredAt;
   t.diagnostic(`the other user's ping arrived after ${Math.round(delayMs)} ms; hung requests open: ${hung.open}`);
-  assert.ok(delayMs < 3_000, `the other user's ping took ${Math.round(delayMs)} ms`);
+  // Well before the 10 s a hung attempt waits: the ping did not queue behind the tarpit's
+  // sends (a busy machine adds a second or two, never a timeout's worth).
+  assert.ok(delayMs < 7_000, `the other user's ping took ${Math.round(delayMs)} ms`);
 });
