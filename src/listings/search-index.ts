@@ -1,0 +1,392 @@
+// The listed listings as columns and inverted lists, so a filtered or searched page costs in
+// proportion to the listings it can match, not to the marketplace. Each listed listing has a
+// slot (a small integer, given in order of arrival and not reused while the process runs); its
+// type, owner, price and creation time sit in typed arrays by slot, and the listings holding a
+// word, of a type or of an owner sit in sorted slot lists (Postings). The distinct words are
+// also kept sorted, so a word prefix of `q` is a range of words (a binary search), never a scan
+// of the text. A search starts from its rarest part (a word range, the type, the owner), tests
+// the other parts slot by slot, and takes the page in sort order with a bounded heap.
+// Kept up to date by ListingIndex, which sees every listing change on every instance.
+
+import { compareText } from '../domain/order.ts';
+import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
+import { Postings } from './postings.ts';
+import { listingWords } from './words.ts';
+
+export type SortKey = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
+
+/** What a search asks besides its sort and page; `words` as queryWords() gives them. */
+export interface SearchFilter {
+  type: string | null;
+  ownerId: string | null;
+  minPrice: number | null;
+  maxPrice: number | null;
+  words: readonly string[];
+}
+
+interface WordEntry {
+  word: string;
+  postings: Postings;
+}
+
+/** Type → its code in the type column; 0 marks an empty slot. */
+const TYPE_CODES = new Map<string, number>(LISTING_TYPES.map((type, position) => [type, position + 1]));
+/** Above every character a word holds (letters and digits), so `prefix + WORD_END` ends a prefix's range. */
+const WORD_END = '\uffff';
+
+export class ListingSearchIndex {
+  private readonly slotById = new Map<string, number>();
+  private readonly records: Array<ListingRecord | undefined> = [];
+  private typeOf = new Uint8Array(1024);
+  private ownerOf = new Int32Array(1024);
+  private priceOf = new Float64Array(1024);
+  private createdOf = new Float64Array(1024);
+  /** Lower-cased titles, made at the first title sort that meets the slot. */
+  private readonly titleKeys: Array<string | undefined> = [];
+  private nextSlot = 0;
+  private readonly ownerNumbers = new Map<string, number>();
+  /** Owner number → the owner's slots; number 0 stands for "no owner filter". */
+  private readonly byOwner: Postings[] = [new Postings()];
+  private readonly byType: Postings[] = Array.from({ length: LISTING_TYPES.length + 1 }, () => new Postings());
+  private readonly all = new Postings();
+  private readonly words = new Map<string, WordEntry>();
+  /** Every distinct word in string order; while loading, appended and sorted once at the end. */
+  private sortedWords: WordEntry[] = [];
+  private loading = false;
+
+  /** Adds many listings at once (start-up, a reinstated user): the word order is sorted once. */
+  addAll(listings: Iterable<ListingRecord>): void {
+    this.loading = true;
+    try {
+      for (const listing of listings) this.add(listing);
+    } finally {
+      this.loading = false;
+      this.sortedWords.sort((left, right) => compareText(left.word, right.word));
+    }
+  }
+
+  get size(): number {
+    return this.all.length;
+  }
+
+  add(listing: ListingRecord): void {
+    if (this.slotById.has(listing.id)) return;
+    const slot = this.nextSlot++;
+    this.ensureCapacity(this.nextSlot);
+    this.slotById.set(listing.id, slot);
+    this.records[slot] = listing;
+    this.ownerOf[slot] = this.ownerNumber(listing.owner_id);
+    this.setColumns(slot, listing);
+    this.all.add(slot);
+    this.byType[this.typeOf[slot]!]!.add(slot);
+    this.byOwner[this.ownerOf[slot]!]!.add(slot);
+    for (const word of listingWords(listing)) this.entryOf(word).postings.add(slot);
+  }
+
+  remove(listing: ListingRecord): void {
+    const slot = this.slotById.get(listing.id);
+    if (slot === undefined) return;
+    const stored = this.records[slot]!;
+    this.slotById.delete(listing.id);
+    this.records[slot] = undefined;
+    this.titleKeys[slot] = undefined;
+    this.all.delete(slot);
+    this.byType[this.typeOf[slot]!]!.delete(slot);
+    this.byOwner[this.ownerOf[slot]!]!.delete(slot);
+    this.typeOf[slot] = 0;
+    for (const word of listingWords(stored)) this.dropWord(word, slot);
+  }
+
+  /** The same listing, changed: its slot stays; only what changed moves. */
+  update(after: ListingRecord): void {
+    const slot = this.slotById.get(after.id);
+    if (slot === undefined) return this.add(after);
+    const before = this.records[slot]!;
+    if (before.owner_id !== after.owner_id) {
+      this.remove(before);
+      this.add(after);
+      return;
+    }
+    this.records[slot] = after;
+    if (before.type !== after.type) {
+      this.byType[this.typeOf[slot]!]!.delete(slot);
+      this.byType[TYPE_CODES.get(after.type) ?? 0]!.add(slot);
+    }
+    this.setColumns(slot, after);
+    if (before.title !== after.title) this.titleKeys[slot] = undefined;
+    if (before.title === after.title && before.description === after.description && sameTags(before.tags, after.tags)) return;
+    const wordsBefore = listingWords(before);
+    const wordsAfter = listingWords(after);
+    for (const word of wordsBefore) if (!wordsAfter.has(word)) this.dropWord(word, slot);
+    for (const word of wordsAfter) if (!wordsBefore.has(word)) this.entryOf(word).postings.add(slot);
+  }
+
+  /**
+   * The slots matching `filter`, in slot order. Starts from the smallest of the candidate lists
+   * (each word's range of words, the type, the owner, or all) and tests the rest per slot.
+   */
+  matches(filter: SearchFilter): number[] {
+    const terms: WordTerm[] = [];
+    for (const word of filter.words) {
+      const term = this.termOf(word);
+      if (term.cost === 0) return [];
+      terms.push(term);
+    }
+    const typeCode = filter.type === null ? 0 : (TYPE_CODES.get(filter.type) ?? -1);
+    if (typeCode === -1) return [];
+    const ownerNumber = filter.ownerId === null ? 0 : (this.ownerNumbers.get(filter.ownerId) ?? -1);
+    if (ownerNumber === -1) return [];
+
+    // The driver: the smallest candidate list. Its own test is then skipped.
+    let driver: Postings | WordTerm = this.all;
+    let driverSize = this.all.length;
+    let testType = typeCode !== 0;
+    let testOwner = ownerNumber !== 0;
+    if (testType && this.byType[typeCode]!.length < driverSize) {
+      driver = this.byType[typeCode]!;
+      driverSize = driver.length;
+    }
+    if (testOwner && this.byOwner[ownerNumber]!.length < driverSize) {
+      driver = this.byOwner[ownerNumber]!;
+      driverSize = driver.length;
+    }
+    terms.sort((left, right) => left.cost - right.cost);
+    if (terms.length > 0 && terms[0]!.cost < driverSize) {
+      driver = terms.shift()!;
+      driverSize = driver.cost;
+    }
+    if (driver === this.byType[typeCode]) testType = false;
+    if (driver === this.byOwner[ownerNumber]) testOwner = false;
+    for (const term of terms) term.prepareTests(driverSize, this.nextSlot);
+
+    const minPrice = filter.minPrice ?? -Infinity;
+    const maxPrice = filter.maxPrice ?? Infinity;
+    const testPrice = filter.minPrice !== null || filter.maxPrice !== null;
+    const { typeOf, ownerOf, priceOf } = this;
+    const found: number[] = [];
+    const test = (slot: number): void => {
+      if (testType && typeOf[slot] !== typeCode) return;
+      if (testOwner && ownerOf[slot] !== ownerNumber) return;
+      if (testPrice && (priceOf[slot]! < minPrice || priceOf[slot]! > maxPrice)) return;
+      for (const term of terms) if (!term.has(slot)) return;
+      found.push(slot);
+    };
+    if (driver instanceof Postings) {
+      const { slots, length } = driver;
+      for (let position = 0; position < length; position += 1) test(slots[position]!);
+    } else driver.forEach(this.nextSlot, test);
+    return found;
+  }
+
+  /**
+   * The listings at ranks [start, start + limit) of `slots` in `sort` order. A page in the first
+   * half is taken with a bounded heap (about one comparison per match); a later one sorts all
+   * the matches, and returns them as `sorted`, worth keeping for the next pages.
+   */
+  page(slots: number[], sort: SortKey, start: number, limit: number): { items: ListingRecord[]; sorted: ListingRecord[] | null } {
+    const compare = this.comparator(sort);
+    const wanted = start + limit;
+    if (start >= slots.length) return { items: [], sorted: null };
+    if (wanted * 2 >= slots.length) {
+      const all = slots.slice().sort(compare).map((slot) => this.records[slot]!);
+      return { items: all.slice(start, wanted), sorted: all };
+    }
+    const best = smallest(slots, wanted, compare);
+    return { items: best.slice(start).map((slot) => this.records[slot]!), sorted: null };
+  }
+
+  /** Ascending comparator of slots for `sort` ("-field" reversed, ties by id as the lists promise). */
+  private comparator(sort: SortKey): (left: number, right: number) => number {
+    const { records, createdOf, priceOf } = this;
+    const byId = (left: number, right: number): number => compareText(records[left]!.id, records[right]!.id);
+    let ascending: (left: number, right: number) => number;
+    if (sort === 'created_at' || sort === '-created_at') {
+      ascending = (left, right) =>
+        createdOf[left]! - createdOf[right]! || compareText(records[left]!.created_at, records[right]!.created_at) || byId(left, right);
+    } else if (sort === 'price' || sort === '-price') {
+      ascending = (left, right) => priceOf[left]! - priceOf[right]! || byId(left, right);
+    } else {
+      ascending = (left, right) => compareText(this.titleKey(left), this.titleKey(right)) || byId(left, right);
+    }
+    return sort.startsWith('-') ? (left, right) => ascending(right, left) : ascending;
+  }
+
+  private titleKey(slot: number): string {
+    let key = this.titleKeys[slot];
+    if (key === undefined) {
+      key = this.records[slot]!.title.toLowerCase();
+      this.titleKeys[slot] = key;
+    }
+    return key;
+  }
+
+  /** The words starting with `prefix`: a range of the sorted words, and how many slots they list. */
+  private termOf(prefix: string): WordTerm {
+    const low = this.wordPosition(prefix);
+    const high = this.wordPosition(prefix + WORD_END);
+    return new WordTerm(this.sortedWords.slice(low, high).map((entry) => entry.postings));
+  }
+
+  /** First position in the sorted words whose word is not before `word`. */
+  private wordPosition(word: string): number {
+    let low = 0;
+    let high = this.sortedWords.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.sortedWords[middle]!.word < word) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  private entryOf(word: string): WordEntry {
+    let entry = this.words.get(word);
+    if (entry === undefined) {
+      entry = { word, postings: new Postings() };
+      this.words.set(word, entry);
+      // A new word goes to its place in the order: a binary search and one memmove of pointers.
+      if (this.loading) this.sortedWords.push(entry);
+      else this.sortedWords.splice(this.wordPosition(word), 0, entry);
+    }
+    return entry;
+  }
+
+  private dropWord(word: string, slot: number): void {
+    const entry = this.words.get(word);
+    if (entry === undefined) return;
+    entry.postings.delete(slot);
+    if (entry.postings.length > 0) return;
+    this.words.delete(word);
+    if (this.loading) {
+      this.sortedWords = this.sortedWords.filter((kept) => kept !== entry);
+      return;
+    }
+    const position = this.wordPosition(word);
+    if (this.sortedWords[position] === entry) this.sortedWords.splice(position, 1);
+  }
+
+  private ownerNumber(ownerId: string): number {
+    let number = this.ownerNumbers.get(ownerId);
+    if (number === undefined) {
+      number = this.byOwner.length;
+      this.byOwner.push(new Postings());
+      this.ownerNumbers.set(ownerId, number);
+    }
+    return number;
+  }
+
+  private setColumns(slot: number, listing: ListingRecord): void {
+    this.typeOf[slot] = TYPE_CODES.get(listing.type) ?? 0;
+    this.priceOf[slot] = listing.price;
+    this.createdOf[slot] = Date.parse(listing.created_at);
+  }
+
+  private ensureCapacity(slots: number): void {
+    if (slots <= this.typeOf.length) return;
+    const capacity = Math.max(slots, this.typeOf.length * 2);
+    this.typeOf = grown(this.typeOf, new Uint8Array(capacity));
+    this.ownerOf = grown(this.ownerOf, new Int32Array(capacity));
+    this.priceOf = grown(this.priceOf, new Float64Array(capacity));
+    this.createdOf = grown(this.createdOf, new Float64Array(capacity));
+  }
+}
+
+/**
+ * One word of `q`: the postings of every word it starts. As the driver it is walked in slot
+ * order (one list directly, several merged through a bit set); otherwise it answers "does this
+ * slot hold such a word", by a bit set when marking costs less than probing each list.
+ */
+class WordTerm {
+  readonly cost: number;
+  private bits: Uint32Array | null = null;
+  private readonly lists: Postings[];
+
+  constructor(lists: Postings[]) {
+    this.lists = lists;
+    let cost = 0;
+    for (const list of lists) cost += list.length;
+    this.cost = cost;
+  }
+
+  /** Chooses how `has` answers, for about `probes` calls over `slotCount` slots. */
+  prepareTests(probes: number, slotCount: number): void {
+    if (this.lists.length > 1 && this.cost < probes * this.lists.length * 16) this.bits = this.marked(slotCount);
+  }
+
+  has(slot: number): boolean {
+    if (this.bits !== null) return (this.bits[slot >>> 5]! & (1 << (slot & 31))) !== 0;
+    for (const list of this.lists) if (list.has(slot)) return true;
+    return false;
+  }
+
+  forEach(slotCount: number, visit: (slot: number) => void): void {
+    if (this.lists.length === 1) {
+      const { slots, length } = this.lists[0]!;
+      for (let position = 0; position < length; position += 1) visit(slots[position]!);
+      return;
+    }
+    const bits = this.marked(slotCount);
+    for (let block = 0; block < bits.length; block += 1) {
+      let set = bits[block]!;
+      while (set !== 0) {
+        const lowest = set & -set;
+        visit(block * 32 + (31 - Math.clz32(lowest)));
+        set ^= lowest;
+      }
+    }
+  }
+
+  private marked(slotCount: number): Uint32Array {
+    const bits = new Uint32Array((slotCount + 31) >>> 5);
+    for (const { slots, length } of this.lists) {
+      for (let position = 0; position < length; position += 1) {
+        const slot = slots[position]!;
+        bits[slot >>> 5]! |= 1 << (slot & 31);
+      }
+    }
+    return bits;
+  }
+}
+
+/** The `count` smallest of `slots` by `compare`, sorted: a bounded max-heap, O(n log count). */
+function smallest(slots: number[], count: number, compare: (left: number, right: number) => number): number[] {
+  const heap: number[] = [];
+  const siftDown = (from: number): void => {
+    let position = from;
+    for (;;) {
+      const left = position * 2 + 1;
+      const right = left + 1;
+      let largest = position;
+      if (left < heap.length && compare(heap[left]!, heap[largest]!) > 0) largest = left;
+      if (right < heap.length && compare(heap[right]!, heap[largest]!) > 0) largest = right;
+      if (largest === position) return;
+      [heap[position], heap[largest]] = [heap[largest]!, heap[position]!];
+      position = largest;
+    }
+  };
+  for (const slot of slots) {
+    if (heap.length < count) {
+      heap.push(slot);
+      let position = heap.length - 1;
+      while (position > 0) {
+        const parent = (position - 1) >>> 1;
+        if (compare(heap[position]!, heap[parent]!) <= 0) break;
+        [heap[position], heap[parent]] = [heap[parent]!, heap[position]!];
+        position = parent;
+      }
+    } else if (compare(slot, heap[0]!) < 0) {
+      heap[0] = slot;
+      siftDown(0);
+    }
+  }
+  return heap.sort(compare);
+}
+
+function grown<Column extends Uint8Array | Int32Array | Float64Array>(old: Column, fresh: Column): Column {
+  fresh.set(old as never);
+  return fresh;
+}
+
+function sameTags(left: readonly string[], right: readonly string[]): boolean {
+  return left.length === right.length && left.every((tag, position) => tag === right[position]);
+}
