@@ -32,6 +32,7 @@ import { IdempotencyGuard } from './http/idempotency.ts';
 import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from './limits/sliding-window.ts';
+import { CpuBudget } from './limits/cpu-budget.ts';
 import { ListingIndex } from './listings/index.ts';
 import { ListingPageCache } from './listings/page-cache.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
@@ -183,6 +184,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     cors: new CorsPolicy(config.corsOrigins),
     accessLog,
     metrics,
+    // Per instance: each process holds keys to the share of its own event loop.
+    cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),
     staticAsset: serveDashboardAsset,
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });

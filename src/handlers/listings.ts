@@ -42,10 +42,12 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   const parsedQueries = new ParsedListingQueries();
   const serialised = new SerialisedListings();
 
-  function browse(context: KeyContext): Reply {
+  function browse(context: KeyContext): Reply | Promise<Reply> {
     const { query, cacheKey } = parsedQueries.get(context);
     let page = pageCache.get(cacheKey);
     if (page === undefined) {
+      // Just after the start of a large store the words are still being indexed: a text search waits for them.
+      if (query.words.length > 0 && !index.search.wordsReady) return index.search.whenWordsReady().then(() => browse(context));
       const { items, total } = findListings(index, query);
       const { bytes, etag } = serialised.page(items, pagination(query, total));
       page = { bytes, etag, listingIds: items.map((listing) => listing.id) };

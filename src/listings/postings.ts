@@ -16,6 +16,7 @@ export class Postings {
       this.slots[this.length++] = slot;
       return;
     }
+    if (this.slots[this.length - 1] === slot) return;
     const position = this.lowerBound(slot);
     if (this.slots[position] === slot) return;
     this.slots.copyWithin(position + 1, position, this.length);

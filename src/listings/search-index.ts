@@ -7,11 +7,14 @@
 // of the text. A search starts from its rarest part (a word range, the type, the owner), tests
 // the other parts slot by slot, and takes the page in sort order with a bounded heap.
 // Kept up to date by ListingIndex, which sees every listing change on every instance.
+// At start-up the columns are filled at once, and the word lists of a large store in slices
+// of listings between event-loop turns after the server listens (about 2 µs of CPU per listing
+// word): a text search asked meanwhile waits for them (`wordsReady`), nothing else does.
 
 import { compareText } from '../domain/order.ts';
 import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
 import { Postings } from './postings.ts';
-import { listingWords } from './words.ts';
+import { forEachWord, listingWords } from './words.ts';
 
 export type SortKey = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
 
@@ -53,16 +56,59 @@ export class ListingSearchIndex {
   /** Every distinct word in string order; while loading, appended and sorted once at the end. */
   private sortedWords: WordEntry[] = [];
   private loading = false;
+  /** Slots below this one have their words in the lists; the load moves it up to nextSlot. */
+  private wordsUpTo = 0;
+  private wordWaiters: Array<() => void> = [];
 
-  /** Adds many listings at once (start-up, a reinstated user): the word order is sorted once. */
-  addAll(listings: Iterable<ListingRecord>): void {
+  /**
+   * Adds the listings present at start-up. Up to `atOnce` of them get their words now; for the
+   * rest they are added in slices of `slice` listings, one per event-loop turn (setImmediate).
+   */
+  addAll(listings: Iterable<ListingRecord>, options: { atOnce?: number; slice?: number } = {}): void {
+    const atOnce = options.atOnce ?? 20_000;
+    const slice = options.slice ?? 2_000;
     this.loading = true;
-    try {
-      for (const listing of listings) this.add(listing);
-    } finally {
-      this.loading = false;
-      this.sortedWords.sort((left, right) => compareText(left.word, right.word));
+    this.wordsUpTo = -1; // no word work in add(): the load below does it, slot by slot
+    for (const listing of listings) this.add(listing);
+    this.wordsUpTo = 0;
+    if (this.nextSlot <= atOnce) return this.loadWords(this.nextSlot);
+    const step = (): void => {
+      this.loadWords(slice);
+      if (this.loading) setImmediate(step);
+    };
+    setImmediate(step);
+  }
+
+  /** Whether every listing's words are in the lists (a text search before then waits). */
+  get wordsReady(): boolean {
+    return !this.loading;
+  }
+
+  /** Resolves once `wordsReady`. */
+  whenWordsReady(): Promise<void> {
+    if (!this.loading) return Promise.resolve();
+    return new Promise((resolve) => this.wordWaiters.push(resolve));
+  }
+
+  /** Adds the words of up to `count` more slots (their current records); the last call ends the load. */
+  private loadWords(count: number): void {
+    const end = Math.min(this.nextSlot, this.wordsUpTo + count);
+    for (let slot = this.wordsUpTo; slot < end; slot += 1) {
+      const listing = this.records[slot];
+      if (listing !== undefined) this.addWords(slot, listing);
     }
+    this.wordsUpTo = end;
+    if (end < this.nextSlot) return;
+    this.loading = false;
+    this.sortedWords.sort((left, right) => compareText(left.word, right.word));
+    const waiters = this.wordWaiters;
+    this.wordWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Whether the slot's words are in the lists (always, once loaded; below the load's position while loading). */
+  private hasWords(slot: number): boolean {
+    return !this.loading || slot < this.wordsUpTo;
   }
 
   get size(): number {
@@ -80,7 +126,15 @@ export class ListingSearchIndex {
     this.all.add(slot);
     this.byType[this.typeOf[slot]!]!.add(slot);
     this.byOwner[this.ownerOf[slot]!]!.add(slot);
-    for (const word of listingWords(listing)) this.entryOf(word).postings.add(slot);
+    if (this.hasWords(slot)) this.addWords(slot, listing);
+  }
+
+  private addWords(slot: number, listing: ListingRecord): void {
+    // Repeats need no set: the slot is the newest in its lists, so a second add finds it last and stops.
+    const addWord = (word: string): void => this.entryOf(word).postings.add(slot);
+    forEachWord(listing.title, addWord);
+    forEachWord(listing.description, addWord);
+    for (const tag of listing.tags) forEachWord(tag, addWord);
   }
 
   remove(listing: ListingRecord): void {
@@ -94,7 +148,7 @@ export class ListingSearchIndex {
     this.byType[this.typeOf[slot]!]!.delete(slot);
     this.byOwner[this.ownerOf[slot]!]!.delete(slot);
     this.typeOf[slot] = 0;
-    for (const word of listingWords(stored)) this.dropWord(word, slot);
+    if (this.hasWords(slot)) for (const word of listingWords(stored)) this.dropWord(word, slot);
   }
 
   /** The same listing, changed: its slot stays; only what changed moves. */
@@ -114,6 +168,7 @@ export class ListingSearchIndex {
     }
     this.setColumns(slot, after);
     if (before.title !== after.title) this.titleKeys[slot] = undefined;
+    if (!this.hasWords(slot)) return; // the load reads the slot's record when it gets there
     if (before.title === after.title && before.description === after.description && sameTags(before.tags, after.tags)) return;
     const wordsBefore = listingWords(before);
     const wordsAfter = listingWords(after);
@@ -126,6 +181,7 @@ export class ListingSearchIndex {
    * (each word's range of words, the type, the owner, or all) and tests the rest per slot.
    */
   matches(filter: SearchFilter): number[] {
+    if (filter.words.length > 0 && !this.wordsReady) throw new Error('A text search must wait for whenWordsReady().');
     const terms: WordTerm[] = [];
     for (const word of filter.words) {
       const term = this.termOf(word);
@@ -163,18 +219,18 @@ export class ListingSearchIndex {
     const maxPrice = filter.maxPrice ?? Infinity;
     const testPrice = filter.minPrice !== null || filter.maxPrice !== null;
     const { typeOf, ownerOf, priceOf } = this;
+    const candidates = driver instanceof Postings ? driver.slots.subarray(0, driver.length) : driver.slotsIn(this.nextSlot);
     const found: number[] = [];
-    const test = (slot: number): void => {
-      if (testType && typeOf[slot] !== typeCode) return;
-      if (testOwner && ownerOf[slot] !== ownerNumber) return;
-      if (testPrice && (priceOf[slot]! < minPrice || priceOf[slot]! > maxPrice)) return;
-      for (const term of terms) if (!term.has(slot)) return;
-      found.push(slot);
-    };
-    if (driver instanceof Postings) {
-      const { slots, length } = driver;
-      for (let position = 0; position < length; position += 1) test(slots[position]!);
-    } else driver.forEach(this.nextSlot, test);
+    // One tight loop over typed arrays, the checks inline: this loop is a search's whole cost.
+    for (let position = 0; position < candidates.length; position += 1) {
+      const slot = candidates[position]!;
+      if (testType && typeOf[slot] !== typeCode) continue;
+      if (testOwner && ownerOf[slot] !== ownerNumber) continue;
+      if (testPrice && (priceOf[slot]! < minPrice || priceOf[slot]! > maxPrice)) continue;
+      let held = true;
+      for (let term = 0; held && term < terms.length; term += 1) held = terms[term]!.has(slot);
+      if (held) found.push(slot);
+    }
     return found;
   }
 
@@ -191,7 +247,9 @@ export class ListingSearchIndex {
       const all = slots.slice().sort(compare).map((slot) => this.records[slot]!);
       return { items: all.slice(start, wanted), sorted: all };
     }
-    const best = smallest(slots, wanted, compare);
+    // Slots mostly follow creation order: newest first is best met walking from the end, so
+    // the heap fills with the page at once and later slots are turned away by one comparison.
+    const best = smallest(slots, wanted, compare, sort === '-created_at');
     return { items: best.slice(start).map((slot) => this.records[slot]!), sorted: null };
   }
 
@@ -319,21 +377,21 @@ class WordTerm {
     return false;
   }
 
-  forEach(slotCount: number, visit: (slot: number) => void): void {
-    if (this.lists.length === 1) {
-      const { slots, length } = this.lists[0]!;
-      for (let position = 0; position < length; position += 1) visit(slots[position]!);
-      return;
-    }
+  /** Every slot holding such a word, once each, in slot order. */
+  slotsIn(slotCount: number): Int32Array {
+    if (this.lists.length === 1) return this.lists[0]!.slots.subarray(0, this.lists[0]!.length);
     const bits = this.marked(slotCount);
+    const slots = new Int32Array(this.cost);
+    let count = 0;
     for (let block = 0; block < bits.length; block += 1) {
       let set = bits[block]!;
       while (set !== 0) {
         const lowest = set & -set;
-        visit(block * 32 + (31 - Math.clz32(lowest)));
+        slots[count++] = block * 32 + (31 - Math.clz32(lowest));
         set ^= lowest;
       }
     }
+    return slots.subarray(0, count);
   }
 
   private marked(slotCount: number): Uint32Array {
@@ -349,7 +407,7 @@ class WordTerm {
 }
 
 /** The `count` smallest of `slots` by `compare`, sorted: a bounded max-heap, O(n log count). */
-function smallest(slots: number[], count: number, compare: (left: number, right: number) => number): number[] {
+function smallest(slots: number[], count: number, compare: (left: number, right: number) => number, fromEnd: boolean): number[] {
   const heap: number[] = [];
   const siftDown = (from: number): void => {
     let position = from;
@@ -364,7 +422,8 @@ function smallest(slots: number[], count: number, compare: (left: number, right:
       position = largest;
     }
   };
-  for (const slot of slots) {
+  for (let index = 0; index < slots.length; index += 1) {
+    const slot = slots[fromEnd ? slots.length - 1 - index : index]!;
     if (heap.length < count) {
       heap.push(slot);
       let position = heap.length - 1;

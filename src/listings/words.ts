@@ -20,6 +20,29 @@ export function wordsOf(text: string): string[] {
   return words;
 }
 
+/**
+ * Calls `visit` with each word of `text`, repeats included, without building an array: the
+ * load of a million listings calls it for every field.
+ */
+export function forEachWord(text: string, visit: (word: string) => void): void {
+  if (!ASCII_ONLY.test(text)) {
+    for (const word of wordsOf(text)) visit(word);
+    return;
+  }
+  const lower = text.toLowerCase();
+  let start = -1;
+  for (let position = 0; position <= lower.length; position += 1) {
+    const code = position < lower.length ? lower.charCodeAt(position) : 0;
+    const wordCharacter = (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
+    if (wordCharacter) {
+      if (start < 0) start = position;
+    } else if (start >= 0) {
+      visit(lower.slice(start, position));
+      start = -1;
+    }
+  }
+}
+
 /** The distinct words of a listing's searchable fields: title, description and each tag. */
 export function listingWords(listing: { title: string; description: string; tags: readonly string[] }): Set<string> {
   const words = new Set<string>(wordsOf(listing.title));
