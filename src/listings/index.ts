@@ -33,7 +33,8 @@ export class ListingIndex {
   private readonly hiddenOwners = new Set<string>();
   private readonly store: Store;
 
-  constructor(store: Store) {
+  /** `wordLoad`: how the search index adds the words of the listings found at start (see addAll). */
+  constructor(store: Store, wordLoad: { atOnce?: number; slice?: number } = {}) {
     this.store = store;
     for (const user of store.values(USERS)) if (userStatus(user) !== 'active') this.hiddenOwners.add(user.id);
     const listings = [...store.values(LISTINGS)].filter((listing) => this.isListed(listing));
@@ -43,7 +44,7 @@ export class ListingIndex {
       groupOf(this.byType, listing.type).push(listing);
       groupOf(this.byOwner, listing.owner_id).push(listing);
     }
-    this.search.addAll(listings);
+    this.search.addAll(listings, wordLoad);
   }
 
   /**
