@@ -8,7 +8,7 @@
 import { byCreation } from '../domain/order.ts';
 import { LISTINGS, USERS, userStatus, type ListingRecord, type UserRecord } from '../domain/records.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
-import { ListingSearchIndex, type SortKey } from './search-index.ts';
+import { ListingSearchIndex, type SortKey, type WordLoadOptions } from './search-index.ts';
 
 /** Filtered results kept at once, and listings referenced by them all (memory stays bounded). */
 const MAX_KEPT_FILTERS = 1_000;
@@ -34,7 +34,7 @@ export class ListingIndex {
   private readonly store: Store;
 
   /** `wordLoad`: how the search index adds the words of the listings found at start (see addAll). */
-  constructor(store: Store, wordLoad: { atOnce?: number; slice?: number } = {}) {
+  constructor(store: Store, wordLoad: WordLoadOptions = {}) {
     this.store = store;
     for (const user of store.values(USERS)) if (userStatus(user) !== 'active') this.hiddenOwners.add(user.id);
     const listings = [...store.values(LISTINGS)].filter((listing) => this.isListed(listing));

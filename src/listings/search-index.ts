@@ -27,6 +27,16 @@ export interface SearchFilter {
   words: readonly string[];
 }
 
+/** How the words of the listings present at start are added (ListingSearchIndex.addAll). */
+export interface WordLoadOptions {
+  /** Stores up to this many listings get their words at once (default 20,000). */
+  atOnce?: number;
+  /** Listings per slice beyond that (default 2,000, a few ms of work). */
+  slice?: number;
+  /** Runs the next slice later (default setImmediate: after pending I/O). */
+  schedule?: (next: () => void) => void;
+}
+
 interface WordEntry {
   word: string;
   postings: Postings;
@@ -64,9 +74,10 @@ export class ListingSearchIndex {
    * Adds the listings present at start-up. Up to `atOnce` of them get their words now; for the
    * rest they are added in slices of `slice` listings, one per event-loop turn (setImmediate).
    */
-  addAll(listings: Iterable<ListingRecord>, options: { atOnce?: number; slice?: number } = {}): void {
+  addAll(listings: Iterable<ListingRecord>, options: WordLoadOptions = {}): void {
     const atOnce = options.atOnce ?? 20_000;
     const slice = options.slice ?? 2_000;
+    const schedule = options.schedule ?? setImmediate;
     this.loading = true;
     this.wordsUpTo = -1; // no word work in add(): the load below does it, slot by slot
     for (const listing of listings) this.add(listing);
@@ -74,9 +85,9 @@ export class ListingSearchIndex {
     if (this.nextSlot <= atOnce) return this.loadWords(this.nextSlot);
     const step = (): void => {
       this.loadWords(slice);
-      if (this.loading) setImmediate(step);
+      if (this.loading) schedule(step);
     };
-    setImmediate(step);
+    schedule(step);
   }
 
   /** Whether every listing's words are in the lists (a text search before then waits). */
