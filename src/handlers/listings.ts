@@ -15,7 +15,7 @@ import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts
 import type { ListingIndex } from '../listings/index.ts';
 import type { ListingPageCache } from '../listings/page-cache.ts';
 import { ParsedListingQueries } from '../listings/parsed-queries.ts';
-import { findListings } from '../listings/search.ts';
+import { findListings, isSliceable } from '../listings/search.ts';
 import { SerialisedListings } from '../listings/serialised.ts';
 import type { RecordReader, Store } from '../store/store.ts';
 import type { EventOutbox } from '../webhooks/events.ts';
@@ -46,8 +46,8 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     const { query, cacheKey } = parsedQueries.get(context);
     let page = pageCache.get(cacheKey);
     if (page === undefined) {
-      // Just after the start of a large store the words are still being indexed: a text search waits for them.
-      if (query.words.length > 0 && !index.search.wordsReady) return index.search.whenWordsReady().then(() => browse(context));
+      // Just after the start of a large store the search index is still filling: a query needing it waits.
+      if (!index.search.ready && !isSliceable(query)) return index.search.whenReady().then(() => browse(context));
       const { items, total } = findListings(index, query);
       const { bytes, etag } = serialised.page(items, pagination(query, total));
       page = { bytes, etag, listingIds: items.map((listing) => listing.id) };

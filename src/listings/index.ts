@@ -33,7 +33,7 @@ export class ListingIndex {
   private readonly hiddenOwners = new Set<string>();
   private readonly store: Store;
 
-  /** `wordLoad`: how the search index adds the words of the listings found at start (see addAll). */
+  /** `wordLoad`: how the search index takes in the listings found at start (see ListingSearchIndex.addAll). */
   constructor(store: Store, wordLoad: WordLoadOptions = {}) {
     this.store = store;
     for (const user of store.values(USERS)) if (userStatus(user) !== 'active') this.hiddenOwners.add(user.id);

@@ -7,9 +7,9 @@
 // of the text. A search starts from its rarest part (a word range, the type, the owner), tests
 // the other parts slot by slot, and takes the page in sort order with a bounded heap.
 // Kept up to date by ListingIndex, which sees every listing change on every instance.
-// At start-up the columns are filled at once, and the word lists of a large store in slices
-// of listings between event-loop turns after the server listens (about 2 µs of CPU per listing
-// word): a text search asked meanwhile waits for them (`wordsReady`), nothing else does.
+// At start-up a large store's listings go in by slices between event-loop turns after the
+// server listens (a few µs of CPU per listing): a query that needs this index waits for it
+// (`ready`); cached pages, look-ups and default-order pages never do.
 
 import { compareText } from '../domain/order.ts';
 import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
@@ -27,9 +27,9 @@ export interface SearchFilter {
   words: readonly string[];
 }
 
-/** How the words of the listings present at start are added (ListingSearchIndex.addAll). */
+/** How the listings present at start are put in (ListingSearchIndex.addAll). */
 export interface WordLoadOptions {
-  /** Stores up to this many listings get their words at once (default 20,000). */
+  /** Stores up to this many listings are put in at once (default 20,000). */
   atOnce?: number;
   /** Listings per slice beyond that (default 2,000, a few ms of work). */
   slice?: number;
@@ -66,60 +66,62 @@ export class ListingSearchIndex {
   /** Every distinct word in string order; while loading, appended and sorted once at the end. */
   private sortedWords: WordEntry[] = [];
   private loading = false;
-  /** Slots below this one have their words in the lists; the load moves it up to nextSlot. */
-  private wordsUpTo = 0;
-  private wordWaiters: Array<() => void> = [];
+  /** While loading: the listings present at start, and how many of them are in. */
+  private pending: ListingRecord[] = [];
+  private loaded = 0;
+  /** While loading: the latest state (undefined: no longer listed) of listings changed before the load reached them. */
+  private readonly changedDuringLoad = new Map<string, ListingRecord | undefined>();
+  private waiters: Array<() => void> = [];
 
   /**
-   * Adds the listings present at start-up. Up to `atOnce` of them get their words now; for the
-   * rest they are added in slices of `slice` listings, one per event-loop turn (setImmediate).
+   * Adds the listings present at start-up: up to `atOnce` of them now, more in slices of `slice`
+   * listings, one per event-loop turn (`schedule`, setImmediate by default), so a large store's
+   * server listens at once and keeps answering while the index fills. Changes meanwhile are
+   * applied as they come to listings already in, and noted for the others.
    */
-  addAll(listings: Iterable<ListingRecord>, options: WordLoadOptions = {}): void {
+  addAll(listings: ListingRecord[], options: WordLoadOptions = {}): void {
     const atOnce = options.atOnce ?? 20_000;
     const slice = options.slice ?? 2_000;
     const schedule = options.schedule ?? setImmediate;
     this.loading = true;
-    this.wordsUpTo = -1; // no word work in add(): the load below does it, slot by slot
-    for (const listing of listings) this.add(listing);
-    this.wordsUpTo = 0;
-    if (this.nextSlot <= atOnce) return this.loadWords(this.nextSlot);
+    this.pending = listings;
+    this.loaded = 0;
+    if (listings.length <= atOnce) return this.loadSlice(listings.length);
     const step = (): void => {
-      this.loadWords(slice);
+      this.loadSlice(slice);
       if (this.loading) schedule(step);
     };
     schedule(step);
   }
 
-  /** Whether every listing's words are in the lists (a text search before then waits). */
-  get wordsReady(): boolean {
+  /** Whether every listing is in (a query needing this index waits until then). */
+  get ready(): boolean {
     return !this.loading;
   }
 
-  /** Resolves once `wordsReady`. */
-  whenWordsReady(): Promise<void> {
+  /** Resolves once `ready`. */
+  whenReady(): Promise<void> {
     if (!this.loading) return Promise.resolve();
-    return new Promise((resolve) => this.wordWaiters.push(resolve));
+    return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  /** Adds the words of up to `count` more slots (their current records); the last call ends the load. */
-  private loadWords(count: number): void {
-    const end = Math.min(this.nextSlot, this.wordsUpTo + count);
-    for (let slot = this.wordsUpTo; slot < end; slot += 1) {
-      const listing = this.records[slot];
-      if (listing !== undefined) this.addWords(slot, listing);
+  /** Puts in up to `count` more of the listings present at start (as they are now); the last call ends the load. */
+  private loadSlice(count: number): void {
+    const end = Math.min(this.pending.length, this.loaded + count);
+    for (; this.loaded < end; this.loaded += 1) {
+      const listing = this.pending[this.loaded]!;
+      if (!this.changedDuringLoad.has(listing.id)) this.insert(listing);
     }
-    this.wordsUpTo = end;
-    if (end < this.nextSlot) return;
+    if (end < this.pending.length) return;
+    // Listings changed before the load reached them (or made during it), in their latest state.
+    for (const listing of this.changedDuringLoad.values()) if (listing !== undefined) this.insert(listing);
+    this.changedDuringLoad.clear();
+    this.pending = [];
     this.loading = false;
     this.sortedWords.sort((left, right) => compareText(left.word, right.word));
-    const waiters = this.wordWaiters;
-    this.wordWaiters = [];
+    const waiters = this.waiters;
+    this.waiters = [];
     for (const resolve of waiters) resolve();
-  }
-
-  /** Whether the slot's words are in the lists (always, once loaded; below the load's position while loading). */
-  private hasWords(slot: number): boolean {
-    return !this.loading || slot < this.wordsUpTo;
   }
 
   get size(): number {
@@ -127,6 +129,11 @@ export class ListingSearchIndex {
   }
 
   add(listing: ListingRecord): void {
+    if (this.loading && !this.slotById.has(listing.id)) this.changedDuringLoad.set(listing.id, listing);
+    else this.insert(listing);
+  }
+
+  private insert(listing: ListingRecord): void {
     if (this.slotById.has(listing.id)) return;
     const slot = this.nextSlot++;
     this.ensureCapacity(this.nextSlot);
@@ -137,10 +144,6 @@ export class ListingSearchIndex {
     this.all.add(slot);
     this.byType[this.typeOf[slot]!]!.add(slot);
     this.byOwner[this.ownerOf[slot]!]!.add(slot);
-    if (this.hasWords(slot)) this.addWords(slot, listing);
-  }
-
-  private addWords(slot: number, listing: ListingRecord): void {
     // Repeats need no set: the slot is the newest in its lists, so a second add finds it last and stops.
     const addWord = (word: string): void => this.entryOf(word).postings.add(slot);
     forEachWord(listing.title, addWord);
@@ -150,7 +153,10 @@ export class ListingSearchIndex {
 
   remove(listing: ListingRecord): void {
     const slot = this.slotById.get(listing.id);
-    if (slot === undefined) return;
+    if (slot === undefined) {
+      if (this.loading) this.changedDuringLoad.set(listing.id, undefined);
+      return;
+    }
     const stored = this.records[slot]!;
     this.slotById.delete(listing.id);
     this.records[slot] = undefined;
@@ -159,7 +165,7 @@ export class ListingSearchIndex {
     this.byType[this.typeOf[slot]!]!.delete(slot);
     this.byOwner[this.ownerOf[slot]!]!.delete(slot);
     this.typeOf[slot] = 0;
-    if (this.hasWords(slot)) for (const word of listingWords(stored)) this.dropWord(word, slot);
+    for (const word of listingWords(stored)) this.dropWord(word, slot);
   }
 
   /** The same listing, changed: its slot stays; only what changed moves. */
@@ -179,7 +185,6 @@ export class ListingSearchIndex {
     }
     this.setColumns(slot, after);
     if (before.title !== after.title) this.titleKeys[slot] = undefined;
-    if (!this.hasWords(slot)) return; // the load reads the slot's record when it gets there
     if (before.title === after.title && before.description === after.description && sameTags(before.tags, after.tags)) return;
     const wordsBefore = listingWords(before);
     const wordsAfter = listingWords(after);
@@ -192,7 +197,7 @@ export class ListingSearchIndex {
    * (each word's range of words, the type, the owner, or all) and tests the rest per slot.
    */
   matches(filter: SearchFilter): number[] {
-    if (filter.words.length > 0 && !this.wordsReady) throw new Error('A text search must wait for whenWordsReady().');
+    if (this.loading) throw new Error('A search must wait for whenReady().');
     const terms: WordTerm[] = [];
     for (const word of filter.words) {
       const term = this.termOf(word);

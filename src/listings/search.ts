@@ -77,11 +77,18 @@ export function queryCacheKey(query: ListingQuery): string {
   return `${query.page},${query.limit},${filterKey(query)}`;
 }
 
+/**
+ * Whether a page of this query is a slice of a sorted array (the default order, with at most a
+ * type or an owner), or needs the search index (which may still be loading just after a start).
+ */
+export function isSliceable(query: ListingQuery): boolean {
+  const byCreation = query.sort === 'created_at' || query.sort === '-created_at';
+  return byCreation && query.words.length === 0 && query.minPrice === null && query.maxPrice === null && (query.type === null || query.ownerId === null);
+}
+
 export function findListings(index: ListingIndex, query: ListingQuery): { items: ListingRecord[]; total: number } {
   const start = (query.page - 1) * query.limit;
-  const byCreation = query.sort === 'created_at' || query.sort === '-created_at';
-  const sliceable = byCreation && query.words.length === 0 && query.minPrice === null && query.maxPrice === null && (query.type === null || query.ownerId === null);
-  if (sliceable) {
+  if (isSliceable(query)) {
     let base = index.active;
     if (query.type !== null) base = index.byType.get(query.type) ?? [];
     if (query.ownerId !== null) base = index.byOwner.get(query.ownerId) ?? [];

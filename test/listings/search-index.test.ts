@@ -117,7 +117,7 @@ test('the index answers what a plain filter answers: 3,000 random writes and 2,0
   assert.ok(listed > 200, `enough listings to search (${listed})`);
   await store.close();
 
-  // A restart: the log is loaded, the words are indexed 37 listings a slice, and between
+  // A restart: the log is loaded, the search index fills 37 listings a slice, and between
   // slices (run here by hand, in place of setImmediate) come three writes each.
   store = await openStore(dataDir);
   let nextSlice: (() => void) | null = null;
@@ -125,7 +125,7 @@ test('the index answers what a plain filter answers: 3,000 random writes and 2,0
   store.onChange((change) => index.onStoreChange(change));
   writer = new Writer(store, random);
   let slices = 0;
-  while (!index.search.wordsReady) {
+  while (!index.search.ready) {
     for (let write = 0; write < 3; write += 1) await writer.writeOne();
     const run = nextSlice!;
     nextSlice = null;
