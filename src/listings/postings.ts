@@ -6,7 +6,8 @@ export class Postings {
   slots = new Int32Array(4);
   length = 0;
 
-  add(slot: number): void {
+  /** Adds `slot`; false when it was there already. */
+  add(slot: number): boolean {
     if (this.length === this.slots.length) {
       const grown = new Int32Array(this.slots.length * 2);
       grown.set(this.slots);
@@ -14,23 +15,26 @@ export class Postings {
     }
     if (this.length === 0 || this.slots[this.length - 1]! < slot) {
       this.slots[this.length++] = slot;
-      return;
+      return true;
     }
-    if (this.slots[this.length - 1] === slot) return;
+    if (this.slots[this.length - 1] === slot) return false;
     const position = this.lowerBound(slot);
-    if (this.slots[position] === slot) return;
+    if (this.slots[position] === slot) return false;
     this.slots.copyWithin(position + 1, position, this.length);
     this.slots[position] = slot;
     this.length += 1;
+    return true;
   }
 
-  delete(slot: number): void {
+  /** Removes `slot`; false when it was not there. */
+  delete(slot: number): boolean {
     const position = this.lowerBound(slot);
-    if (position >= this.length || this.slots[position] !== slot) return;
+    if (position >= this.length || this.slots[position] !== slot) return false;
     this.slots.copyWithin(position, position + 1, this.length);
     this.length -= 1;
     // Give memory back once mostly empty, so a word that was common once does not pin its peak.
     if (this.slots.length > 64 && this.length * 4 < this.slots.length) this.slots = this.slots.slice(0, this.slots.length / 2);
+    return true;
   }
 
   has(slot: number): boolean {

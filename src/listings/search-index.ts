@@ -37,9 +37,15 @@ export interface WordLoadOptions {
   schedule?: (next: () => void) => void;
 }
 
+/**
+ * One distinct word: the slots holding it, kept per type (index = type code, made on first
+ * use), so a search with a type starts from the word's listings of that type alone.
+ */
 interface WordEntry {
   word: string;
-  postings: Postings;
+  byType: Array<Postings | undefined>;
+  /** Slots in all the type lists together; the word is dropped at 0. */
+  size: number;
 }
 
 /** Type → its code in the type column; 0 marks an empty slot. */
@@ -145,7 +151,8 @@ export class ListingSearchIndex {
     this.byType[this.typeOf[slot]!]!.add(slot);
     this.byOwner[this.ownerOf[slot]!]!.add(slot);
     // Repeats need no set: the slot is the newest in its lists, so a second add finds it last and stops.
-    const addWord = (word: string): void => this.entryOf(word).postings.add(slot);
+    const typeCode = this.typeOf[slot]!;
+    const addWord = (word: string): void => this.addWord(word, slot, typeCode);
     forEachWord(listing.title, addWord);
     forEachWord(listing.description, addWord);
     for (const tag of listing.tags) forEachWord(tag, addWord);
@@ -164,8 +171,8 @@ export class ListingSearchIndex {
     this.all.delete(slot);
     this.byType[this.typeOf[slot]!]!.delete(slot);
     this.byOwner[this.ownerOf[slot]!]!.delete(slot);
+    for (const word of listingWords(stored)) this.dropWord(word, slot, this.typeOf[slot]!);
     this.typeOf[slot] = 0;
-    for (const word of listingWords(stored)) this.dropWord(word, slot);
   }
 
   /** The same listing, changed: its slot stays; only what changed moves. */
@@ -179,17 +186,22 @@ export class ListingSearchIndex {
       return;
     }
     this.records[slot] = after;
-    if (before.type !== after.type) {
-      this.byType[this.typeOf[slot]!]!.delete(slot);
-      this.byType[TYPE_CODES.get(after.type) ?? 0]!.add(slot);
+    const typeBefore = this.typeOf[slot]!;
+    const typeAfter = TYPE_CODES.get(after.type) ?? 0;
+    if (typeBefore !== typeAfter) {
+      this.byType[typeBefore]!.delete(slot);
+      this.byType[typeAfter]!.add(slot);
     }
     this.setColumns(slot, after);
     if (before.title !== after.title) this.titleKeys[slot] = undefined;
-    if (before.title === after.title && before.description === after.description && sameTags(before.tags, after.tags)) return;
+    const sameText = before.title === after.title && before.description === after.description && sameTags(before.tags, after.tags);
+    if (sameText && typeBefore === typeAfter) return;
+    // Only the words that changed move; all of them when the type did (they are kept per type).
     const wordsBefore = listingWords(before);
-    const wordsAfter = listingWords(after);
-    for (const word of wordsBefore) if (!wordsAfter.has(word)) this.dropWord(word, slot);
-    for (const word of wordsAfter) if (!wordsBefore.has(word)) this.entryOf(word).postings.add(slot);
+    const wordsAfter = sameText ? wordsBefore : listingWords(after);
+    const retyped = typeBefore !== typeAfter;
+    for (const word of wordsBefore) if (retyped || !wordsAfter.has(word)) this.dropWord(word, slot, typeBefore);
+    for (const word of wordsAfter) if (retyped || !wordsBefore.has(word)) this.addWord(word, slot, typeAfter);
   }
 
   /**
@@ -198,14 +210,14 @@ export class ListingSearchIndex {
    */
   matches(filter: SearchFilter): number[] {
     if (this.loading) throw new Error('A search must wait for whenReady().');
+    const typeCode = filter.type === null ? 0 : (TYPE_CODES.get(filter.type) ?? -1);
+    if (typeCode === -1) return [];
     const terms: WordTerm[] = [];
     for (const word of filter.words) {
-      const term = this.termOf(word);
+      const term = this.termOf(word, typeCode);
       if (term.cost === 0) return [];
       terms.push(term);
     }
-    const typeCode = filter.type === null ? 0 : (TYPE_CODES.get(filter.type) ?? -1);
-    if (typeCode === -1) return [];
     const ownerNumber = filter.ownerId === null ? 0 : (this.ownerNumbers.get(filter.ownerId) ?? -1);
     if (ownerNumber === -1) return [];
 
@@ -227,7 +239,8 @@ export class ListingSearchIndex {
       driver = terms.shift()!;
       driverSize = driver.cost;
     }
-    if (driver === this.byType[typeCode]) testType = false;
+    // A word term with a type holds only listings of that type.
+    if (driver === this.byType[typeCode] || filter.words.length > 0) testType = false;
     if (driver === this.byOwner[ownerNumber]) testOwner = false;
     for (const term of terms) term.prepareTests(driverSize, this.nextSlot);
 
@@ -294,11 +307,11 @@ export class ListingSearchIndex {
     return key;
   }
 
-  /** The words starting with `prefix`: a range of the sorted words, and how many slots they list. */
-  private termOf(prefix: string): WordTerm {
+  /** The words starting with `prefix` (a range of the sorted words), in listings of `typeCode` (0: any type). */
+  private termOf(prefix: string, typeCode: number): WordTerm {
     const low = this.wordPosition(prefix);
     const high = this.wordPosition(prefix + WORD_END);
-    return new WordTerm(this.sortedWords.slice(low, high).map((entry) => entry.postings));
+    return new WordTerm(this.sortedWords.slice(low, high), typeCode, this.typeOf);
   }
 
   /** First position in the sorted words whose word is not before `word`. */
@@ -316,7 +329,7 @@ export class ListingSearchIndex {
   private entryOf(word: string): WordEntry {
     let entry = this.words.get(word);
     if (entry === undefined) {
-      entry = { word, postings: new Postings() };
+      entry = { word, byType: new Array<Postings | undefined>(TYPE_CODES.size + 1), size: 0 };
       this.words.set(word, entry);
       // A new word goes to its place in the order: a binary search and one memmove of pointers.
       if (this.loading) this.sortedWords.push(entry);
@@ -325,11 +338,17 @@ export class ListingSearchIndex {
     return entry;
   }
 
-  private dropWord(word: string, slot: number): void {
+  private addWord(word: string, slot: number, typeCode: number): void {
+    const entry = this.entryOf(word);
+    const list = (entry.byType[typeCode] ??= new Postings());
+    if (list.add(slot)) entry.size += 1;
+  }
+
+  private dropWord(word: string, slot: number, typeCode: number): void {
     const entry = this.words.get(word);
     if (entry === undefined) return;
-    entry.postings.delete(slot);
-    if (entry.postings.length > 0) return;
+    if (entry.byType[typeCode]?.delete(slot)) entry.size -= 1;
+    if (entry.size > 0) return;
     this.words.delete(word);
     if (this.loading) {
       this.sortedWords = this.sortedWords.filter((kept) => kept !== entry);
@@ -366,30 +385,44 @@ export class ListingSearchIndex {
 }
 
 /**
- * One word of `q`: the postings of every word it starts. As the driver it is walked in slot
- * order (one list directly, several merged through a bit set); otherwise it answers "does this
- * slot hold such a word", by a bit set when marking costs less than probing each list.
+ * One word of `q`: the slot lists of every word it starts, of the filter's type (or of every
+ * type). As the driver it is walked in slot order (one list directly, several merged through a
+ * bit set); otherwise it answers "does this slot hold such a word", by a bit set when marking
+ * costs less than a binary search per word in the list of the slot's type.
  */
 class WordTerm {
   readonly cost: number;
   private bits: Uint32Array | null = null;
+  private readonly entries: WordEntry[];
   private readonly lists: Postings[];
+  private readonly typeCode: number;
+  private readonly typeOf: Uint8Array;
 
-  constructor(lists: Postings[]) {
-    this.lists = lists;
+  constructor(entries: WordEntry[], typeCode: number, typeOf: Uint8Array) {
+    this.entries = entries;
+    this.typeCode = typeCode;
+    this.typeOf = typeOf;
+    this.lists = [];
+    for (const entry of entries) {
+      if (typeCode !== 0) {
+        const list = entry.byType[typeCode];
+        if (list !== undefined && list.length > 0) this.lists.push(list);
+      } else for (const list of entry.byType) if (list !== undefined && list.length > 0) this.lists.push(list);
+    }
     let cost = 0;
-    for (const list of lists) cost += list.length;
+    for (const list of this.lists) cost += list.length;
     this.cost = cost;
   }
 
   /** Chooses how `has` answers, for about `probes` calls over `slotCount` slots. */
   prepareTests(probes: number, slotCount: number): void {
-    if (this.lists.length > 1 && this.cost < probes * this.lists.length * 16) this.bits = this.marked(slotCount);
+    if (this.entries.length > 1 && this.cost < probes * this.entries.length * 16) this.bits = this.marked(slotCount);
   }
 
   has(slot: number): boolean {
     if (this.bits !== null) return (this.bits[slot >>> 5]! & (1 << (slot & 31))) !== 0;
-    for (const list of this.lists) if (list.has(slot)) return true;
+    const typeCode = this.typeCode !== 0 ? this.typeCode : this.typeOf[slot]!;
+    for (const entry of this.entries) if (entry.byType[typeCode]?.has(slot)) return true;
     return false;
   }
 
