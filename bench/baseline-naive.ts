@@ -66,12 +66,10 @@ function send(res: ServerResponse, status: number, value: unknown): void {
   res.end(body);
 }
 
+/** The contract's word-prefix rule done the naive way: every listing's words split on each request (ASCII data). */
 function matchesText(listing: Listing, needle: string): boolean {
-  return (
-    listing.title.toLowerCase().includes(needle) ||
-    listing.description.toLowerCase().includes(needle) ||
-    listing.tags.some((tag) => tag.toLowerCase().includes(needle))
-  );
+  const words = [listing.title, listing.description, ...listing.tags].flatMap((field) => field.toLowerCase().split(/[^a-z0-9]+/));
+  return needle.split(/[^a-z0-9]+/).every((wanted) => wanted === '' || words.some((word) => word.startsWith(wanted)));
 }
 
 if (values['data-dir'] === undefined) {

@@ -226,12 +226,12 @@ export function scaleMarkdown(results: ScaleResults): string {
   const ids = results.rows[0]?.scenarios.map((scenario) => scenario.id) ?? [];
   const first = results.rows[0];
   const header = ['listings', 'ready s', 'RSS MiB'];
-  for (const id of ids) header.push(`${id} req/s`, `${id} p99 ms`, `${id} × naive`);
+  for (const id of ids) header.push(`${id} req/s`, `${id} p50 / p99 ms`, `${id} CPU µs/req`, `${id} × naive`);
   const rows = results.rows.map((row) => {
     const cells = [row.listings.toLocaleString('en'), formatDecimal(row.ready_ms / 1000), formatInteger(row.rss_after_ready_mib)];
     for (const scenario of row.scenarios) {
       const server = scenario.targets.server!;
-      cells.push(formatInteger(server.median_rps), formatDecimal(server.p99_ms), formatDecimal(scenario.ratio_naive));
+      cells.push(formatInteger(server.median_rps), `${formatDecimal(server.p50_ms)} / ${formatDecimal(server.p99_ms)}`, formatDecimal(server.cpu_us_per_request, 0), formatDecimal(scenario.ratio_naive));
     }
     return cells;
   });

@@ -43,6 +43,7 @@ import { portalListingRoutes } from './handlers/portal-listings.ts';
 import { prepareDummyHash } from './portal/passwords.ts';
 import { PortalSessions } from './portal/sessions.ts';
 import { SignInLimits } from './portal/sign-in-limits.ts';
+import { CpuBudget } from './limits/cpu-budget.ts';
 import { ListingIndex } from './listings/index.ts';
 import { ListingPageCache } from './listings/page-cache.ts';
 import { buildOpenApiDocument } from './openapi/document.ts';
@@ -223,6 +224,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     accessLog,
     clientAddress: clientAddressFunction(parseAddressRanges(config.trustProxy)),
     metrics,
+    // Per instance: each process holds keys to the share of its own event loop.
+    cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),
     staticAsset: serveDashboardAsset,
     logError: (requestId, error) => writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });

@@ -43,6 +43,12 @@ export interface Config {
   publicOrigin: string | null;
   /** Who may get a portal account: `invite` (the operator invites; default) or `open` (anyone may sign up). */
   portalSignup: 'invite' | 'open';
+  /**
+   * Event-loop ms a key with the default rate limit (100 a minute) may use per minute
+   * (KEY_CPU_BUDGET_MS, default 3,000: 5% of one core); keys with higher limits get it in
+   * proportion; 0 turns the budget off. See src/limits/cpu-budget.ts.
+   */
+  keyCpuBudgetMs: number;
 }
 
 export class ConfigError extends Error {
@@ -51,6 +57,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** 3 s of event-loop time a minute, 5% of one core, for a key allowed 100 requests a minute. */
+export const DEFAULT_KEY_CPU_BUDGET_MS = 3_000;
 
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000];
 
@@ -75,6 +84,7 @@ export function loadConfig(env: Env): Config {
     publicOrigin: publicOriginSetting(env.MARKETPLACE_URL),
     portalSignup: portalSignupSetting(env.PORTAL_SIGNUP),
     trustProxy: trustProxySetting(env.TRUST_PROXY),
+    keyCpuBudgetMs: integerSetting(env, 'KEY_CPU_BUDGET_MS', DEFAULT_KEY_CPU_BUDGET_MS, 0, 60_000),
     ...sharedBackends(env),
   };
 }

@@ -1,7 +1,7 @@
 // The request pipeline. Each request's Context (src/http/context.ts) is built once, first, and
 // passed as that one object through every step. /v1 requests pass the contract's checks in
 // order (section 5), each a numbered step of `dispatch`:
-//   1. key (401) → 2. rate limit (429) → 2b. suspended account (403) → 3. route (404/405)
+//   1. key (401) → 2. CPU budget, then rate limit (429) → 2b. suspended account (403) → 3. route (404/405)
 //   → 4. permission (403)
 //   → 5-7. the handler: input (400/413/415), ownership and role (403), state (404/409).
 // /portal/v1 requests are the developer portal's: a write must come from the server's own origin
@@ -31,6 +31,7 @@ import { retryAfterSeconds, setRateLimitHeaders } from './http/rate-limit-header
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
 import { assertNoNulInUrl } from './http/url-text.ts';
 import { routeLabel, type ApiRoute, type OperatorRoute, type PortalRoute, type PublicRoute, type Reply } from './http/route.ts';
+import type { CpuBudget } from './limits/cpu-budget.ts';
 import { LimiterUnavailableError, type RateLimiter } from './limits/rate-limiter.ts';
 import type { RateDecision } from './limits/sliding-window.ts';
 import { isSameOriginWrite } from './portal/same-origin.ts';
@@ -61,7 +62,9 @@ export interface PipelineDeps {
   /** The client's address (TRUST_PROXY decides whether X-Forwarded-For is believed). */
   clientAddress: ClientAddress;
   /** Counts every answered request for GET /metrics. */
-  metrics?: { recordRequest(method: string, route: string | null, status: number, durationMs: number): void } | null;
+  metrics?: { recordRequest(method: string, route: string | null, status: number, durationMs: number): void; countCpuBudgetRefusal?(): void } | null;
+  /** Each key's share of the event loop (KEY_CPU_BUDGET_MS); null when off. */
+  cpuBudget?: CpuBudget | null;
   /** Static files (the dashboard): an answer, or null when the path is not one. */
   staticAsset?: (path: string) => { status: number; headers: Record<string, string>; body: Buffer } | null;
   logError: (requestId: string, error: unknown) => void;
@@ -70,26 +73,43 @@ export interface PipelineDeps {
 export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const operatorToken = new OperatorTokenCheck(deps.operatorToken);
   const commitServices = { store: deps.store, idempotency: deps.idempotency, sessions: deps.sessions };
+  const cpuBudget = deps.cpuBudget ?? null;
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     // Timed only for the access log: clock reads are a measurable share of a cached page.
     const context = new Context(req, res, commitServices, deps.accessLog === null && !deps.metrics ? 0 : deps.clock.monotonic());
+    // The synchronous work of the request is timed for its key's CPU budget (step 2).
+    const began = cpuBudget === null ? 0 : performance.now();
     let reply: Reply | Promise<Reply>;
     try {
       reply = dispatch(context);
     } catch (error) {
       finish(context, sendError(context, error));
+      chargeSince(context, began);
       return;
     }
     // Most /v1 answers are ready at once (a cached page, a look-up, a refusal): they are sent
     // in this same turn, with no promise made for them; only handlers that wait are awaited
     // (profiled: a promise per request was a visible share of a cached page's cost).
     if (reply instanceof Promise) {
+      chargeSince(context, began);
       reply.then(
-        (ready) => respond(context, ready),
+        (ready) => {
+          const resumed = cpuBudget === null ? 0 : performance.now();
+          respond(context, ready);
+          chargeSince(context, resumed);
+        },
         (error: unknown) => finish(context, sendError(context, error)),
       );
-    } else respond(context, reply);
+    } else {
+      respond(context, reply);
+      chargeSince(context, began);
+    }
+  }
+
+  /** Charges the event-loop time since `began` to the request's key, if it has one. */
+  function chargeSince(context: Context, began: number): void {
+    if (cpuBudget !== null && context.caller) cpuBudget.charge(context.caller.key.id, performance.now() - began);
   }
 
   /**
@@ -133,7 +153,13 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     }
     context.caller = caller;
 
-    // 2. Rate limit: every authenticated request counts, except those refused here.
+    // 2. CPU budget: a key that used more than its share of the event loop in the last minute
+    //    waits (429, not counted by the rate limit, like every 429); then the rate limit, where
+    //    every authenticated request counts, except those refused here.
+    if (cpuBudget !== null) {
+      const waitSeconds = cpuBudget.waitSeconds(caller.key.id, caller.key.rate_limit);
+      if (waitSeconds > 0) return refuseOverBudget(context, waitSeconds);
+    }
     const decision = deps.keyLimiter.hit(caller.key.id, caller.key.rate_limit);
     if (decision instanceof Promise) return decision.then((decided) => dispatchAdmitted(context, decided));
     return dispatchAdmitted(context, decision);
@@ -173,6 +199,28 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     const idempotencyKey = context.req.headers['idempotency-key'];
     if (context.method !== 'POST' || typeof idempotencyKey !== 'string') return route.handle(context);
     return handleIdempotent(route, context, idempotencyKey);
+  }
+
+  /**
+   * 429 for a key past its CPU budget. Its rate-limit headers say the same wait: no room now
+   * (Remaining 0) until the budget admits again (Reset), so a client honouring either header is admitted.
+   */
+  function refuseOverBudget(context: Context, waitSeconds: number): Reply {
+    const caller = context.caller!;
+    const refused = deps.apiRoutes.match(context.method, context.path);
+    if (refused.kind === 'found') context.routeLabel = routeLabel(refused.route);
+    context.responseHeaders['X-RateLimit-Limit'] = caller.key.rate_limit;
+    context.responseHeaders['X-RateLimit-Remaining'] = 0;
+    context.responseHeaders['X-RateLimit-Reset'] = Math.ceil(deps.clock.now() / 1000) + waitSeconds;
+    context.responseHeaders['Retry-After'] = waitSeconds;
+    deps.metrics?.countCpuBudgetRefusal?.();
+    return {
+      status: 429,
+      body: {
+        error: `This key used its share of the server's CPU for the last minute (${Math.round(cpuBudget!.budgetOf(caller.key.rate_limit))} ms). Retry after ${waitSeconds} s.`,
+        request_id: context.requestId,
+      },
+    };
   }
 
   /** A CORS preflight: 204, allowing the path's methods to an allowed origin (and nothing to others). */

@@ -45,7 +45,7 @@ export interface Listing {
 
 export interface ListingQuery extends PageQuery {
   type?: ListingType;
-  /** Case-insensitive match in title, description and tags. */
+  /** Word-prefix search: every word of q starts a word of the title, description or tags (case and accents ignored). */
   q?: string;
   min_price?: number;
   max_price?: number;

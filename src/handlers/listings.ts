@@ -15,7 +15,7 @@ import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts
 import type { ListingIndex } from '../listings/index.ts';
 import type { ListingPageCache } from '../listings/page-cache.ts';
 import { ParsedListingQueries } from '../listings/parsed-queries.ts';
-import { findListings } from '../listings/search.ts';
+import { findListings, isSliceable } from '../listings/search.ts';
 import { SerialisedListings } from '../listings/serialised.ts';
 import type { RecordReader, Store, Transaction } from '../store/store.ts';
 import type { WriteOp } from '../store/format.ts';
@@ -46,10 +46,12 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     if (change.collection === LISTINGS) serialised.forget(change.id);
   });
 
-  function browse(context: KeyContext): Reply {
+  function browse(context: KeyContext): Reply | Promise<Reply> {
     const { query, cacheKey } = parsedQueries.get(context);
     let page = pageCache.get(cacheKey);
     if (page === undefined) {
+      // Just after the start of a large store the search index is still filling: a query needing it waits.
+      if (!index.search.ready && !isSliceable(query)) return index.search.whenReady().then(() => browse(context));
       const { items, total } = findListings(index, query);
       const { bytes, etag } = serialised.page(items, pagination(query, total));
       page = { bytes, etag, listingIds: items.map((listing) => listing.id) };

@@ -1,47 +1,40 @@
 // Listed listings kept in order, so a page of the default sort is a slice, not a sort: one
 // array of every listed listing ordered by (created_at, id), and one per type and per owner.
 // Listed = active and owned by a user in good standing (a suspension hides its listings).
-// Other sorts, and the matches of recent filtered queries, are built on first use and kept
-// until the next listing write.
+// Beside them the search index (search-index.ts: columns, word lists) answers every other
+// filter and sort; both follow each listing change here. The matches of recent searches that
+// were sorted whole are kept until the next listing write, so paging through them is a slice.
 
-import { byCreation, compareText } from '../domain/order.ts';
+import { byCreation } from '../domain/order.ts';
 import { LISTINGS, USERS, userStatus, type ListingRecord, type UserRecord } from '../domain/records.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
+import { ListingSearchIndex, type SortKey, type WordLoadOptions } from './search-index.ts';
 
 /** Filtered results kept at once, and listings referenced by them all (memory stays bounded). */
 const MAX_KEPT_FILTERS = 1_000;
 const MAX_KEPT_MATCHES = 1_000_000;
 
-export type SortKey = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
+export type { SortKey };
 export const SORT_KEYS: readonly SortKey[] = ['created_at', '-created_at', 'price', '-price', 'title'];
-
-function byPrice(left: ListingRecord, right: ListingRecord): number {
-  return left.price - right.price || compareText(left.id, right.id);
-}
-
-function byTitle(left: ListingRecord, right: ListingRecord): number {
-  return compareText(left.title.toLowerCase(), right.title.toLowerCase()) || compareText(left.id, right.id);
-}
-
-/** Sorted views: ascending order, read backwards for the descending sorts. */
-const COMPARATORS = { created_at: byCreation, price: byPrice, title: byTitle } as const;
 
 export class ListingIndex {
   /** Every active listing, ordered by (created_at, id). */
   readonly active: ListingRecord[] = [];
   readonly byType = new Map<string, ListingRecord[]>();
   readonly byOwner = new Map<string, ListingRecord[]>();
-  private readonly derived = new Map<string, ListingRecord[]>();
+  /** Columns and word lists of the same listings, for filters, text search and other sorts. */
+  readonly search = new ListingSearchIndex();
   /** Filter → its matches in display order; paging through a search reuses them. */
   private readonly filtered = new Map<string, ListingRecord[]>();
-  private keptMatches = 0;
+  private keptMatchCount = 0;
   /** Bumped on every listing change; cached pages and views belong to one version. */
   version = 0;
   /** Owners whose listings are hidden (suspended or erased users). */
   private readonly hiddenOwners = new Set<string>();
   private readonly store: Store;
 
-  constructor(store: Store) {
+  /** `wordLoad`: how the search index takes in the listings found at start (see ListingSearchIndex.addAll). */
+  constructor(store: Store, wordLoad: WordLoadOptions = {}) {
     this.store = store;
     for (const user of store.values(USERS)) if (userStatus(user) !== 'active') this.hiddenOwners.add(user.id);
     const listings = [...store.values(LISTINGS)].filter((listing) => this.isListed(listing));
@@ -51,6 +44,7 @@ export class ListingIndex {
       groupOf(this.byType, listing.type).push(listing);
       groupOf(this.byOwner, listing.owner_id).push(listing);
     }
+    this.search.addAll(listings, wordLoad);
   }
 
   /**
@@ -74,10 +68,9 @@ export class ListingIndex {
 
   private invalidate(): void {
     this.version += 1;
-    // Once per listing write; between reads the maps are mostly empty already (clearing allocates).
-    if (this.derived.size > 0) this.derived.clear();
+    // Once per listing write; between reads the map is mostly empty already (clearing allocates).
     if (this.filtered.size > 0) this.filtered.clear();
-    this.keptMatches = 0;
+    this.keptMatchCount = 0;
   }
 
   /** A suspension (or its end) hides (or shows again) every active listing of that user. */
@@ -97,40 +90,28 @@ export class ListingIndex {
     }
   }
 
-  /** `base` in ascending order of `sort`'s field (callers read it backwards for "-field"). */
-  ordered(base: ListingRecord[], baseName: string, sort: SortKey): ListingRecord[] {
-    const field = sort.replace('-', '') as keyof typeof COMPARATORS;
-    if (field === 'created_at') return base;
-    const cacheKey = `${baseName}|${field}`;
-    let view = this.derived.get(cacheKey);
-    if (!view) {
-      view = [...base].sort(COMPARATORS[field]);
-      this.derived.set(cacheKey, view);
-    }
-    return view;
+  /** The kept matches of one filter (everything but page and limit), if sorted whole since the last write. */
+  keptMatches(filterKey: string): ListingRecord[] | undefined {
+    return this.filtered.get(filterKey);
   }
 
   /**
-   * The matches of one filter (everything but page and limit), found once by `find` and kept
-   * until the next listing write: every page of a search, and its total, then costs a slice
-   * instead of a scan. The oldest are dropped first when too many are kept.
+   * Keeps the matches of one filter, sorted whole, until the next listing write: the next pages
+   * of that search, and its total, are then slices. The oldest are dropped first when too many are kept.
    */
-  matchesOf(filterKey: string, find: () => ListingRecord[]): ListingRecord[] {
-    let matches = this.filtered.get(filterKey);
-    if (matches !== undefined) return matches;
-    matches = find();
-    if (matches.length > MAX_KEPT_MATCHES) return matches;
+  keepMatches(filterKey: string, matches: ListingRecord[]): void {
+    if (matches.length > MAX_KEPT_MATCHES) return;
     for (const [oldestKey, oldest] of this.filtered) {
-      if (this.filtered.size < MAX_KEPT_FILTERS && this.keptMatches + matches.length <= MAX_KEPT_MATCHES) break;
+      if (this.filtered.size < MAX_KEPT_FILTERS && this.keptMatchCount + matches.length <= MAX_KEPT_MATCHES) break;
       this.filtered.delete(oldestKey);
-      this.keptMatches -= oldest.length;
+      this.keptMatchCount -= oldest.length;
     }
     this.filtered.set(filterKey, matches);
-    this.keptMatches += matches.length;
-    return matches;
+    this.keptMatchCount += matches.length;
   }
 
   private insert(listing: ListingRecord): void {
+    this.search.add(listing);
     insertSorted(this.active, listing);
     insertSorted(groupOf(this.byType, listing.type), listing);
     insertSorted(groupOf(this.byOwner, listing.owner_id), listing);
@@ -147,6 +128,7 @@ export class ListingIndex {
       this.insert(after);
       return;
     }
+    this.search.update(after);
     replaceSorted(this.active, before, after);
     replaceSorted(groupOf(this.byOwner, after.owner_id), before, after);
     if (before.type === after.type) replaceSorted(groupOf(this.byType, after.type), before, after);
@@ -157,6 +139,7 @@ export class ListingIndex {
   }
 
   private remove(listing: ListingRecord): void {
+    this.search.remove(listing);
     removeSorted(this.active, listing);
     removeSorted(groupOf(this.byType, listing.type), listing);
     removeSorted(groupOf(this.byOwner, listing.owner_id), listing);

@@ -1,19 +1,23 @@
 // GET /v1/listings' query: parsing and checking the parameters, and finding one page of
-// matches. The smallest index that applies (a type, an owner, or all) is walked in sort order;
-// with no further filter a page is a slice, otherwise the matches are found in one pass and
-// kept by the index, so the other pages of the same search (and its total) are slices too.
+// matches. In the default order with at most a type or an owner, a page is a slice of an index
+// kept in that order; anything else (text, prices, both type and owner, the other sorts) is
+// answered by the search index from its smallest candidate list, with the page taken by a
+// bounded heap. `q` matches by word prefix (words.ts), never by scanning the listings' text.
 
 import { badRequest } from '../domain/errors.ts';
 import { checkQueryNames, readPageRequest, type PageRequest } from '../http/lists.ts';
 import { codePointLength } from '../http/validation.ts';
 import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
 import { SORT_KEYS, type ListingIndex, type SortKey } from './index.ts';
+import { queryWords } from './words.ts';
 
 export const LISTING_QUERY_PARAMS = ['page', 'limit', 'type', 'q', 'min_price', 'max_price', 'owner_id', 'sort'] as const;
 
 export interface ListingQuery extends PageRequest {
   type: string | null;
   q: string | null;
+  /** The words of `q` that decide its matches (queryWords): none when q has no letters or digits. */
+  words: string[];
   minPrice: number | null;
   maxPrice: number | null;
   ownerId: string | null;
@@ -44,6 +48,7 @@ export function parseListingQuery(query: URLSearchParams): ListingQuery {
     limit,
     type,
     q: q === null || q.trim() === '' ? null : q.trim().toLowerCase(),
+    words: q === null ? [] : queryWords(q),
     minPrice,
     maxPrice,
     ownerId: query.get('owner_id'),
@@ -63,7 +68,8 @@ function priceParam(query: URLSearchParams, name: string): number | null {
 /** The query without its page and limit, the key of its kept matches: equal exactly when the filters are. */
 function filterKey(query: ListingQuery): string {
   // JSON, not a separator join: a q holding the separator must not pose as another filter.
-  return JSON.stringify([query.type, query.q, query.minPrice, query.maxPrice, query.ownerId, query.sort]);
+  // By q's deciding words: "Zebra" and "zeb zebra" are one search.
+  return JSON.stringify([query.type, query.words, query.minPrice, query.maxPrice, query.ownerId, query.sort]);
 }
 
 /** The whole query, the key of the page cache (page and limit are whole numbers, so the prefix is unambiguous). */
@@ -71,59 +77,41 @@ export function queryCacheKey(query: ListingQuery): string {
   return `${query.page},${query.limit},${filterKey(query)}`;
 }
 
+/**
+ * Whether a page of this query is a slice of a sorted array (the default order, with at most a
+ * type or an owner), or needs the search index (which may still be loading just after a start).
+ */
+export function isSliceable(query: ListingQuery): boolean {
+  const byCreation = query.sort === 'created_at' || query.sort === '-created_at';
+  return byCreation && query.words.length === 0 && query.minPrice === null && query.maxPrice === null && (query.type === null || query.ownerId === null);
+}
+
 export function findListings(index: ListingIndex, query: ListingQuery): { items: ListingRecord[]; total: number } {
-  let base = index.active;
-  let baseName = 'all';
-  if (query.type !== null) {
-    base = index.byType.get(query.type) ?? [];
-    baseName = `type:${query.type}`;
-  }
-  if (query.ownerId !== null) {
-    const owned = index.byOwner.get(query.ownerId) ?? [];
-    if (owned.length < base.length) {
-      base = owned;
-      baseName = `owner:${query.ownerId}`;
-    }
-  }
-  const ordered = index.ordered(base, baseName, query.sort);
-  const descending = query.sort.startsWith('-');
   const start = (query.page - 1) * query.limit;
-  const matches = matcherFor(query, baseName);
-
-  if (matches === null) {
+  if (isSliceable(query)) {
+    let base = index.active;
+    if (query.type !== null) base = index.byType.get(query.type) ?? [];
+    if (query.ownerId !== null) base = index.byOwner.get(query.ownerId) ?? [];
+    const descending = query.sort === '-created_at';
     const items: ListingRecord[] = [];
-    for (let rank = start; rank < Math.min(start + query.limit, ordered.length); rank += 1) {
-      items.push(ordered[descending ? ordered.length - 1 - rank : rank]!);
+    for (let rank = start; rank < Math.min(start + query.limit, base.length); rank += 1) {
+      items.push(base[descending ? base.length - 1 - rank : rank]!);
     }
-    return { items, total: ordered.length };
+    return { items, total: base.length };
   }
-  const found = index.matchesOf(filterKey(query), () => {
-    const all: ListingRecord[] = [];
-    for (let rank = 0; rank < ordered.length; rank += 1) {
-      const listing = ordered[descending ? ordered.length - 1 - rank : rank]!;
-      if (matches(listing)) all.push(listing);
-    }
-    return all;
-  });
-  return { items: found.slice(start, start + query.limit), total: found.length };
+  const key = filterKey(query);
+  const kept = index.keptMatches(key);
+  if (kept !== undefined) return { items: kept.slice(start, start + query.limit), total: kept.length };
+  const slots = index.search.matches({ type: query.type, ownerId: query.ownerId, minPrice: query.minPrice, maxPrice: query.maxPrice, words: query.words });
+  const { items, sorted } = index.search.page(slots, query.sort, start, query.limit);
+  if (sorted !== null) index.keepMatches(key, sorted);
+  return { items, total: slots.length };
 }
 
-/** The filters the chosen index does not already apply, or null when there are none. */
-function matcherFor(query: ListingQuery, baseName: string): ((listing: ListingRecord) => boolean) | null {
-  const checks: Array<(listing: ListingRecord) => boolean> = [];
-  const { type, ownerId, minPrice, maxPrice, q } = query;
-  if (type !== null && !baseName.startsWith('type:')) checks.push((listing) => listing.type === type);
-  if (ownerId !== null && !baseName.startsWith('owner:')) checks.push((listing) => listing.owner_id === ownerId);
-  if (minPrice !== null) checks.push((listing) => listing.price >= minPrice);
-  if (maxPrice !== null) checks.push((listing) => listing.price <= maxPrice);
-  if (q !== null) checks.push((listing) => matchesText(listing, q));
-  if (checks.length === 0) return null;
-  // The usual filtered query has one check left: call it directly, not through every().
-  if (checks.length === 1) return checks[0]!;
-  return (listing) => checks.every((check) => check(listing));
-}
-
-/** Case-insensitive substring match in title, description and tags. */
+/**
+ * The operator's moderation search (not GET /v1/listings): a case-insensitive substring of
+ * title, description or tags, over every listing whatever its status.
+ */
 /** `needle` must be lower-case already. */
 export function matchesText(listing: ListingRecord, needle: string): boolean {
   // A needle holding the separator could match across two fields: check those field by field.

@@ -29,6 +29,7 @@ export class ServerMetrics {
   private readonly requests: Counter;
   private readonly durations: Histogram;
   private readonly rateLimited: Counter;
+  private readonly cpuBudgetRefused: Counter;
   private readonly fsyncs: Histogram;
   private readonly deliveries: Counter;
   private readonly eventLoopDelay: Histogram;
@@ -42,6 +43,7 @@ export class ServerMetrics {
     this.requests = registry.counter('marketplace_http_requests_total', 'HTTP requests answered, by route pattern, method and status class.', ['route', 'method', 'status_class']);
     this.durations = registry.histogram('marketplace_http_request_duration_seconds', 'Time from request to answer, by route pattern.', DURATION_BUCKETS, ['route']);
     this.rateLimited = registry.counter('marketplace_http_rate_limited_total', 'Requests refused with 429 (key limits and failed-authentication limits).');
+    this.cpuBudgetRefused = registry.counter('marketplace_http_cpu_budget_refused_total', 'Requests refused with 429 because their key had used its CPU budget for the last minute (also counted in marketplace_http_rate_limited_total).');
     this.fsyncs = registry.histogram('marketplace_store_fsync_duration_seconds', 'Duration of each fsync of the store (log appends, compactions).', FSYNC_BUCKETS);
     const logBytes = registry.gauge('marketplace_store_log_bytes', 'Size of the store log file in bytes (0 when the records are in a database).');
     this.deliveries = registry.counter('marketplace_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retrying, failed).', ['outcome']);
@@ -129,6 +131,11 @@ export class ServerMetrics {
     series.count();
     series.observe(durationMs / 1000);
     if (status === 429) this.rateLimited.inc();
+  }
+
+  /** One request refused because its key had spent its CPU budget (its 429 is counted by recordRequest too). */
+  countCpuBudgetRefusal(): void {
+    this.cpuBudgetRefused.inc();
   }
 
   /** `inner` with every handle's fsync timed. */

@@ -13,7 +13,12 @@ export const listingOperations: Operations = {
     parameters: [
       ...PAGE_PARAMS,
       queryParam('type', { enum: ['SKILL', 'AGENT', 'PROMPT', 'TEMPLATE', 'DATASET', 'TOOL'] }, 'Only this type.'),
-      queryParam('q', { type: 'string', maxLength: 200 }, 'Case-insensitive text in title, description or tags.'),
+      queryParam(
+        'q',
+        { type: 'string', maxLength: 200 },
+        'Word-prefix search: every word of q must be the start of a word in the title, description or tags (words are split at ' +
+          'anything but letters and digits; case and accents ignored). "zeb" finds "Zebra"; "ebra" does not.',
+      ),
       queryParam('min_price', { type: 'number', minimum: 0 }, 'Lowest price.'),
       queryParam('max_price', { type: 'number', minimum: 0 }, 'Highest price.'),
       queryParam('owner_id', { type: 'string' }, "Only this user's listings."),

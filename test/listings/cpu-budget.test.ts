@@ -1,0 +1,91 @@
+// A key's share of the event loop: a key hammering distinct searches (each a fresh answer, no
+// cached page) is refused with 429 and Retry-After once its work in the last minute passes its
+// budget, before its rate limit would stop it, while another key goes on being served; the
+// refusals are counted in /metrics, and once the minute has passed the key is admitted again.
+// The budget is set tiny here (KEY_CPU_BUDGET_MS=5) so a few searches over 3,000 listings pass it.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ManualClock } from '../../src/clock.ts';
+import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../../src/domain/records.ts';
+import { CpuBudget } from '../../src/limits/cpu-budget.ts';
+import { ADMIN_TOKEN, startServer } from '../helpers/server.ts';
+import { VOCABULARY } from './search-reference.ts';
+
+test('a key past its CPU budget gets 429 with Retry-After while another key is served; counted in /metrics; admitted again a minute later', async (t) => {
+  const clock = new ManualClock();
+  const server = await startServer(t, { clock, config: { keyCpuBudgetMs: 5 } });
+  const creator = await server.userWithKey('creator', ['read:listings', 'write:listings'], 100);
+  const other = await server.userWithKey('member', ['read:listings'], 100);
+  const at = new Date(clock.now()).toISOString();
+  const ops = Array.from({ length: 3_000 }, (_, number) => {
+    const listing: ListingRecord = {
+      id: `lst_${number.toString().padStart(8, '0')}`,
+      title: `${VOCABULARY[number % VOCABULARY.length]} ${VOCABULARY[(number * 7) % VOCABULARY.length]}`,
+      description: VOCABULARY.slice(number % 9, (number % 9) + 6).join(' '),
+      type: LISTING_TYPES[number % LISTING_TYPES.length]!,
+      price: number % 500,
+      tags: [],
+      status: 'active',
+      owner_id: creator.userId,
+      created_at: at,
+      updated_at: at,
+    };
+    return { op: 'put' as const, collection: LISTINGS, id: listing.id, data: listing };
+  });
+  await server.app.store.write(ops);
+
+  // Distinct searches, each sorted over thousands of matches: none is a cached page.
+  let refused: Awaited<ReturnType<typeof server.request>> | null = null;
+  let served = 0;
+  let lowestRemaining = 100;
+  for (let number = 1; number <= 100 && refused === null; number += 1) {
+    const response = await server.request('GET', `/v1/listings?sort=title&limit=${1 + (number % 100)}&page=${1 + Math.floor(number / 100)}&max_price=${1000 - number}`, { key: creator.key });
+    if (response.status === 429) refused = response;
+    else {
+      assert.equal(response.status, 200, response.text);
+      served += 1;
+      lowestRemaining = Number(response.headers.get('x-ratelimit-remaining'));
+    }
+  }
+  assert.ok(refused !== null, 'the hammering key was refused within its rate limit of 100');
+  assert.ok(lowestRemaining > 0, `refused for CPU, not by the rate limit (${lowestRemaining} requests were left after ${served} served)`);
+  assert.match(refused.body.error, /CPU/);
+  const retryAfter = Number(refused.headers.get('retry-after'));
+  assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+  assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
+  assert.equal(Number(refused.headers.get('x-ratelimit-reset')), Math.ceil(clock.now() / 1000) + retryAfter, 'Reset says the same wait');
+
+  // Held: it stays refused, whatever it asks (a cached page included), while the other key is served.
+  assert.equal((await server.request('GET', '/v1/listings', { key: creator.key })).status, 429);
+  const served2 = await server.request('GET', '/v1/listings?q=zeb&sort=price', { key: other.key });
+  assert.equal(served2.status, 200, served2.text);
+
+  const metrics = await server.request('GET', '/metrics', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const counted = /^marketplace_http_cpu_budget_refused_total (\d+)$/m.exec(metrics.text);
+  assert.ok(counted !== null && Number(counted[1]) >= 2, `refusals counted: ${counted?.[0]}`);
+
+  // Waiting as told is enough: once the charges are a minute old, the key is admitted.
+  clock.advance(retryAfter * 1000);
+  assert.equal((await server.request('GET', '/v1/listings', { key: creator.key })).status, 200);
+});
+
+test('the budget: charges in the last minute against budgetMs × rate limit / 100; the wait ends when enough of them are a minute old', () => {
+  let now = 0;
+  const budget = new CpuBudget({ budgetMs: 100, monotonicNow: () => now });
+  assert.equal(budget.budgetOf(100), 100);
+  assert.equal(budget.budgetOf(10), 100, 'lower limits keep the whole budget');
+  assert.equal(budget.budgetOf(1_000), 1_000, 'higher limits get it in proportion');
+  budget.charge('key', 60);
+  now = 20_000;
+  budget.charge('key', 50);
+  assert.equal(budget.waitSeconds('other', 100), 0);
+  assert.equal(budget.waitSeconds('key', 1_000), 0, 'within a larger budget');
+  // 110 ms > 100: the first 60 ms leave the window 60 s after their 5-second bucket began (at 0).
+  assert.equal(budget.waitSeconds('key', 100), 40);
+  now = 60_000;
+  assert.equal(budget.waitSeconds('key', 100), 0);
+  now = 200_000;
+  budget.charge('fresh', 1);
+  assert.equal(budget.trackedKeys(), 1, 'keys idle for a minute are forgotten');
+});
