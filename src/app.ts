@@ -168,6 +168,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   readiness.watch(() => store.problems());
   if (config.redisUrl !== null) readiness.watch(limiterAnswers(keyLimiter));
   const audit = new AuditLog(store, clock);
+  // The client's address (from X-Forwarded-For only behind a TRUST_PROXY proxy), for every per-address limit.
+  const clientAddress = clientAddressFunction(parseAddressRanges(config.trustProxy));
   const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn });
   void prepareDummyHash();
   const apiRoutes: ApiRoute[] = [
@@ -189,8 +191,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The developer portal's routes (/portal/v1), one module each.
   const signInLimits = new SignInLimits({ accountLimiter: signInLimiter, addressLimiter: failedAuthLimiter, addressLimit: FAILED_AUTH_LIMIT });
   const portalRoutes: PortalRoute[] = [
-    ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits }),
-    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, outbox, signup: config.portalSignup }),
+    ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress }),
+    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress, outbox, signup: config.portalSignup }),
     ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
     ...portalPlanRoutes({ store, clock, audit }),
     ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate }),
@@ -222,7 +224,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     idempotency,
     cors: new CorsPolicy(config.corsOrigins),
     accessLog,
-    clientAddress: clientAddressFunction(parseAddressRanges(config.trustProxy)),
+    clientAddress,
     metrics,
     // Per instance: each process holds keys to the share of its own event loop.
     cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),

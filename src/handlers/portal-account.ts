@@ -3,6 +3,7 @@
 // operator allows it (PORTAL_SIGNUP=open), and the profile (GET/PUT /portal/v1/me, the same rules
 // as PUT /v1/users/me). Every change is audited with the user as actor.
 
+import type { IncomingMessage } from 'node:http';
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
@@ -28,6 +29,8 @@ export interface PortalAccountRoutesDeps {
   clock: Clock;
   sessions: PortalSessions;
   limits: SignInLimits;
+  /** The client's address for the per-address limit (X-Forwarded-For only from a trusted proxy). */
+  clientAddress: (req: IncomingMessage) => string;
   audit: AuditLog;
   outbox: EventOutbox;
   /** PORTAL_SIGNUP: with `invite`, POST /portal/v1/signup does not exist (404). */
@@ -93,7 +96,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     checker.finish();
     const { user } = signedIn;
     // A stolen session must not become a way to guess the password: failures count as sign-in failures.
-    const address = context.req.socket.remoteAddress ?? 'unknown';
+    const address = deps.clientAddress(context.req);
     await limits.assertAllowed(user.email, address);
     const stored = store.get(CREDENTIALS, user.id);
     if (stored === undefined || !(await verifyPassword(current as string, stored.password_hash))) {

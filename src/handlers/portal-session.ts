@@ -3,6 +3,8 @@
 // email, a wrong password and an account without a password get the same answer after the same
 // work (one scrypt each), and failures are limited per account and per address.
 
+import { normalEmail } from '../domain/email.ts';
+import type { IncomingMessage } from 'node:http';
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
@@ -21,6 +23,8 @@ export interface PortalSessionRoutesDeps {
   clock: Clock;
   sessions: PortalSessions;
   limits: SignInLimits;
+  /** The client's address for the per-address limit (X-Forwarded-For only from a trusted proxy). */
+  clientAddress: (req: IncomingMessage) => string;
   audit: AuditLog;
 }
 
@@ -40,10 +44,10 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
       checker.fail('password', `must be a string of at most ${MAX_PASSWORD_INPUT} characters`);
     }
     checker.finish();
-    const address = context.req.socket.remoteAddress ?? 'unknown';
+    const address = deps.clientAddress(context.req);
     await limits.assertAllowed(email!, address);
 
-    const user = userByEmail(store, email!.toLowerCase());
+    const user = userByEmail(store, normalEmail(email!));
     const credential = user === undefined ? undefined : store.get(CREDENTIALS, user.id);
     const matches = credential === undefined ? await verifyAgainstDummy(password as string) : await verifyPassword(password as string, credential.password_hash);
     if (!matches || user === undefined || credential === undefined) {

@@ -71,3 +71,12 @@ test('signing in again from a signed-in browser ends the session its cookie repl
   const { SESSIONS } = await import('../../src/portal/records.ts');
   assert.equal([...server.app.store.values(SESSIONS)].filter((session) => session.user_id === ada.userId).length, 1);
 });
+
+test('sign-in finds the account whatever Unicode form or case the email is typed in (NFD, capitals), as the user records compare them', async (t) => {
+  const server = await startServer(t);
+  const jose = await signedInUser(server, { email: 'jos\u00e9@example.com' });
+  for (const typed of ['jose\u0301@example.com', 'JOS\u00c9@Example.COM']) {
+    const answer = await server.request('POST', '/portal/v1/session', { headers: sameOrigin(server), body: { email: typed, password: jose.password } });
+    assert.equal(answer.status, 201, `${JSON.stringify(typed)}: ${answer.text}`);
+  }
+});
