@@ -10,10 +10,11 @@ export const HOME_LINKS = {
   version: VERSION,
   api: '/v1',
   dashboard: '/dashboard',
+  portal: '/portal',
   openapi: '/openapi.json',
   health: '/healthz',
   docs: 'README.md and docs/ in the server\'s source (docs/api.md is the API reference)',
-  hint: 'Send an API key as "Authorization: Bearer <key>" to /v1/...; the operator signs in to /dashboard with the operator token.',
+  hint: 'Send an API key as "Authorization: Bearer <key>" to /v1/...; users get their keys at /portal; the operator signs in to /dashboard with the operator token.',
 } as const;
 
 const JSON_BYTES = Buffer.from(JSON.stringify(HOME_LINKS));
@@ -25,6 +26,7 @@ const HTML_BYTES = Buffer.from(
     '<html lang="en"><head><meta charset="utf-8"><title>Marketplace API</title></head><body>',
     `<h1>Marketplace API <small>${VERSION}</small></h1>`,
     '<ul>',
+    '<li><a href="portal">Developer portal</a>: users sign in for their API keys, usage and webhooks</li>',
     '<li><a href="dashboard">Operator dashboard</a>: sign in with the operator token</li>',
     '<li><a href="openapi.json">API description</a> (OpenAPI 3.1)</li>',
     '<li><a href="healthz">Health check</a></li>',

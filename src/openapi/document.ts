@@ -47,12 +47,13 @@ const serviceOperations: Operations = {
           'application/json': {
             schema: {
               type: 'object',
-              required: ['name', 'version', 'api', 'dashboard', 'openapi', 'health', 'docs', 'hint'],
+              required: ['name', 'version', 'api', 'dashboard', 'portal', 'openapi', 'health', 'docs', 'hint'],
               properties: {
                 name: { type: 'string' },
                 version: { type: 'string' },
                 api: { type: 'string' },
                 dashboard: { type: 'string' },
+                portal: { type: 'string' },
                 openapi: { type: 'string' },
                 health: { type: 'string' },
                 docs: { type: 'string' },

@@ -76,10 +76,11 @@ test('GET / → 200 JSON pointing to the API, the dashboard, the API description
   assert.match(json.headers.get('content-type') ?? '', /^application\/json/);
   const links = (await json.json()) as Record<string, string>;
   assert.equal(links.dashboard, '/dashboard');
+  assert.equal(links.portal, '/portal');
   assert.equal(links.openapi, '/openapi.json');
   assert.equal(links.api, '/v1');
   assert.match(links.docs!, /docs\/api\.md/);
-  for (const path of [links.dashboard, links.openapi, links.health]) {
+  for (const path of [links.dashboard, links.portal, links.openapi, links.health]) {
     await t.test(`GET ${path}`, async () => {
       assert.equal((await fetch(`${server.url}${path}`)).status, 200, `${path} answers`);
     });
