@@ -54,8 +54,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once something accepts TCP connections on the port, or throws after `timeoutMs`. */
-export async function waitForPort(port: number, timeoutMs = 20_000, exited?: () => string | null): Promise<void> {
+/** Resolves once something accepts TCP connections on the port, or throws after `timeoutMs` (a bound on failure only: a daemon starting beside a busy test run can take tens of seconds). */
+export async function waitForPort(port: number, timeoutMs = 120_000, exited?: () => string | null): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const problem = exited?.();
@@ -175,9 +175,9 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         '-c', 'max_connections=200', '-c', 'shared_buffers=32MB', '-c', 'log_min_messages=warning', ...tlsSettings,
       ]),
     );
-    await waitForPort(port, 30_000, () => daemon!.exitProblem());
+    await waitForPort(port, 120_000, () => daemon!.exitProblem());
     // Accepting TCP is not yet accepting queries: wait until a query runs.
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 120_000;
     while (psql(bin, port, 'postgres', 'SELECT 1').status !== 0) {
       if (Date.now() > deadline) throw new Error(`PostgreSQL did not accept queries: ${daemon.exitProblem() ?? ''}`);
       await sleep(100);
@@ -300,7 +300,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServi
     daemon = new Daemon('redis', server, [...listen, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', root, '--loglevel', 'warning', ...users], {
       cwd: root,
     });
-    await waitForPort(port, 20_000, () => daemon!.exitProblem());
+    await waitForPort(port, 120_000, () => daemon!.exitProblem());
   };
   await start();
   return {
@@ -378,7 +378,7 @@ ${upstreams.map((address) => `    server ${address} max_fails=${options.maxFails
   const configFile = join(prefix, 'nginx.conf');
   writeFileSync(configFile, config);
   const daemon = new Daemon('nginx', nginx, ['-p', prefix, '-c', configFile, '-e', join(prefix, 'logs', 'error.log')]);
-  await waitForPort(port, 20_000, () => daemon.exitProblem());
+  await waitForPort(port, 120_000, () => daemon.exitProblem());
   return {
     url: `http://127.0.0.1:${port}`,
     port,
