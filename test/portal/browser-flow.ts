@@ -108,7 +108,7 @@ export async function runPortalFlow(t: TestContext, browser: Browser, target: Fl
   await card.waitFor();
   assert.match((await card.locator('.entries').textContent()) ?? '', /^read:listings$/);
   assert.equal((await withKey(target, firstSecret)).status, 200);
-  await page.locator('#hide-secret').click();
+  await page.locator('#new-key-secret-hide').click();
 
   // Roll with a 60 s grace: the old and the new secret both work, then only the new.
   await card.getByRole('button', { name: 'Roll' }).click();
@@ -120,7 +120,7 @@ export async function runPortalFlow(t: TestContext, browser: Browser, target: Fl
   assert.match((await page.locator('.secret-reveal').textContent()) ?? '', /old secret keeps working until/);
   assert.equal((await withKey(target, secondSecret)).status, 200, 'the new secret works at once');
   assert.equal((await withKey(target, firstSecret)).status, 200, 'the old secret still works during the grace');
-  await page.locator('#hide-secret').click();
+  await page.locator('#new-key-secret-hide').click();
 
   // A self-service plan applies from the next request.
   assert.equal((await withKey(target, secondSecret)).headers.get('x-ratelimit-limit'), '100');

@@ -1,6 +1,7 @@
 // One user's API keys: the table, the one-time display of a new key, revoking (after a
 // confirmation), changing the tier, and choosing the key whose usage is shown.
 
+import { copyOnceBox } from './copy-once.js';
 import { api, fetchAll } from './api.js';
 import { confirmDialog, tierDialog } from './dialog.js';
 import { el, replaceChildren } from './dom.js';
@@ -78,33 +79,22 @@ export function keysSection(user) {
   }
 
   function revealBox(created) {
-    const secretInput = el('input', { type: 'text', readonly: true, class: 'secret', id: 'new-key-secret', value: created.key, 'aria-label': 'The new API key', spellcheck: 'false' });
-    const copyStatus = el('p', { class: 'copy-status', 'aria-live': 'polite' });
-    async function copy() {
-      try {
-        await navigator.clipboard.writeText(created.key);
-        copyStatus.textContent = 'Copied to the clipboard.';
-      } catch {
-        // Clipboard access can be refused; leave the key selected so Ctrl+C works.
-        secretInput.select();
-        copyStatus.textContent = 'Could not copy automatically; the key is selected, press Ctrl+C (⌘C).';
-      }
-    }
-    function dismiss() {
-      state.revealed = null;
-      clearNotice();
-      draw();
-    }
-    return el(
-      'section',
-      { class: 'secret-reveal', 'aria-labelledby': 'secret-title' },
-      el('h4', { id: 'secret-title' }, `New key ${displayName(created)} — copy it now`),
-      el('p', { class: 'warning' }, 'This is the only time the full key is shown. The server keeps only a hash of it: once this box is closed it cannot be shown again. If it is lost, revoke it and create another.'),
-      el('div', { class: 'secret-row' }, secretInput, el('button', { type: 'button', class: 'primary', onclick: copy }, 'Copy key')),
-      copyStatus,
-      el('button', { type: 'button', class: 'secondary', onclick: dismiss }, 'I have stored it — hide the key'),
-    );
+    return copyOnceBox({
+      id: 'new-key-secret',
+      value: created.key,
+      label: 'The new API key',
+      noun: 'key',
+      heading: `New key ${displayName(created)} — copy it now`,
+      warning: 'This is the only time the full key is shown. The server keeps only a hash of it: once this box is closed it cannot be shown again. If it is lost, revoke it and create another.',
+      hideLabel: 'I have stored it — hide the key',
+      onHide: () => {
+        state.revealed = null;
+        clearNotice();
+        draw();
+      },
+    });
   }
+
 
   function keyRow(key) {
     const revoked = Boolean(key.revoked_at);

@@ -2,6 +2,7 @@
 // phone), a form that makes a key at the least privilege with a preview of what it may do, the
 // copy-once box for a new secret, and per key: usage, rename, permissions, plan, roll, revoke.
 
+import { copyOnceBox } from './copy-once.js';
 import { confirmDialog, formDialog } from './dialog.js';
 import { el, field, replaceChildren, uniqueId } from './dom.js';
 import { formatCount, formatDate, formatRelative } from './format.js';
@@ -149,34 +150,22 @@ export function keysPage(user) {
   }
 
   function revealBox(created) {
-    const secret = el('input', { type: 'text', readonly: true, class: 'secret', id: 'new-key-secret', value: created.key, 'aria-label': 'The new API key', spellcheck: 'false' });
-    const status = el('p', { class: 'copy-status', 'aria-live': 'polite' });
-    async function copy() {
-      try {
-        await navigator.clipboard.writeText(created.key);
-        status.textContent = 'Copied to the clipboard.';
-      } catch {
-        secret.select();
-        status.textContent = 'Could not copy automatically; the key is selected, press Ctrl+C (⌘C).';
-      }
-    }
-    const hide = () => {
-      state.revealed = null;
-      clearNotice();
-      draw();
-    };
-    return el(
-      'section',
-      { class: 'secret-reveal', 'aria-labelledby': 'secret-title' },
-      el('h3', { id: 'secret-title' }, `Your key ${displayName(created)}: copy it now`),
-      el('p', { class: 'warning' }, 'This is the only time the whole key is shown; the server keeps only a hash of it. If you lose it, roll the key to get a new secret.'),
-      created.previous_secret_expires_at && Date.parse(created.previous_secret_expires_at) > Date.now()
-        ? el('p', { class: 'grace' }, `The old secret keeps working until ${formatDate(created.previous_secret_expires_at)}; then only this one does.`)
-        : null,
-      el('div', { class: 'secret-row' }, secret, el('button', { type: 'button', class: 'primary', onclick: copy }, 'Copy key')),
-      status,
-      el('button', { type: 'button', class: 'secondary', id: 'hide-secret', onclick: hide }, 'I have stored it: hide the key'),
-    );
+    const graceUntil = created.previous_secret_expires_at;
+    return copyOnceBox({
+      id: 'new-key-secret',
+      value: created.key,
+      label: 'The new API key',
+      noun: 'key',
+      heading: `Your key ${displayName(created)}: copy it now`,
+      warning: 'This is the only time the whole key is shown; the server keeps only a hash of it. If you lose it, roll the key to get a new secret.',
+      extra: graceUntil && Date.parse(graceUntil) > Date.now() ? el('p', { class: 'grace' }, `The old secret keeps working until ${formatDate(graceUntil)}; then only this one does.`) : null,
+      hideLabel: 'I have stored it: hide the key',
+      onHide: () => {
+        state.revealed = null;
+        clearNotice();
+        draw();
+      },
+    });
   }
 
   function keyCard(key) {

@@ -1,6 +1,7 @@
 // The portal's webhooks page: the user's endpoints, a form to register one (its signing secret
 // shown once), and per endpoint: send a signed test ping, see the last 50 deliveries, remove.
 
+import { copyOnceBox } from './copy-once.js';
 import { confirmDialog } from './dialog.js';
 import { el, field, replaceChildren, uniqueId } from './dom.js';
 import { formatDate } from './format.js';
@@ -79,14 +80,19 @@ export function webhooksPage() {
   }
 
   function secretBox(webhook) {
-    return el(
-      'section',
-      { class: 'secret-reveal', 'aria-labelledby': 'webhook-secret-title' },
-      el('h3', { id: 'webhook-secret-title' }, 'Signing secret: copy it now'),
-      el('p', { class: 'warning' }, 'Your endpoint checks each delivery\u2019s signature with this secret. It is shown only now.'),
-      el('input', { type: 'text', readonly: true, class: 'secret', id: 'webhook-secret', value: webhook.secret, 'aria-label': 'The webhook signing secret' }),
-      el('button', { type: 'button', class: 'secondary', onclick: () => { state.secret = null; draw(); } }, 'I have stored it: hide the secret'),
-    );
+    return copyOnceBox({
+      id: 'webhook-secret',
+      value: webhook.secret,
+      label: 'The webhook signing secret',
+      noun: 'secret',
+      heading: 'Signing secret: copy it now',
+      warning: 'Your endpoint checks each delivery\u2019s signature with this secret. It is shown only now.',
+      hideLabel: 'I have stored it: hide the secret',
+      onHide: () => {
+        state.secret = null;
+        draw();
+      },
+    });
   }
 
   function card(webhook) {
