@@ -68,8 +68,9 @@ test('the password rules: 12 to 128 code points, not a common password; a refuse
     ['qwertyuiop123', 'qwertyuiop123', /common/],
     ['a common one in other case', 'PassWord1234', /common/],
     ['not a string', 123456789012345, /string/],
-    ['a lone surrogate', 'twelve chars \ud800', /surrogates/],
-    ['a NUL character', 'twelve chars \u0000 here', /NUL/],
+    // (the body reader may refuse these before the password rules do: either says why)
+    ['a lone surrogate', 'twelve chars \ud800', /surrogate/],
+    ['a NUL character', 'twelve chars \u0000 here', /NUL|U\+0000/],
   ];
   for (const [what, password, problem] of cases) {
     const response = await usePassword(server, token, password as string);
