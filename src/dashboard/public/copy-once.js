@@ -24,7 +24,7 @@ export function copyOnceBox({ id, value, noun, label, heading, warning, extra = 
   const headingId = `${id}-title`;
   return el(
     'section',
-    heading ? { class: 'secret-reveal', 'aria-labelledby': headingId } : { class: 'secret-reveal', 'aria-label': label },
+    heading ? { class: 'secret-reveal', 'aria-labelledby': headingId } : { class: 'secret-reveal', 'aria-label': `Copy the ${noun} now` },
     heading ? el('h3', { id: headingId }, heading) : null,
     el('p', { class: 'warning' }, warning),
     extra,
