@@ -27,6 +27,9 @@ import { InstanceLeases } from './instance-leases.ts';
 import { RemovalCount } from './removals.ts';
 import { APPLIED_CHANNEL, CHANGES_CHANNEL, migrate } from './schema.ts';
 
+/** followers(): an instance that reported within this long is running (each reports at least twice a second). */
+const RUNNING_INSTANCE_REPORTED_WITHIN_MS = 5_000;
+
 export interface PostgresLogOptions {
   url: string;
   warn: (message: string) => void;
@@ -52,7 +55,7 @@ const CATCH_UP_MS = 500;
 /** The listening connection is asked to answer this often, and dropped when it does not within LIVENESS_TIMEOUT_MS. */
 const LIVENESS_MS = 1_000;
 const LIVENESS_TIMEOUT_MS = 1_500;
-/** Also the liveness question: LISTEN again is harmless, and leaves the statement followers() looks for. */
+/** Also the liveness question: LISTEN again is harmless. */
 const LISTEN_SQL = `LISTEN ${CHANGES_CHANNEL}; LISTEN ${APPLIED_CHANNEL}`;
 /** Dead peers and half-open connections are noticed by the kernel too. */
 const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 };
@@ -320,12 +323,17 @@ export class PostgresLog implements Log {
     }
   }
 
-  /** How many other connections follow this database's changes: the instances running on it. */
+  /**
+   * How many server instances run on this database: those whose row in marketplace_instances
+   * was reported in the last few seconds (a running instance reports at least twice a second;
+   * one stopped cleanly deletes its row, one killed stops reporting). This log's own row, if it
+   * follows, is not counted.
+   */
   async followers(): Promise<number> {
     const result = await this.pool.query<{ count: string }>(
-      `SELECT count(*) AS count FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE $1`,
-      [`LISTEN ${CHANGES_CHANNEL}%`],
+      `SELECT count(*) AS count FROM marketplace_instances
+        WHERE id <> $1 AND beat_at > clock_timestamp() - make_interval(secs => $2)`,
+      [this.leases?.id ?? '', RUNNING_INSTANCE_REPORTED_WITHIN_MS / 1000],
     );
     return Number(result.rows[0]!.count);
   }
