@@ -364,6 +364,10 @@ export interface StoreStats {
   /** Operations acknowledged since start. */
   writes: number;
   batches: number;
+  /** Writes decided again because another server changed what they read (a shared database only). */
+  conflicts: number;
+  /** The same writes by the collections they were to change (a write counts once under each). */
+  conflictsByCollection: Record<string, number>;
   fsyncs: number;
   opsInLog: number;
   liveRecords: number;
@@ -375,6 +379,8 @@ export interface StoreStats {
 }
 
 export interface ServerStats {
+  /** The server's version (package.json). */
+  version: string;
   uptime_seconds: number;
   users: number;
   keys: number;
