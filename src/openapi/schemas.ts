@@ -147,7 +147,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
   },
   ApiKey: {
     type: 'object',
-    required: ['id', 'user_id', 'name', 'prefix', 'last_four', 'permissions', 'rate_limit', 'created_at', 'updated_at', 'revoked_at', 'last_used_at'],
+    required: ['id', 'user_id', 'name', 'prefix', 'last_four', 'permissions', 'rate_limit', 'created_at', 'updated_at', 'revoked_at', 'expires_at', 'plan', 'previous_secret_expires_at', 'last_used_at'],
     properties: {
       id: { type: 'string' },
       user_id: { type: 'string' },
