@@ -268,8 +268,14 @@ async function validBody(world: World, operation: Operation): Promise<unknown> {
 
 /** Provocations that work the same way on every operation of a kind. */
 const GENERAL: Record<string, (operation: Operation) => Provoke | undefined> = {
-  // Every route refuses %00 in its query before anything else.
-  '400': () => async (world, operation) => world.send(operation.method, `${await world.concrete(operation.path)}?x=%00`, { headers: world.auth(operation.path) }),
+  // Every route refuses %00 in its query before anything else; a route with a body also refuses broken JSON.
+  '400': () => async (world, operation) => {
+    const path = await world.concrete(operation.path);
+    const nul = await world.send(operation.method, `${path}?x=%00`, { headers: world.auth(operation.path) });
+    if (!operation.hasBody) return nul;
+    assert.equal(nul.status, 400, `%00: ${nul.text}`);
+    return world.send(operation.method, path, { headers: { ...world.auth(operation.path), ...json }, rawBody: '{"unterminated' });
+  },
   '401': (operation) => (v1(operation) || operator(operation) || portal(operation)
     ? async (world, op) => world.send(op.method, await world.concrete(op.path), { headers: portal(op) ? sameOrigin(world.server) : {}, ...(op.hasBody ? { body: await validBody(world, op) } : {}) })
     : undefined),
