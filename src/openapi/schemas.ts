@@ -171,7 +171,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
     required: ['id', 'name', 'rate_limit', 'self_service'],
     properties: {
       id: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,39}$', examples: ['pro'] },
-      name: { type: 'string', minLength: 1, maxLength: 60, examples: ['Pro'] },
+      name: { type: 'string', minLength: 1, maxLength: 60, pattern: NOT_BLANK, examples: ['Pro'], description: 'Trimmed; must not be empty or only white space.' },
       rate_limit: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Requests per minute a key on this plan may make.' },
       self_service: { type: 'boolean', description: 'true: users switch their keys to it themselves; false: they request it and the operator decides.' },
     },
