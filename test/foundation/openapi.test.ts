@@ -127,6 +127,7 @@ test('query parameters: the server accepts exactly the values the document allow
     ['/v1/listings', 'min_price', ['0', '10.5', '-1', '9999999.99', '10000000', '1.234', '1e2', '+1', ' 1']],
     // maxLength counts code points: 150 emoji are 300 UTF-16 units but within 200.
     ['/v1/listings', 'q', ['a'.repeat(200), 'a'.repeat(201), '😀'.repeat(150), '😀'.repeat(201)]],
+    ['/admin/v1/listings', 'q', ['a'.repeat(200), 'a'.repeat(201), '😀'.repeat(150), '😀'.repeat(201)]],
     ['/v1/analytics/usage', 'granularity', ['hour', 'day', 'week']],
     ['/v1/analytics/usage?to=2026-01-20', 'from', ['2026-01-01', '2026-01-01T09:30Z', '2026-01-01T09:30:00.123+02:00', '2026-01-01T09', '2026/01/01', 'yesterday']],
     ['/v1/analytics/listings', 'sort', ['-views', 'impressions', 'views_desc']],
@@ -141,11 +142,25 @@ test('query parameters: the server accepts exactly the values the document allow
         // A query value is text; numeric schemas judge it as the number it spells.
         const typed = /^-?\d+(\.\d+)?$/.test(value) && ['integer', 'number'].includes(parameter.schema.type) ? Number(value) : value;
         const documentAllows = validator.validate(typed, parameter.schema).length === 0;
-        const answer = await server.request('GET', `${path}?${base ? `${base}&` : ''}${name}=${encodeURIComponent(value)}`, { key });
+        const url = `${path}?${base ? `${base}&` : ''}${name}=${encodeURIComponent(value)}`;
+        const answer = path.startsWith('/admin/') ? await server.admin('GET', url) : await server.request('GET', url, { key });
         assert.equal(answer.status === 200, documentAllows, `${path}?${name}=${value.slice(0, 40)}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
         if (!documentAllows) assert.equal(answer.status, 400);
       }
     });
+  }
+});
+
+test('plan names: the document allows 1 to 60 characters counted in code points, not blank; the server agrees', async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const { body: document } = await server.request('GET', '/openapi.json');
+  const validator = new SchemaValidator(document);
+  const schema = document.paths['/admin/v1/plans'].put.requestBody.content['application/json'].schema;
+  for (const name of ['Pro', 'x'.repeat(60), 'x'.repeat(61), '😀'.repeat(60), '😀'.repeat(61), '', '   ']) {
+    const body = { plans: [{ id: 'free', name, rate_limit: 100, self_service: true }] };
+    const documentAllows = validator.validate(body, schema).length === 0;
+    const answer = await server.admin('PUT', '/admin/v1/plans', body);
+    assert.equal(answer.status === 200, documentAllows, `name=${JSON.stringify(name).slice(0, 30)}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
   }
 });
 
