@@ -61,7 +61,8 @@ export function readPlanList(body: unknown): Plan[] {
     if (unknown !== undefined) problems[`${at}.${unknown}`] = 'is not a field';
     else if (typeof id !== 'string' || !PLAN_ID.test(id)) problems[`${at}.id`] = 'must be 1-40 characters of a-z, 0-9, _ and -, starting with a letter or digit';
     else if (seen.has(id)) problems[`${at}.id`] = 'repeats an earlier plan id';
-    else if (typeof name !== 'string' || name.trim() === '' || name.trim().length > 60) problems[`${at}.name`] = 'must be a non-empty string of at most 60 characters';
+    // Characters as people count them (code points), as the document's maxLength does.
+    else if (typeof name !== 'string' || name.trim() === '' || [...name.trim()].length > 60) problems[`${at}.name`] = 'must be a non-empty string of at most 60 characters';
     else if (typeof rateLimit !== 'number' || !Number.isInteger(rateLimit) || rateLimit < MIN_RATE_LIMIT || rateLimit > MAX_RATE_LIMIT) {
       problems[`${at}.rate_limit`] = `must be an integer from ${MIN_RATE_LIMIT} to ${MAX_RATE_LIMIT}`;
     } else if (typeof selfService !== 'boolean') problems[`${at}.self_service`] = 'must be true or false';

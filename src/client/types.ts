@@ -364,6 +364,10 @@ export interface StoreStats {
   /** Operations acknowledged since start. */
   writes: number;
   batches: number;
+  /** Writes decided again because another server changed what they read (a shared database only). */
+  conflicts: number;
+  /** The same writes by the collections they were to change (a write counts once under each). */
+  conflictsByCollection: Record<string, number>;
   /** The log file's fsyncs (a server on the file log only). */
   fsyncs?: number;
   /** Batches committed to PostgreSQL (a server on PostgreSQL only). */
@@ -379,6 +383,8 @@ export interface StoreStats {
 }
 
 export interface ServerStats {
+  /** The server's version (package.json). */
+  version: string;
   uptime_seconds: number;
   users: number;
   keys: number;

@@ -11,7 +11,7 @@ import { operatorUser } from '../domain/views.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import { BodyChecker } from '../http/validation.ts';
+import { BodyChecker, codePointLength } from '../http/validation.ts';
 import { matchesText } from '../listings/search.ts';
 import { erasureOps } from '../moderation/erasure.ts';
 import { endSessionsOps } from '../portal/end-access.ts';
@@ -113,7 +113,8 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
     }
     const ownerId = context.query.get('owner_id');
     const q = context.query.get('q');
-    if (q !== null && q.length > 200) throw badRequest('Query parameter "q" must be at most 200 characters.', { q: 'too long' });
+    // Code points, as the document's maxLength counts them (an emoji is one).
+    if (q !== null && codePointLength(q) > 200) throw badRequest('Query parameter "q" must be at most 200 characters.', { q: 'too long' });
     const needle = q?.trim().toLowerCase() || null;
     const request = readPageRequest(context.query);
     const found: ListingRecord[] = [];

@@ -120,7 +120,7 @@ export const analyticsOperations: Operations = {
     operationId: 'getUsage',
     description:
       'Totals, per-endpoint counts and a time series of the requests made with the calling key (only that key), ' +
-      'plus its current rate-limit window. Counts are kept per UTC hour for 90 days.',
+      'plus its current rate-limit window. Counts are kept per UTC hour for 90 days. `from` must be earlier than `to` (400 otherwise), which the parameter schemas cannot say.',
     parameters: rangeParams,
     responses: {
       '200': answer('Usage of this key', dataOf(ref('Usage'))),
@@ -133,7 +133,7 @@ export const analyticsOperations: Operations = {
     operationId: 'getListingStats',
     description:
       'One row per listing you own (archived ones too), with totals over all of them. Without from/to, counts cover the whole ' +
-      'retention (90 days); from/to are rounded out to whole UTC hours.',
+      'retention (90 days); from/to are rounded out to whole UTC hours. When both are given, `from` must be earlier than `to` (400 otherwise), which the parameter schemas cannot say.',
     parameters: [
       ...PAGE_PARAMS,
       queryParam('sort', { enum: ['-views', 'views', '-impressions', 'impressions'], default: '-views' }, 'Order; ties broken by listing id.'),
@@ -142,14 +142,14 @@ export const analyticsOperations: Operations = {
     ],
     responses: {
       '200': answer('A page of your listings with their counts', listingStatsSchema),
-      '400': errorAnswer('Unknown query parameter, bad page/limit/sort, or bad from/to'),
+      '400': errorAnswer('Unknown query parameter, bad page/limit/sort, from/to not ISO 8601, or from not before to'),
       ...GATE_ERRORS,
     },
     ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/analytics/listings?sort=-impressions&limit=10'`),
   },
   'GET /admin/v1/keys/:id/usage': {
     operationId: 'adminGetKeyUsage',
-    description: "Any key's usage: the same answer as /v1/analytics/usage gives that key.",
+    description: "Any key's usage: the same answer as /v1/analytics/usage gives that key. `from` must be earlier than `to` (400 otherwise).",
     security: OPERATOR_SECURITY,
     parameters: [pathId('Key id'), ...rangeParams],
     responses: {

@@ -1,6 +1,6 @@
 // OpenAPI details of the listing endpoints.
 
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, IF_MATCH, jsonBody, listOf, PAGE_PARAMS, pathId, PRECONDITION_FAILED, queryParam, ref, type Operations } from './schema.ts';
+import { answer, PRICE_QUERY, curl, dataOf, errorAnswer, GATE_ERRORS, IF_MATCH, jsonBody, listOf, PAGE_PARAMS, pathId, PRECONDITION_FAILED, queryParam, ref, type Operations } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 
@@ -9,7 +9,7 @@ export const listingOperations: Operations = {
     operationId: 'listListings',
     description:
       'Active listings, filtered and sorted, one page at a time. Pages are cached for about 30 s and dropped on any listing write. ' +
-      'Send If-None-Match with the ETag to get 304.',
+      'Send If-None-Match with the ETag to get 304. min_price must not be greater than max_price (400 otherwise), which the parameter schemas cannot say.',
     parameters: [
       ...PAGE_PARAMS,
       queryParam('type', { enum: ['SKILL', 'AGENT', 'PROMPT', 'TEMPLATE', 'DATASET', 'TOOL'] }, 'Only this type.'),
@@ -19,14 +19,14 @@ export const listingOperations: Operations = {
         'Word-prefix search: every word of q must be the start of a word in the title, description or tags (words are split at ' +
           'anything but letters and digits; case and accents ignored). "zeb" finds "Zebra"; "ebra" does not.',
       ),
-      queryParam('min_price', { type: 'number', minimum: 0 }, 'Lowest price.'),
-      queryParam('max_price', { type: 'number', minimum: 0 }, 'Highest price.'),
+      queryParam('min_price', PRICE_QUERY, 'Lowest price (inclusive); 1 to 7 digits, at most 2 decimals, no sign or exponent.'),
+      queryParam('max_price', PRICE_QUERY, 'Highest price (inclusive); not below min_price. Same form as min_price.'),
       queryParam('owner_id', { type: 'string' }, "Only this user's listings."),
       queryParam('sort', { enum: ['created_at', '-created_at', 'price', '-price', 'title'], default: '-created_at' }, 'Order; ties broken by id.'),
     ],
     responses: {
       '200': answer('A page of listings', listOf(ref('Listing'))),
-      '400': errorAnswer('Bad query parameter (unknown name, bad page/limit/price/sort/type)'),
+      '400': errorAnswer('Bad query parameter (unknown or repeated name, bad page/limit/price/sort/type, q too long, min_price above max_price)'),
       ...GATE_ERRORS,
     },
     ...curl(`curl -s ${KEY} 'http://127.0.0.1:3000/v1/listings?type=AGENT&q=vector&sort=price&limit=10'`),

@@ -1,7 +1,7 @@
 // OpenAPI paths of moderation (users and listings), the audit log, and the operations routes
 // /readyz and /metrics.
 
-import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, MALFORMED_REQUEST, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
+import { answer, curl, NOT_BLANK, dataOf, errorAnswer, jsonBody, listOf, MALFORMED_REQUEST, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
 
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
 const security = OPERATOR_SECURITY;
@@ -10,7 +10,7 @@ const reasonBody = jsonBody({
   type: 'object',
   additionalProperties: false,
   required: ['reason'],
-  properties: { reason: { type: 'string', minLength: 1, maxLength: 500, description: 'Why; kept on the record and in the audit log.' } },
+  properties: { reason: { type: 'string', minLength: 1, maxLength: 500, pattern: NOT_BLANK, description: 'Why; trimmed (the length counts after trimming), not only white space; kept on the record and in the audit log.' } },
 });
 const counts = {
   type: 'object',

@@ -1,15 +1,15 @@
 // OpenAPI details of the operator API (/admin/v1), authenticated with the operator token.
 
 import { PROFILE_FIELDS } from './schemas.ts';
-import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
+import { answer, curl, NOT_BLANK, PERMISSION_ENTRY, dataOf, errorAnswer, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
 
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
 const security = OPERATOR_SECURITY;
 const unauthorized = OPERATOR_ERRORS;
-const permissions = { type: 'array', items: { type: 'string' }, description: 'Route entries, route prefixes or scopes (read:R / write:R).' };
+const permissions = { type: 'array', items: PERMISSION_ENTRY, description: 'Route entries, route prefixes or scopes (read:R / write:R); each must match the pattern, and a route or prefix must name a route the server has (400 otherwise).' };
 const rateLimit = { type: 'integer', minimum: 1, maximum: 1_000_000 };
-const keyName = { type: 'string', maxLength: 100 };
-const keyPlan = { type: 'string', minLength: 1, maxLength: 40, description: 'A plan id (GET /admin/v1/plans): sets rate_limit from the plan. Not together with rate_limit.' };
+const keyName = { type: 'string', maxLength: 100, description: 'Trimmed; the length counts after trimming.' };
+const keyPlan = { type: 'string', minLength: 1, maxLength: 40, pattern: NOT_BLANK, description: 'A plan id (GET /admin/v1/plans): sets rate_limit from the plan. Not together with rate_limit.' };
 const expiresAt = { type: ['string', 'null'], format: 'date-time', description: 'A future instant (ISO 8601 with a time zone) after which the key is refused with 401 saying it expired; null: never.' };
 const role = { enum: ['creator', 'member'] };
 const userFields = { name: PROFILE_FIELDS.name, email: PROFILE_FIELDS.email, bio: PROFILE_FIELDS.bio };
@@ -50,7 +50,7 @@ export const operatorOperations: Operations = {
       additionalProperties: false,
       required: ['user_id'],
       properties: {
-        user_id: { type: 'string', minLength: 1, maxLength: 100 },
+        user_id: { type: 'string', minLength: 1, maxLength: 100, pattern: NOT_BLANK, description: 'Trimmed; the id of an existing user.' },
         name: { ...keyName, default: '' },
         permissions: { ...permissions, default: ['read:listings'] },
         rate_limit: rateLimit,

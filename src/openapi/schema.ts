@@ -1,9 +1,41 @@
 // Small builders for the OpenAPI document, so each operation reads as a short description of
 // the endpoint instead of a page of nested JSON.
 
+import { PERMISSION_METHODS } from '../auth/key-rules.ts';
 import { MAX_LIMIT, MAX_PAGE } from '../http/lists.ts';
+import { RESOURCES } from '../http/route.ts';
 
 export type Schema = Record<string, unknown>;
+
+/** The server trims strings and refuses one left empty: at least one character that is not white space. */
+export const NOT_BLANK = '\\S';
+
+/**
+ * An address as the server accepts it (src/domain/email.ts), before its further checks: a local
+ * part, "@", and a domain of two or more non-empty labels; surrounding white space is trimmed.
+ */
+export const EMAIL_SHAPE = '^\\s*[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+\\s*$';
+
+/**
+ * A permission entry (src/auth/key-rules.ts): a scope of a known resource, or a method and a
+ * /v1 route, concrete path or prefix ending in "/*". The route must exist, which no pattern says.
+ */
+export const PERMISSION_ENTRY: Schema = {
+  type: 'string',
+  pattern: `^(?:(?:read|write):(?:${RESOURCES.join('|')})|(?:${PERMISSION_METHODS.join('|')}) /v1(?:/[A-Za-z0-9_.~:-]+)*(?:/\\*)?)$`,
+  description:
+    'A scope (`read:listings`, `write:webhooks`; write = POST, PUT, PATCH and DELETE), a route (`GET /v1/listings`, `PUT /v1/listings/:id`), a concrete path (`GET /v1/listings/lst_…`) or a prefix (`GET /v1/listings/*`). A route or prefix must name at least one route the server has.',
+  examples: ['read:listings', 'GET /v1/listings/:id', 'GET /v1/listings/*'],
+};
+
+/** A price in a query string: digits, at most 2 decimals, below 10,000,000, no sign or exponent. */
+export const PRICE_QUERY: Schema = {
+  type: 'number',
+  minimum: 0,
+  exclusiveMaximum: 10_000_000,
+  multipleOf: 0.01,
+  description: 'Written as 1 to 7 digits with at most 2 decimals (`^\\d{1,7}(\\.\\d{1,2})?$`): no sign, no exponent.',
+};
 
 /**
  * What the document says about one route beyond what the route declares itself. The route

@@ -1,11 +1,11 @@
 // The shared schemas: the resources and the error and pagination shapes.
 
-import type { Schema } from './schema.ts';
+import { EMAIL_SHAPE, NOT_BLANK, type Schema } from './schema.ts';
 
 const LISTING_TYPES = ['SKILL', 'AGENT', 'PROMPT', 'TEMPLATE', 'DATASET', 'TOOL'];
 const timestamp = { type: 'string', format: 'date-time' };
 const price = { type: 'number', minimum: 0, maximum: 1_000_000, multipleOf: 0.01 };
-const tags = { type: 'array', maxItems: 10, items: { type: 'string', minLength: 1, maxLength: 32, description: 'Trimmed; must not be empty.' } };
+const tags = { type: 'array', maxItems: 10, items: { type: 'string', minLength: 1, maxLength: 32, pattern: NOT_BLANK, description: 'Trimmed; must not be empty or only white space.' } };
 
 /** A URL field that also takes "" (which clears it). */
 const clearableUrl = {
@@ -15,20 +15,22 @@ const clearableUrl = {
 
 /** Profile fields as a client sends them; lengths count after trimming. */
 export const PROFILE_FIELDS: Record<string, Schema> = {
-  name: { type: 'string', minLength: 1, maxLength: 100, description: 'Trimmed; must not be empty.' },
+  name: { type: 'string', minLength: 1, maxLength: 100, pattern: NOT_BLANK, description: 'Trimmed (the length counts after trimming); must not be empty or only white space.' },
   bio: { type: 'string', maxLength: 500, description: 'Trimmed; "" clears it.' },
   website: clearableUrl,
   avatar_url: clearableUrl,
   email: {
-    anyOf: [{ type: 'string', format: 'email', maxLength: 254 }, { const: '' }],
-    description: 'Trimmed and stored in Unicode NFC, lower-cased; unique among users in that form (NFC and NFD spellings are one address). Refused: invisible characters, look-alikes NFKC would change (full-width letters), an empty domain label (trailing dot). "" clears it.',
+    anyOf: [{ type: 'string', format: 'email', pattern: EMAIL_SHAPE, maxLength: 254 }, { const: '' }],
+    description:
+      'Stricter than `format: email`: one "@", a domain of two or more labels none of them empty (no leading, trailing or doubled dot), no white space inside; at most 254 characters after trimming. ' +
+      'Trimmed and stored in Unicode NFC, lower-cased; unique among users in that form (NFC and NFD spellings are one address). Refused: invisible characters, look-alikes NFKC would change (full-width letters), an empty domain label (trailing dot). "" clears it.',
   },
 };
 
 /** The fields a client may send for a listing, on create and update alike; lengths count after trimming. */
 const LISTING_INPUT = {
-  title: { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed; must not be empty.' },
-  description: { type: 'string', maxLength: 5000, description: 'Trimmed; may be "".' },
+  title: { type: 'string', minLength: 1, maxLength: 200, pattern: NOT_BLANK, description: 'Trimmed (the length counts after trimming); must not be empty or only white space.' },
+  description: { type: 'string', maxLength: 5000, description: 'Trimmed (the length counts after trimming); may be "".' },
   type: { enum: LISTING_TYPES },
   price,
   tags,
@@ -145,7 +147,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
   },
   ApiKey: {
     type: 'object',
-    required: ['id', 'user_id', 'name', 'prefix', 'last_four', 'permissions', 'rate_limit', 'created_at', 'updated_at', 'revoked_at', 'last_used_at'],
+    required: ['id', 'user_id', 'name', 'prefix', 'last_four', 'permissions', 'rate_limit', 'created_at', 'updated_at', 'revoked_at', 'expires_at', 'plan', 'previous_secret_expires_at', 'last_used_at'],
     properties: {
       id: { type: 'string' },
       user_id: { type: 'string' },
@@ -169,7 +171,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
     required: ['id', 'name', 'rate_limit', 'self_service'],
     properties: {
       id: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,39}$', examples: ['pro'] },
-      name: { type: 'string', minLength: 1, maxLength: 60, examples: ['Pro'] },
+      name: { type: 'string', minLength: 1, maxLength: 60, pattern: NOT_BLANK, examples: ['Pro'], description: 'Trimmed; must not be empty or only white space.' },
       rate_limit: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Requests per minute a key on this plan may make.' },
       self_service: { type: 'boolean', description: 'true: users switch their keys to it themselves; false: they request it and the operator decides.' },
     },

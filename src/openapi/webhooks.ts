@@ -57,7 +57,7 @@ export const webhookSchemas: Record<string, Schema> = {
         default: [...EVENT_TYPES],
         description: 'The event kinds to receive; all of them when left out.',
       },
-      description: { type: 'string', maxLength: 500, default: '' },
+      description: { type: 'string', maxLength: 500, default: '', description: 'Trimmed (the length counts after trimming).' },
     },
   },
   NewWebhookWithSecret: {

@@ -123,9 +123,11 @@ test('query parameters: the server accepts exactly the values the document allow
     ['/v1/listings', 'limit', ['1', '100', '101', '0']],
     ['/v1/listings', 'sort', ['price', '-price', 'title', '-title', 'x']],
     ['/v1/listings', 'type', ['SKILL', 'TOOL', 'skill', 'x']],
-    ['/v1/listings', 'min_price', ['0', '10.5', '-1']],
+    // Digits with at most 2 decimals below 10,000,000; no sign, no exponent.
+    ['/v1/listings', 'min_price', ['0', '10.5', '-1', '9999999.99', '10000000', '1.234', '1e2', '+1', ' 1']],
     // maxLength counts code points: 150 emoji are 300 UTF-16 units but within 200.
     ['/v1/listings', 'q', ['a'.repeat(200), 'a'.repeat(201), '😀'.repeat(150), '😀'.repeat(201)]],
+    ['/admin/v1/listings', 'q', ['a'.repeat(200), 'a'.repeat(201), '😀'.repeat(150), '😀'.repeat(201)]],
     ['/v1/analytics/usage', 'granularity', ['hour', 'day', 'week']],
     ['/v1/analytics/usage?to=2026-01-20', 'from', ['2026-01-01', '2026-01-01T09:30Z', '2026-01-01T09:30:00.123+02:00', '2026-01-01T09', '2026/01/01', 'yesterday']],
     ['/v1/analytics/listings', 'sort', ['-views', 'impressions', 'views_desc']],
@@ -140,11 +142,25 @@ test('query parameters: the server accepts exactly the values the document allow
         // A query value is text; numeric schemas judge it as the number it spells.
         const typed = /^-?\d+(\.\d+)?$/.test(value) && ['integer', 'number'].includes(parameter.schema.type) ? Number(value) : value;
         const documentAllows = validator.validate(typed, parameter.schema).length === 0;
-        const answer = await server.request('GET', `${path}?${base ? `${base}&` : ''}${name}=${encodeURIComponent(value)}`, { key });
+        const url = `${path}?${base ? `${base}&` : ''}${name}=${encodeURIComponent(value)}`;
+        const answer = path.startsWith('/admin/') ? await server.admin('GET', url) : await server.request('GET', url, { key });
         assert.equal(answer.status === 200, documentAllows, `${path}?${name}=${value.slice(0, 40)}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
         if (!documentAllows) assert.equal(answer.status, 400);
       }
     });
+  }
+});
+
+test('plan names: the document allows 1 to 60 characters counted in code points, not blank; the server agrees', async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const { body: document } = await server.request('GET', '/openapi.json');
+  const validator = new SchemaValidator(document);
+  const schema = document.paths['/admin/v1/plans'].put.requestBody.content['application/json'].schema;
+  for (const name of ['Pro', 'x'.repeat(60), 'x'.repeat(61), '😀'.repeat(60), '😀'.repeat(61), '', '   ']) {
+    const body = { plans: [{ id: 'free', name, rate_limit: 100, self_service: true }] };
+    const documentAllows = validator.validate(body, schema).length === 0;
+    const answer = await server.admin('PUT', '/admin/v1/plans', body);
+    assert.equal(answer.status === 200, documentAllows, `name=${JSON.stringify(name).slice(0, 30)}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
   }
 });
 
@@ -155,23 +171,29 @@ test('request bodies: the server accepts exactly the field values the document a
   const { key } = await server.userWithKey('creator', ['read:listings', 'write:listings', 'read:users', 'write:users']);
   const listing = { title: 'Base', type: 'SKILL', price: 1 };
   const listingTrials: Record<string, unknown[]> = {
-    title: ['x', 'x'.repeat(200), 'x'.repeat(201), '', '😀'.repeat(200), '😀'.repeat(201), 5],
+    title: ['x', 'x'.repeat(200), 'x'.repeat(201), '', '   ', '\t\n', '😀'.repeat(200), '😀'.repeat(201), 5],
     description: ['', 'x'.repeat(5000), 'x'.repeat(5001)],
     type: ['SKILL', 'DATASET', 'skill', 'x'],
     price: [0, 1_000_000, 1_000_001, -1, 9.99, 9.999, '1'],
-    tags: [[], ['a'], ['a'.repeat(32)], ['a'.repeat(33)], Array.from({ length: 10 }, (_, index) => `t${index}`), Array.from({ length: 11 }, (_, index) => `t${index}`), [''], 'a'],
+    tags: [[], ['a'], ['a'.repeat(32)], ['a'.repeat(33)], Array.from({ length: 10 }, (_, index) => `t${index}`), Array.from({ length: 11 }, (_, index) => `t${index}`), [''], ['  '], 'a'],
     owner_id: ['usr_x'],
   };
   const profileTrials: Record<string, unknown[]> = {
-    name: ['A', 'x'.repeat(100), 'x'.repeat(101), ''],
+    name: ['A', 'x'.repeat(100), 'x'.repeat(101), '', '  '],
     bio: ['', 'x'.repeat(500), 'x'.repeat(501)],
     website: ['', 'https://example.com/me', 'http://example.com', 'ftp://example.com', 'not a url'],
     avatar_url: ['', 'https://example.com/a.png', 'mailto:a@example.com'],
-    email: ['', 'me@example.com', 'me@', 'x'.repeat(250) + '@e.co'],
+    email: ['', 'me@example.com', 'me@', 'x'.repeat(250) + '@e.co', 'me@example.com.', 'me@example..com', 'me@.example.com', 'me@localhost', 'm e@example.com', 'a@b@example.com'],
+  };
+  const { id: keyOwner } = await server.createUser();
+  // Permission entries: scopes of known resources, routes, concrete paths and prefixes under /v1.
+  const keyTrials: Record<string, unknown[]> = {
+    permissions: [['read:listings'], ['write:webhooks'], ['GET /v1/listings/:id'], ['GET /v1/listings/lst_1'], ['GET /v1/listings/*'], ['read:things'], ['read:Listings'], ['get /v1/listings'], ['GET /admin/v1/users'], ['GET  /v1/listings'], [' read:listings'], [5]],
   };
   const cases = [
     ...Object.entries(listingTrials).map(([field, values]) => ({ method: 'POST', path: '/v1/listings', schemaPath: ['/v1/listings', 'post'], base: listing, field, values })),
     ...Object.entries(profileTrials).map(([field, values]) => ({ method: 'PUT', path: '/v1/users/me', schemaPath: ['/v1/users/me', 'put'], base: {}, field, values })),
+    ...Object.entries(keyTrials).map(([field, values]) => ({ method: 'POST', path: '/admin/v1/keys', schemaPath: ['/admin/v1/keys', 'post'], base: { user_id: keyOwner }, field, values })),
   ];
   for (const { method, path, schemaPath, base, field, values } of cases) {
     await t.test(`${method} ${path} ${field}`, async () => {
@@ -179,7 +201,7 @@ test('request bodies: the server accepts exactly the field values the document a
       for (const value of values) {
         const body = { ...base, [field]: value };
         const documentAllows = validator.validate(body, schema).length === 0;
-        const answer = await server.request(method, path, { key, body });
+        const answer = path.startsWith('/admin/') ? await server.admin(method, path, body) : await server.request(method, path, { key, body });
         const shown = JSON.stringify(value).slice(0, 40);
         assert.equal(answer.status < 300, documentAllows, `${method} ${path} ${field}=${shown}: the document ${documentAllows ? 'allows' : 'forbids'} it, the server answered ${answer.status}`);
         if (!documentAllows) assert.equal(answer.status, 400, `${field}=${shown}`);

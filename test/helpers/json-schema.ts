@@ -78,6 +78,8 @@ export class SchemaValidator {
 function checkNumber(value: number, schema: JsonSchema, where: string, problems: string[]): void {
   if (typeof schema.minimum === 'number' && value < schema.minimum) problems.push(`${where}: ${value} is below ${schema.minimum}`);
   if (typeof schema.maximum === 'number' && value > schema.maximum) problems.push(`${where}: ${value} is above ${schema.maximum}`);
+  if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) problems.push(`${where}: ${value} is not above ${schema.exclusiveMinimum}`);
+  if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum) problems.push(`${where}: ${value} is not below ${schema.exclusiveMaximum}`);
   if (typeof schema.multipleOf === 'number') {
     const quotient = value / schema.multipleOf;
     if (Math.abs(quotient - Math.round(quotient)) > 1e-6) problems.push(`${where}: ${value} is not a multiple of ${schema.multipleOf}`);
