@@ -21,7 +21,7 @@ export const IDEMPOTENCY = collectionName<IdempotencyRecord>('idempotency');
 /** Usage snapshots; their shape is checked when read back (analytics/snapshots.ts). */
 export const USAGE = collectionName<StoredRecord>('usage');
 export const AUDIT = collectionName<AuditRecord>('audit');
-/** The operator's plans, one record (PLAN_LIST_ID) holding the whole list (domain/plans.ts). */
+/** The operator's plans, one record (PLAN_LIST_ID) holding the whole list (auth/plans.ts). */
 export const PLANS = collectionName<PlanListRecord>('plans');
 /** Users' requests for a plan they may not pick themselves, decided by the operator. */
 export const PLAN_REQUESTS = collectionName<PlanRequestRecord>('plan_requests');

@@ -54,8 +54,10 @@ class World {
     if (path.startsWith('/portal/') || path.includes('plan-requests') || path === '/admin/v1/plans') this.portal = await signedInUser(this.server, { role: 'creator' });
   }
 
+  /** A creator with an email of their own (an invitation needs one). */
   async user(fields: { email?: string } = {}): Promise<string> {
-    return (await this.server.createUser({ role: 'creator', ...fields })).id;
+    this.made += 1;
+    return (await this.server.createUser({ role: 'creator', email: `documented-${this.made}@example.com`, ...fields })).id;
   }
 
   async listing(): Promise<string> {
@@ -87,6 +89,12 @@ class World {
     return answer.body.data.id;
   }
 
+  async portalListing(): Promise<string> {
+    const answer = await this.server.request('POST', '/portal/v1/listings', { headers: this.portal.headers, body: { title: `Portal listing ${++this.made}`, type: 'SKILL', price: 1 } });
+    assert.equal(answer.status, 201, answer.text);
+    return answer.body.data.id;
+  }
+
   async planRequest(): Promise<string> {
     const answer = await this.server.request('POST', '/portal/v1/plan-requests', { headers: this.portal.headers, body: { key_id: await this.portalKey(), plan: 'business' } });
     assert.equal(answer.status, 201, answer.text);
@@ -97,6 +105,7 @@ class World {
   async idFor(path: string): Promise<string> {
     if (path.startsWith('/portal/v1/keys/')) return this.portalKey();
     if (path.startsWith('/portal/v1/webhooks/')) return this.portalWebhook();
+    if (path.startsWith('/portal/v1/listings/')) return this.portalListing();
     if (path.startsWith('/v1/listings/') || path.startsWith('/admin/v1/listings/')) return this.listing();
     if (path.startsWith('/v1/users/') || path.startsWith('/admin/v1/users/')) return this.user();
     if (path.startsWith('/v1/webhooks/')) return this.webhook();
@@ -168,7 +177,7 @@ function parseCurl(source: string): CurlRequest {
 
 /** The example ids the document uses, each replaced by a fresh object of its kind. */
 const EXAMPLE_IDS: Record<string, (world: World, path: string) => Promise<string>> = {
-  lst_4fQ2kLm9XcVb7NpR1sTz: (world) => world.listing(),
+  lst_4fQ2kLm9XcVb7NpR1sTz: (world, path) => (path.startsWith('/portal/') ? world.portalListing() : world.listing()),
   usr_8hJ3kQ0pLr5sT2vW9xYz: (world) => world.user(),
   key_2bN7cD4fG6hJ8kL0mP1q: (world, path) => (path.startsWith('/portal/') ? world.portalKey() : world.key()),
   wh_3kT9pQ2mXz7LbV1nR5sW: (world, path) => (path.startsWith('/portal/') ? world.portalWebhook() : world.webhook()),
@@ -251,6 +260,8 @@ const json = { 'content-type': 'application/json' };
 async function validBody(world: World, operation: Operation): Promise<unknown> {
   const bodies: Record<string, () => Promise<unknown>> = {
     'PUT /v1/listings/{id}': async () => ({ price: 2 }),
+    'PUT /portal/v1/listings/{id}': async () => ({ price: 2 }),
+    'POST /portal/v1/listings': async () => ({ title: 'T', type: 'SKILL', price: 1 }),
     'PUT /v1/users/me': async () => ({ bio: 'x' }),
     'PUT /portal/v1/me': async () => ({ bio: 'x' }),
     'PATCH /admin/v1/users/{id}': async () => ({ bio: 'x' }),
@@ -340,6 +351,20 @@ const GENERAL: Record<string, (operation: Operation) => Provoke | undefined> = {
 
 /** Cases that depend on the operation: the conflicts, and the limits of a single route. */
 const SPECIFIC: Record<string, Provoke> = {
+  '409 POST /admin/v1/users/{id}/invitations': async (world) => {
+    const noEmail = (await world.server.admin('POST', '/admin/v1/users', { name: 'No Email', role: 'member' })).body.data.id;
+    return world.server.admin('POST', `/admin/v1/users/${noEmail}/invitations`);
+  },
+  '409 PUT /portal/v1/listings/{id}': async (world) => {
+    const id = await world.portalListing();
+    await world.send('DELETE', `/portal/v1/listings/${id}`, { headers: world.portal.headers });
+    return world.send('PUT', `/portal/v1/listings/${id}`, { headers: world.portal.headers, body: { price: 2 } });
+  },
+  '409 DELETE /portal/v1/listings/{id}': async (world) => {
+    const id = await world.portalListing();
+    await world.server.admin('POST', `/admin/v1/listings/${id}/remove`, { reason: 'spam' });
+    return world.send('DELETE', `/portal/v1/listings/${id}`, { headers: world.portal.headers });
+  },
   '409 PUT /v1/listings/{id}': async (world) => {
     const id = await world.listing();
     await world.send('DELETE', `/v1/listings/${id}`, { headers: world.auth('/v1/') });
