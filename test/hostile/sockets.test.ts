@@ -73,7 +73,7 @@ test('MAX_CONNECTIONS bounds the open connections; a freed slot is usable again'
   for (const connection of held) connection.socket.destroy();
 });
 
-test('clients that never read their answers are cut off and the memory they pinned returns', { timeout: 120_000 }, async (t) => {
+test('clients that never read their answers are cut off and the memory they pinned returns', { timeout: 180_000 }, async (t) => {
   const operatorToken = 'test-operator-token-0123456789';
   const child = new ServerProcess({ dataDir: temporaryDir(t), operatorToken });
   t.after(() => child.kill());
@@ -107,14 +107,17 @@ test('clients that never read their answers are cut off and the memory they pinn
   });
   await pause(4_000);
   const pinned = residentBytes(pid);
-  await pause(16_000);
-  const after = residentBytes(pid);
   const mib = (bytes: number): string => `${(bytes / 1048576).toFixed(1)} MiB`;
-  t.diagnostic(`page ${pageBytes} bytes; server RSS before ${mib(before)}, with 300 non-reading clients ${mib(pinned)}, 20 s after they stopped reading ${mib(after)}`);
-  for (const { socket } of clients) socket.destroy();
   // The heap the answers were built in is not all handed back at once: the bound is loose, but
-  // far below what 300 clients holding five answers each pin when nothing cuts them off.
-  assert.ok(after - before < 110 * 1048576, `RSS still ${mib(after - before)} above the start 20 s later`);
+  // far below what 300 clients holding five answers each pin when nothing cuts them off. Waited
+  // for (a busy machine frees it later), never for ever: the clients still hold their sockets.
+  let after = pinned;
+  const took = await eventually(async () => {
+    after = residentBytes(pid);
+    return after - before < 110 * 1048576;
+  }, 90_000, `RSS back within 110 MiB of the start (still ${mib(after - before)} above it)`, 500);
+  t.diagnostic(`page ${pageBytes} bytes; server RSS before ${mib(before)}, with 300 non-reading clients ${mib(pinned)}, ${(took / 1000 + 4).toFixed(0)} s after they stopped reading ${mib(after)}`);
+  for (const { socket } of clients) socket.destroy();
 });
 
 test('an answer the client stops reading is abandoned after about 10 s without progress, its buffers freed', { timeout: 60_000 }, async (t) => {
