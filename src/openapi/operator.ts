@@ -177,8 +177,22 @@ export const operatorOperations: Operations = {
             keys: { type: 'integer', minimum: 0 },
             store: {
               type: 'object',
-              description:
-                "The store's counters: writes, batches, the log file's fsyncs and size (logBytes; the file only) or the batches committed to PostgreSQL (commits; PostgreSQL only), compactions, writes decided again after another instance's change, in all and by the collections they were to change, whether it is writable.",
+              description: "The store's counters since start. The file log reports fsyncs and logBytes; PostgreSQL reports commits instead.",
+              required: ['writes', 'batches', 'conflicts', 'conflictsByCollection', 'opsInLog', 'liveRecords', 'compactions', 'writable', 'lastWriteError'],
+              properties: {
+                writes: { type: 'integer', minimum: 0, description: 'Operations acknowledged.' },
+                batches: { type: 'integer', minimum: 0, description: 'Group commits.' },
+                conflicts: { type: 'integer', minimum: 0, description: "Writes decided again because another instance changed what they read (a shared database only)." },
+                conflictsByCollection: { type: 'object', additionalProperties: { type: 'integer', minimum: 0 }, description: 'The same writes by the collections they were to change (a write counts once under each).' },
+                fsyncs: { type: 'integer', minimum: 0, description: "The log file's fsyncs (the file log only)." },
+                commits: { type: 'integer', minimum: 0, description: 'Batches committed to PostgreSQL (PostgreSQL only).' },
+                opsInLog: { type: 'integer', minimum: 0 },
+                liveRecords: { type: 'integer', minimum: 0 },
+                logBytes: { type: 'integer', minimum: 0, description: "The log file's size (the file log only)." },
+                compactions: { type: 'integer', minimum: 0 },
+                writable: { type: 'boolean', description: 'False after a failed write until the next one succeeds.' },
+                lastWriteError: { type: ['string', 'null'] },
+              },
             },
             backends: {
               type: 'object',
