@@ -5,20 +5,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
+import { settingsRead } from '../docs/claims.ts';
 
 const text = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
 // `# NAME=value`: a variable and its default (nothing after '=' means unset by default).
 const listed = new Map([...text.matchAll(/^# ([A-Z][A-Z0-9_]*)=(.*)$/gm)].map((match) => [match[1]!, match[2]!]));
 
 test('.env.example lists every variable the server reads', async (t) => {
-  const read = new Set<string>();
-  const recorder = new Proxy({} as Record<string, string | undefined>, {
-    get(_target, name) {
-      if (typeof name === 'string') read.add(name);
-      return undefined;
-    },
-  });
-  loadConfig(recorder);
+  const read = settingsRead();
   assert.ok(read.size >= 10, `loadConfig read ${[...read].join(', ')}`);
   // NODE_ENV is the platform's, not a setting of this server (it only changes a default).
   assert.deepEqual([...read].filter((name) => !listed.has(name) && name !== 'NODE_ENV'), []);
