@@ -36,6 +36,7 @@ export function startBanner(facts: BannerFacts): string {
     lines.push(`  lost ${first.user}'s key? make another: npm run --silent cli -- keys create --user-id ${first.user_id} --permissions "${permissions}"`);
   }
   lines.push(`dashboard: ${facts.url}/dashboard (sign in with the operator token)`);
+  lines.push(`developer portal: ${facts.url}/portal (your users sign in with an invitation link: marketplace users invite <user id>)`);
   const token = facts.operatorToken;
   if ('file' in token) {
     lines.push(token.created ? `operator token created in ${token.file} (mode 0600); send it as "Authorization: Bearer <token>" to /admin/v1` : `operator token: in ${token.file} (mode 0600)`);
