@@ -5,11 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { eventually } from '../helpers/eventually.ts';
-import { startMain } from '../helpers/main-process.ts';
+import { heapSnapshot, startMain } from '../helpers/main-process.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { temporaryDir } from '../helpers/server.ts';
 
@@ -37,19 +34,7 @@ test('after its requests are answered, a heap snapshot of the server holds the k
     assert.equal((await rawRequest(url, 'GET', '/v1/listings', { 'x-api-key': plainKey })).status, 200);
   }
 
-  child.kill('SIGUSR2');
-  let snapshot = '';
-  await eventually(async () => {
-    const [name] = readdirSync(snapshotDir).filter((file) => file.endsWith('.heapsnapshot'));
-    if (name === undefined) return false;
-    snapshot = readFileSync(join(snapshotDir, name), 'utf8');
-    try {
-      JSON.parse(snapshot); // whole, not still being written
-      return true;
-    } catch {
-      return false;
-    }
-  }, 30_000, 'a heap snapshot');
+  const snapshot = await heapSnapshot(child, snapshotDir);
 
   const hash = createHash('sha256').update(plainKey).digest('hex');
   assert.ok(snapshot.includes(hash), 'the snapshot holds the key\'s hash (it is a real snapshot of this server)');

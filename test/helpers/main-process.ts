@@ -2,6 +2,9 @@
 // the whole program: its output, its signals, its exit.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { eventually } from './eventually.ts';
 
 export interface Running {
   child: ChildProcess;
@@ -32,4 +35,25 @@ export function startMain(env: Record<string, string>, nodeArgs: string[] = []):
       reject(new Error(`exited with ${code} before listening:\n${text}`));
     });
   });
+}
+
+/**
+ * Asks a process started with `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=<dir>` for a heap
+ * snapshot and resolves its text once the file is whole (it parses).
+ */
+export async function heapSnapshot(child: ChildProcess, dir: string): Promise<string> {
+  child.kill('SIGUSR2');
+  let snapshot = '';
+  await eventually(async () => {
+    const [name] = readdirSync(dir).filter((file) => file.endsWith('.heapsnapshot'));
+    if (name === undefined) return false;
+    snapshot = readFileSync(join(dir, name), 'utf8');
+    try {
+      JSON.parse(snapshot); // whole, not still being written
+      return true;
+    } catch {
+      return false;
+    }
+  }, 30_000, 'a heap snapshot');
+  return snapshot;
 }

@@ -4,12 +4,9 @@
 // listed (so a page holding it was cached), her webhook was sent to and her key was named.
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { eventually } from '../helpers/eventually.ts';
-import { startMain } from '../helpers/main-process.ts';
+import { heapSnapshot, startMain } from '../helpers/main-process.ts';
 import { temporaryDir } from '../helpers/server.ts';
 import { answer, startReceiver, waitFor } from '../webhooks/fixtures.ts';
 
@@ -56,19 +53,7 @@ test('after an erasure, a heap snapshot of the server holds none of the erased s
   assert.equal((await call('GET', '/v1/listings', auth)).status, 200);
   assert.equal((await call('DELETE', `/admin/v1/users/${user.body.data.id}`, admin)).status, 200);
 
-  child.kill('SIGUSR2');
-  let snapshot = '';
-  await eventually(async () => {
-    const [name] = readdirSync(snapshotDir).filter((file) => file.endsWith('.heapsnapshot'));
-    if (name === undefined) return false;
-    snapshot = readFileSync(join(snapshotDir, name), 'utf8');
-    try {
-      JSON.parse(snapshot); // whole, not still being written
-      return true;
-    } catch {
-      return false;
-    }
-  }, 30_000, 'a heap snapshot');
+  const snapshot = await heapSnapshot(child, snapshotDir);
 
   assert.ok(snapshot.includes(user.body.data.id), 'the snapshot holds the user id (it is a real snapshot of this server)');
   const left = [...snapshot.matchAll(new RegExp(unique, 'g'))].map((match) => snapshot.slice(match.index - 80, match.index + 40));
