@@ -73,6 +73,13 @@ export function startInstance(databaseUrl: string, redisUrl: string, env: Record
   });
 }
 
+/** `count` instances on one database: the first creates the tables, the others start together. */
+export async function startInstances(databaseUrl: string, redisUrl: string, env: Record<string, string> = {}, count = 3): Promise<Instance[]> {
+  const first = await startInstance(databaseUrl, redisUrl, env);
+  const others = await Promise.all(Array.from({ length: count - 1 }, () => startInstance(databaseUrl, redisUrl, env)));
+  return [first, ...others];
+}
+
 export interface Answer {
   status: number;
   headers: Headers;

@@ -5,7 +5,7 @@
 
 import { test } from 'node:test';
 import { findChromium, launchChromium } from '../dashboard/browser.ts';
-import { CLUSTER_ADMIN_TOKEN, startInstance, type Instance } from '../helpers/cluster.ts';
+import { CLUSTER_ADMIN_TOKEN, startInstances } from '../helpers/cluster.ts';
 import { skipUnlessServices, startNginx, startPostgres, startRedis } from '../helpers/services.ts';
 import { runPortalFlow } from './browser-flow.ts';
 
@@ -20,8 +20,7 @@ test('the developer portal, from an invitation to signing out, through nginx ove
   t.after(() => redis.destroy());
   const databaseUrl = postgres.createDatabase('portal');
   const env = { WEBHOOK_ALLOW_PRIVATE: '1' };
-  const instances: Instance[] = [await startInstance(databaseUrl, redis.url, env)];
-  instances.push(...(await Promise.all([startInstance(databaseUrl, redis.url, env), startInstance(databaseUrl, redis.url, env)])));
+  const instances = await startInstances(databaseUrl, redis.url, env);
   t.after(() => Promise.all(instances.map((instance) => instance.stop())));
   const nginx = await startNginx(instances.map((instance) => instance.address));
   t.after(() => nginx.destroy());

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
-import { call, percentile, startInstance, userWithKey, type Instance } from '../helpers/cluster.ts';
+import { call, percentile, startInstance, startInstances, userWithKey, type Instance } from '../helpers/cluster.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { skipUnlessServices, startNginx, startPostgres, startRedis, type NginxService, type PostgresService, type RedisService } from '../helpers/services.ts';
 
@@ -23,9 +23,7 @@ before(async () => {
   redis = await startRedis();
   databaseUrl = postgres.createDatabase('cluster');
   const env = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '200,400' };
-  // The first creates the tables; the others start together.
-  instances.push(await startInstance(databaseUrl, redis.url, env));
-  instances.push(...(await Promise.all([startInstance(databaseUrl, redis.url, env), startInstance(databaseUrl, redis.url, env)])));
+  instances.push(...(await startInstances(databaseUrl, redis.url, env)));
   nginx = await startNginx(instances.map((instance) => instance.address));
   balancer = nginx.url;
 });

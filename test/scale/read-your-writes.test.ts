@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { call, startInstance, type Instance } from '../helpers/cluster.ts';
+import { call, startInstances, type Instance } from '../helpers/cluster.ts';
 import { skipUnlessServices, startNginx, startPostgres, startRedis, type NginxService, type PostgresService, type RedisService } from '../helpers/services.ts';
 
 const skip = skipUnlessServices('postgresBin', 'redisServer', 'nginx');
@@ -24,8 +24,7 @@ before(async () => {
   const databaseUrl = postgres.createDatabase('read_your_writes');
   // Analytics off: its periodic writes would otherwise wake a lagging follower now and then.
   const env = { MARKETPLACE_ANALYTICS: '0' };
-  instances.push(await startInstance(databaseUrl, redis.url, env));
-  instances.push(...(await Promise.all([startInstance(databaseUrl, redis.url, env), startInstance(databaseUrl, redis.url, env)])));
+  instances.push(...(await startInstances(databaseUrl, redis.url, env)));
   nginx = await startNginx(instances.map((instance) => instance.address));
   balancer = nginx.url;
 });
