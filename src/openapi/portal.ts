@@ -4,7 +4,8 @@
 // to every portal route in document.ts.
 
 import { PROFILE_FIELDS } from './schemas.ts';
-import { answer, curl, dataOf, errorAnswer, IF_MATCH, jsonBody, OPERATOR_ERRORS, OPERATOR_SECURITY, pathId, PRECONDITION_FAILED, ref, type Operations, type Schema } from './schema.ts';
+import { PROFILE_CHANGE } from './users.ts';
+import { answer, curl, dataOf, errorAnswer, jsonBody, OPERATOR_ERRORS, OPERATOR_SECURITY, pathId, ref, type Operations, type Schema } from './schema.ts';
 
 /** How a browser proves its session: the cookie POST /portal/v1/session sets. */
 export const SESSION_COOKIE_SCHEME: Schema = {
@@ -127,14 +128,7 @@ export const portalOperations: Operations = {
   'PUT /portal/v1/me': {
     operationId: 'portalUpdateMe',
     description: 'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me, except that the email (what you sign in with) cannot be cleared.',
-    parameters: [IF_MATCH],
-    requestBody: jsonBody(ref('ProfileChanges'), 'Any non-empty subset of name, bio, website, avatar_url, email'),
-    responses: {
-      '200': answer('Updated', dataOf(ref('User'))),
-      ...PRECONDITION_FAILED,
-      '400': errorAnswer('Invalid body; `details` names each bad field'),
-      '409': errorAnswer('Another user has this email'),
-    },
+    ...PROFILE_CHANGE,
     ...curl(`curl -s -b cookies.txt -X PUT ${ORIGIN} ${JSON_TYPE} -d '{"bio":"I build agents"}' http://127.0.0.1:3000/portal/v1/me`),
   },
 };

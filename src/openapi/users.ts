@@ -4,6 +4,18 @@ import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, IF_MATCH, jsonBody, pat
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 
+/** PUT /v1/users/me and PUT /portal/v1/me: one profile change, one set of rules and answers. */
+export const PROFILE_CHANGE = {
+  parameters: [IF_MATCH],
+  requestBody: jsonBody(ref('ProfileChanges'), 'Any non-empty subset of name, bio, website, avatar_url, email'),
+  responses: {
+    '200': answer('Updated', dataOf(ref('User'))),
+    ...PRECONDITION_FAILED,
+    '400': errorAnswer('Invalid body; `details` names each bad field'),
+    '409': errorAnswer('Another user has this email'),
+  },
+};
+
 export const userOperations: Operations = {
   'GET /v1/users/me': {
     operationId: 'getMe',
@@ -16,15 +28,8 @@ export const userOperations: Operations = {
     description:
       'Changes the profile fields sent (at least one). Strings are trimmed first; an empty string clears bio, website or avatar_url. ' +
       'Emails are stored in NFC, lower-cased, and must be unique in that form.',
-    parameters: [IF_MATCH],
-    requestBody: jsonBody(ref('ProfileChanges'), 'Any non-empty subset of name, bio, website, avatar_url, email'),
-    responses: {
-      '200': answer('Updated', dataOf(ref('User'))),
-      ...PRECONDITION_FAILED,
-      '400': errorAnswer('Invalid body; `details` names each bad field'),
-      '409': errorAnswer('Another user has this email'),
-      ...GATE_ERRORS,
-    },
+    ...PROFILE_CHANGE,
+    responses: { ...PROFILE_CHANGE.responses, ...GATE_ERRORS },
     ...curl(`curl -s -X PUT ${KEY} -H 'Content-Type: application/json' -d '{"bio":"I build agents","website":"https://example.com"}' http://127.0.0.1:3000/v1/users/me`),
   },
   'GET /v1/users/:id': {
