@@ -172,8 +172,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
     if (!decision.allowed) {
       // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
-      const refused = deps.apiRoutes.match(context.method, path);
-      if (refused.kind === 'found') context.routeLabel = routeLabel(refused.route);
+      labelAskedRoute(deps.apiRoutes, context);
       const waitSeconds = retryAfterSeconds(decision);
       context.responseHeaders['Retry-After'] = waitSeconds;
       // Answered rather than thrown: a client over its limit may keep hammering, and throwing
@@ -207,8 +206,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
    */
   function refuseOverBudget(context: Context, waitSeconds: number): Reply {
     const caller = context.caller!;
-    const refused = deps.apiRoutes.match(context.method, context.path);
-    if (refused.kind === 'found') context.routeLabel = routeLabel(refused.route);
+    labelAskedRoute(deps.apiRoutes, context);
     context.responseHeaders['X-RateLimit-Limit'] = caller.key.rate_limit;
     context.responseHeaders['X-RateLimit-Remaining'] = 0;
     context.responseHeaders['X-RateLimit-Reset'] = Math.ceil(deps.clock.now() / 1000) + waitSeconds;
@@ -367,9 +365,10 @@ function refuseFailedAuthentication(failures: RateDecision, unauthorized: () => 
 }
 
 /**
- * For a request refused before step 3 (no key, a wrong token, a preflight): names the route it
- * asked for (one router look-up, on the refusal path only), so metrics and the access log count
- * it there; an unknown path keeps no label and is counted as unmatched.
+ * For a request refused before step 3 (no key, a wrong token, a preflight, the CPU budget or
+ * the rate limit): names the route it asked for (one router look-up, on the refusal path only),
+ * so metrics, analytics and the access log count it there; an unknown path keeps no label and
+ * is counted as unmatched.
  */
 function labelAskedRoute<R extends { method: string; pattern: string }>(router: Router<R>, context: Context, method = context.method): void {
   const match = router.match(method, context.path);
