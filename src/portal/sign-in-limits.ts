@@ -3,6 +3,7 @@
 // address (section 3's failed-authentication limit, shared with API keys and the operator token).
 // A blocked account or address gets 429 with Retry-After, even with the right password.
 
+import { normalEmail } from '../domain/email.ts';
 import { HttpError } from '../domain/errors.ts';
 import { retryAfterSeconds } from '../http/rate-limit-headers.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
@@ -41,9 +42,9 @@ export class SignInLimits {
   }
 }
 
-/** Emails are compared lower-cased, as they are stored. */
+/** Emails are compared in NFC, lower-cased, as they are stored: one account, one count. */
 function accountKey(email: string): string {
-  return email.trim().toLowerCase();
+  return normalEmail(email.trim());
 }
 
 function tooMany(decision: RateDecision, what: string): HttpError {

@@ -32,6 +32,17 @@ test('10 wrong passwords → 401 each; the 11th attempt → 429 with Retry-After
   assert.equal((await server.request('GET', '/portal/v1/me', { headers: ada.headers })).status, 200);
 });
 
+test('the account limit counts one account whatever Unicode form its email is typed in: alternating NFC and NFD buys no extra guesses', async (t) => {
+  const server = await startServer(t);
+  const jose = await signedInUser(server, { email: 'jos\u00e9.limits@example.com' });
+  for (let index = 1; index <= 10; index += 1) {
+    const typed = index % 2 === 0 ? 'jos\u00e9.limits@example.com' : 'jose\u0301.limits@example.com';
+    assert.equal((await attempt(server, typed, `wrong password number ${index}`)).status, 401, `attempt ${index}`);
+  }
+  assert.equal((await attempt(server, 'jose\u0301.limits@example.com', jose.password)).status, 429);
+  assert.equal((await attempt(server, 'jos\u00e9.limits@example.com', jose.password)).status, 429);
+});
+
 test('the account limit lifts after 15 minutes', async (t) => {
   const clock = new ManualClock();
   const server = await startServer(t, { clock });
