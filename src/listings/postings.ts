@@ -6,6 +6,11 @@ export class Postings {
   slots = new Int32Array(4);
   length = 0;
 
+  /** The slots, in order (a view: read it before the next change). */
+  view(): Int32Array {
+    return this.slots.subarray(0, this.length);
+  }
+
   /** Adds `slot`; false when it was there already. */
   add(slot: number): boolean {
     if (this.length === this.slots.length) {

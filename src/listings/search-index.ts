@@ -2,10 +2,13 @@
 // proportion to the listings it can match, not to the marketplace. Each listed listing has a
 // slot (a small integer, given in order of arrival and not reused while the process runs); its
 // type, owner, price and creation time sit in typed arrays by slot, and the listings holding a
-// word, of a type or of an owner sit in sorted slot lists (Postings). The distinct words are
-// also kept sorted, so a word prefix of `q` is a range of words (a binary search), never a scan
-// of the text. A search starts from its rarest part (a word range, the type, the owner), tests
-// the other parts slot by slot, and takes the page in sort order with a bounded heap.
+// word, a word's first letter, of a type or of an owner sit in sorted slot lists (Postings).
+// The distinct words are also kept sorted, so a word prefix of `q` is a range of words (a
+// binary search), never a scan of the text; a one-letter prefix is the list of its initial.
+// A search starts from its rarest part (a word range, the type, the owner, a price range),
+// tests the other parts slot by slot, and takes the page in sort order: by creation time with
+// a walk from the newest (or oldest) end that stops once the page is settled; by price or
+// title by walking that order (ordered-slots.ts) or, for few matches, with a bounded heap.
 // Kept up to date by ListingIndex, which sees every listing change on every instance.
 // At start-up a large store's listings go in by slices between event-loop turns after the
 // server listens (a few µs of CPU per listing): a query that needs this index waits for it
@@ -13,6 +16,7 @@
 
 import { compareText } from '../domain/order.ts';
 import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
+import { OrderedSlots } from './ordered-slots.ts';
 import { Postings } from './postings.ts';
 import { forEachWord, listingWords } from './words.ts';
 
@@ -33,8 +37,10 @@ export interface WordLoadOptions {
   atOnce?: number;
   /** Listings per slice beyond that (default 2,000, a few ms of work). */
   slice?: number;
-  /** Runs the next slice later (default setImmediate: after pending I/O). */
+  /** Runs the next slice later (default setImmediate: after pending I/O); also the slices of the orders' builds. */
   schedule?: (next: () => void) => void;
+  /** Slots sorted or merged per slice when the order by price or by title is first made (default 50,000). */
+  orderSlice?: number;
 }
 
 /**
@@ -46,6 +52,8 @@ interface WordEntry {
   byType: Array<Postings | undefined>;
   /** Slots in all the type lists together; the word is dropped at 0. */
   size: number;
+  /** The entry of the word's first character (itself, for an initial). */
+  initial: WordEntry | null;
 }
 
 /** Type → its code in the type column; 0 marks an empty slot. */
@@ -60,15 +68,33 @@ export class ListingSearchIndex {
   private ownerOf = new Int32Array(1024);
   private priceOf = new Float64Array(1024);
   private createdOf = new Float64Array(1024);
-  /** Lower-cased titles, made at the first title sort that meets the slot. */
-  private readonly titleKeys: Array<string | undefined> = [];
+  /**
+   * Bounds on creation times by slot, for stopping a newest- or oldest-first walk early: the
+   * latest creation time of any slot up to this one, and the earliest of any slot from this one
+   * on. Slots arrive nearly in creation order (a restored listing is the exception), so past
+   * the page the bounds soon show that no slot further along can belong on it.
+   */
+  private createdCeiling = new Float64Array(1024);
+  private createdFloor = new Float64Array(1024);
   private nextSlot = 0;
   private readonly ownerNumbers = new Map<string, number>();
   /** Owner number → the owner's slots; number 0 stands for "no owner filter". */
   private readonly byOwner: Postings[] = [new Postings()];
   private readonly byType: Postings[] = Array.from({ length: LISTING_TYPES.length + 1 }, () => new Postings());
   private readonly all = new Postings();
+  /** Every listed slot by (price, id): price ranges and pages by price. */
+  private readonly byPrice = new OrderedSlots((left, right) => this.priceOf[left]! - this.priceOf[right]! || compareText(this.records[left]!.id, this.records[right]!.id));
+  /** Every listed slot by (lower-cased title, id): pages by title. */
+  private readonly byTitle = new OrderedSlots((left, right) => compareLowerCased(this.records[left]!.title, this.records[right]!.title) || compareText(this.records[left]!.id, this.records[right]!.id));
+  /** Runs the next slice of the start-up load (and of the orders' build) later. */
+  private schedule: (next: () => void) => void = setImmediate;
+  private orderSlice: number | undefined;
   private readonly words = new Map<string, WordEntry>();
+  /**
+   * First letter (or digit) → the listings holding a word that starts with it: a one-letter `q`
+   * is one list, never the union of every word that starts with that letter.
+   */
+  private readonly initials = new Map<string, WordEntry>();
   /** Every distinct word in string order; while loading, appended and sorted once at the end. */
   private sortedWords: WordEntry[] = [];
   private loading = false;
@@ -89,10 +115,18 @@ export class ListingSearchIndex {
     const atOnce = options.atOnce ?? 20_000;
     const slice = options.slice ?? 2_000;
     const schedule = options.schedule ?? setImmediate;
+    this.orderSlice = options.orderSlice;
     this.loading = true;
     this.pending = listings;
     this.loaded = 0;
-    if (listings.length <= atOnce) return this.loadSlice(listings.length);
+    if (listings.length <= atOnce) {
+      // A small store is indexed at once, its orders included.
+      this.schedule = (next) => next();
+      this.loadSlice(listings.length);
+      this.schedule = schedule;
+      return;
+    }
+    this.schedule = schedule;
     const step = (): void => {
       this.loadSlice(slice);
       if (this.loading) schedule(step);
@@ -134,6 +168,29 @@ export class ListingSearchIndex {
     return this.all.length;
   }
 
+  /**
+   * The order by price (or by title) if made; the first call starts making it, in slices,
+   * comparing the keys as they are then (a copy: listings may change or leave meanwhile).
+   */
+  private readyOrder(order: OrderedSlots): OrderedSlots | null {
+    if (order.unmade) {
+      const listed = this.records.slice(0, this.nextSlot);
+      const ids = listed.map((listing) => listing?.id);
+      const byId = (left: number, right: number): number => compareText(ids[left]!, ids[right]!);
+      let compare: (left: number, right: number) => number;
+      if (order === this.byPrice) {
+        const prices = this.priceOf.slice(0, this.nextSlot);
+        compare = (left, right) => prices[left]! - prices[right]! || byId(left, right);
+      } else {
+        const titles = listed.map((listing) => listing?.title);
+        compare = (left, right) => compareLowerCased(titles[left]!, titles[right]!) || byId(left, right);
+      }
+      const { records } = this;
+      order.build(this.all.view().slice(), compare, (slot) => records[slot] !== undefined, this.schedule, this.orderSlice);
+    }
+    return order.ready ? order : null;
+  }
+
   add(listing: ListingRecord): void {
     if (this.loading && !this.slotById.has(listing.id)) this.changedDuringLoad.set(listing.id, listing);
     else this.insert(listing);
@@ -148,14 +205,29 @@ export class ListingSearchIndex {
     this.ownerOf[slot] = this.ownerNumber(listing.owner_id);
     this.setColumns(slot, listing);
     this.all.add(slot);
+    this.byPrice.insert(slot);
+    this.byTitle.insert(slot);
     this.byType[this.typeOf[slot]!]!.add(slot);
     this.byOwner[this.ownerOf[slot]!]!.add(slot);
     // Repeats need no set: the slot is the newest in its lists, so a second add finds it last and stops.
     const typeCode = this.typeOf[slot]!;
-    const addWord = (word: string): void => this.addWord(word, slot, typeCode);
+    const addWord = (word: string): void => {
+      const entry = this.addWord(word, slot, typeCode);
+      this.addToEntry(entry.initial!, slot, typeCode);
+    };
     forEachWord(listing.title, addWord);
     forEachWord(listing.description, addWord);
     for (const tag of listing.tags) forEachWord(tag, addWord);
+    this.boundCreation(slot);
+  }
+
+  /** Keeps createdCeiling and createdFloor true for a new slot (the last one). */
+  private boundCreation(slot: number): void {
+    const created = this.createdOf[slot]!;
+    this.createdCeiling[slot] = slot === 0 ? created : Math.max(created, this.createdCeiling[slot - 1]!);
+    this.createdFloor[slot] = created;
+    // Usually nothing moves: only a listing older than one already in lowers earlier floors.
+    for (let earlier = slot - 1; earlier >= 0 && this.createdFloor[earlier]! > created; earlier -= 1) this.createdFloor[earlier] = created;
   }
 
   remove(listing: ListingRecord): void {
@@ -165,13 +237,16 @@ export class ListingSearchIndex {
       return;
     }
     const stored = this.records[slot]!;
+    this.byPrice.remove(slot);
+    this.byTitle.remove(slot);
     this.slotById.delete(listing.id);
     this.records[slot] = undefined;
-    this.titleKeys[slot] = undefined;
     this.all.delete(slot);
     this.byType[this.typeOf[slot]!]!.delete(slot);
     this.byOwner[this.ownerOf[slot]!]!.delete(slot);
-    for (const word of listingWords(stored)) this.dropWord(word, slot, this.typeOf[slot]!);
+    const words = listingWords(stored);
+    for (const word of words) this.dropWord(word, slot, this.typeOf[slot]!);
+    for (const initial of initialsOf(words)) this.dropInitial(initial, slot, this.typeOf[slot]!);
     this.typeOf[slot] = 0;
   }
 
@@ -185,6 +260,11 @@ export class ListingSearchIndex {
       this.add(after);
       return;
     }
+    // Out of the orders first: their comparators read the listing as it was.
+    const repriced = before.price !== after.price;
+    const retitled = before.title !== after.title;
+    if (repriced) this.byPrice.remove(slot);
+    if (retitled) this.byTitle.remove(slot);
     this.records[slot] = after;
     const typeBefore = this.typeOf[slot]!;
     const typeAfter = TYPE_CODES.get(after.type) ?? 0;
@@ -193,7 +273,8 @@ export class ListingSearchIndex {
       this.byType[typeAfter]!.add(slot);
     }
     this.setColumns(slot, after);
-    if (before.title !== after.title) this.titleKeys[slot] = undefined;
+    if (repriced) this.byPrice.insert(slot);
+    if (retitled) this.byTitle.insert(slot);
     const sameText = before.title === after.title && before.description === after.description && sameTags(before.tags, after.tags);
     if (sameText && typeBefore === typeAfter) return;
     // Only the words that changed move; all of them when the type did (they are kept per type).
@@ -202,54 +283,64 @@ export class ListingSearchIndex {
     const retyped = typeBefore !== typeAfter;
     for (const word of wordsBefore) if (retyped || !wordsAfter.has(word)) this.dropWord(word, slot, typeBefore);
     for (const word of wordsAfter) if (retyped || !wordsBefore.has(word)) this.addWord(word, slot, typeAfter);
+    const initialsBefore = initialsOf(wordsBefore);
+    const initialsAfter = initialsOf(wordsAfter);
+    for (const initial of initialsBefore) if (retyped || !initialsAfter.has(initial)) this.dropInitial(initial, slot, typeBefore);
+    for (const initial of initialsAfter) if (retyped || !initialsBefore.has(initial)) this.addToEntry(this.initialEntry(initial), slot, typeAfter);
   }
 
   /**
    * The slots matching `filter`, in slot order. Starts from the smallest of the candidate lists
-   * (each word's range of words, the type, the owner, or all) and tests the rest per slot.
+   * (each word's range of words, the type, the owner, or all) and tests the rest per slot; when
+   * that list alone answers the filter it is returned as it is, uncopied (read it before the
+   * next change).
    */
-  matches(filter: SearchFilter): number[] {
+  matches(filter: SearchFilter): Int32Array {
     if (this.loading) throw new Error('A search must wait for whenReady().');
     const typeCode = filter.type === null ? 0 : (TYPE_CODES.get(filter.type) ?? -1);
-    if (typeCode === -1) return [];
+    if (typeCode === -1) return NO_SLOTS;
     const terms: WordTerm[] = [];
     for (const word of filter.words) {
       const term = this.termOf(word, typeCode);
-      if (term.cost === 0) return [];
+      if (term.cost === 0) return NO_SLOTS;
       terms.push(term);
     }
     const ownerNumber = filter.ownerId === null ? 0 : (this.ownerNumbers.get(filter.ownerId) ?? -1);
-    if (ownerNumber === -1) return [];
-
-    // The driver: the smallest candidate list. Its own test is then skipped.
-    let driver: Postings | WordTerm = this.all;
-    let driverSize = this.all.length;
-    let testType = typeCode !== 0;
-    let testOwner = ownerNumber !== 0;
-    if (testType && this.byType[typeCode]!.length < driverSize) {
-      driver = this.byType[typeCode]!;
-      driverSize = driver.length;
-    }
-    if (testOwner && this.byOwner[ownerNumber]!.length < driverSize) {
-      driver = this.byOwner[ownerNumber]!;
-      driverSize = driver.length;
-    }
-    terms.sort((left, right) => left.cost - right.cost);
-    if (terms.length > 0 && terms[0]!.cost < driverSize) {
-      driver = terms.shift()!;
-      driverSize = driver.cost;
-    }
-    // A word term with a type holds only listings of that type.
-    if (driver === this.byType[typeCode] || filter.words.length > 0) testType = false;
-    if (driver === this.byOwner[ownerNumber]) testOwner = false;
-    for (const term of terms) term.prepareTests(driverSize, this.nextSlot);
+    if (ownerNumber === -1) return NO_SLOTS;
 
     const minPrice = filter.minPrice ?? -Infinity;
     const maxPrice = filter.maxPrice ?? Infinity;
-    const testPrice = filter.minPrice !== null || filter.maxPrice !== null;
+    const byPriceRange = filter.minPrice !== null || filter.maxPrice !== null;
+
+    // The driver: the smallest candidate list. Its own test is then skipped.
+    let driver: 'all' | 'type' | 'owner' | 'word' | 'price' = 'all';
+    let driverSize = this.all.length;
+    if (typeCode !== 0 && this.byType[typeCode]!.length < driverSize) [driver, driverSize] = ['type', this.byType[typeCode]!.length];
+    if (ownerNumber !== 0 && this.byOwner[ownerNumber]!.length < driverSize) [driver, driverSize] = ['owner', this.byOwner[ownerNumber]!.length];
+    terms.sort((left, right) => left.cost - right.cost);
+    if (terms.length > 0 && terms[0]!.cost < driverSize) [driver, driverSize] = ['word', terms[0]!.cost];
+    const priceRange = byPriceRange ? this.priceRange(minPrice, maxPrice) : null;
+    if (priceRange !== null && priceRange.length < driverSize) [driver, driverSize] = ['price', priceRange.length];
+    // A range holding every listing filters nothing.
+    const everyPrice = priceRange !== null && priceRange.length === this.all.length;
+
+    let candidates: Int32Array;
+    if (driver === 'type') candidates = this.byType[typeCode]!.view();
+    else if (driver === 'owner') candidates = this.byOwner[ownerNumber]!.view();
+    else if (driver === 'word') candidates = terms.shift()!.slotsIn(this.nextSlot);
+    // The listings in the price range come by price: put back in slot order.
+    else if (driver === 'price') candidates = priceRange!.slice().sort();
+    else candidates = this.all.view();
+    // A word term with a type holds only listings of that type.
+    const testType = typeCode !== 0 && driver !== 'type' && filter.words.length === 0;
+    const testOwner = ownerNumber !== 0 && driver !== 'owner';
+    const testPrice = byPriceRange && driver !== 'price' && !everyPrice;
+    if (!testType && !testOwner && !testPrice && terms.length === 0) return candidates;
+    for (const term of terms) term.prepareTests(driverSize, this.nextSlot);
+
     const { typeOf, ownerOf, priceOf } = this;
-    const candidates = driver instanceof Postings ? driver.slots.subarray(0, driver.length) : driver.slotsIn(this.nextSlot);
-    const found: number[] = [];
+    const found = new Int32Array(candidates.length);
+    let count = 0;
     // One tight loop over typed arrays, the checks inline: this loop is a search's whole cost.
     for (let position = 0; position < candidates.length; position += 1) {
       const slot = candidates[position]!;
@@ -258,28 +349,69 @@ export class ListingSearchIndex {
       if (testPrice && (priceOf[slot]! < minPrice || priceOf[slot]! > maxPrice)) continue;
       let held = true;
       for (let term = 0; held && term < terms.length; term += 1) held = terms[term]!.has(slot);
-      if (held) found.push(slot);
+      if (held) found[count++] = slot;
     }
-    return found;
+    return found.subarray(0, count);
+  }
+
+  /** The slots priced within [min, max], by price; null while the price order is being built. */
+  private priceRange(min: number, max: number): Int32Array | null {
+    const order = this.readyOrder(this.byPrice);
+    if (order === null) return null;
+    const { priceOf } = this;
+    const low = order.firstRankNotBefore((slot) => priceOf[slot]! < min);
+    const high = order.firstRankNotBefore((slot) => priceOf[slot]! <= max);
+    return order.between(low, high);
   }
 
   /**
-   * The listings at ranks [start, start + limit) of `slots` in `sort` order. A page in the first
-   * half is taken with a bounded heap (about one comparison per match); a later one sorts all
-   * the matches, and returns them as `sorted`, worth keeping for the next pages.
+   * The listings at ranks [start, start + limit) of `slots` in `sort` order. By creation time, a
+   * walk from the matching end with a bounded heap, stopped as soon as the creation-time bounds
+   * show no further slot can rank on the page (about as many steps as the page is long). By
+   * price or title, a page in the first half is taken with a bounded heap (about one comparison
+   * per match); a later one sorts all the matches, and returns them as `sorted`, worth keeping
+   * for the next pages.
    */
-  page(slots: number[], sort: SortKey, start: number, limit: number): { items: ListingRecord[]; sorted: ListingRecord[] | null } {
+  page(slots: Int32Array, sort: SortKey, start: number, limit: number): { items: ListingRecord[]; sorted: ListingRecord[] | null } {
     const compare = this.comparator(sort);
     const wanted = start + limit;
     if (start >= slots.length) return { items: [], sorted: null };
+    if (sort === '-created_at' || sort === 'created_at') {
+      const { createdOf, createdCeiling, createdFloor } = this;
+      // Stop once every slot left is older (newest first) or newer (oldest first) than the page's last.
+      const done =
+        sort === '-created_at'
+          ? (slot: number, last: number): boolean => createdCeiling[slot]! < createdOf[last]!
+          : (slot: number, last: number): boolean => createdFloor[slot]! > createdOf[last]!;
+      const best = smallest(slots, wanted, compare, sort === '-created_at', done);
+      return { items: best.slice(start).map((slot) => this.records[slot]!), sorted: null };
+    }
+    const order = this.readyOrder(sort === 'title' ? this.byTitle : this.byPrice);
+    if (order !== null && wanted * this.all.length <= slots.length * slots.length * 4) {
+      // Many matches: fewer steps to walk the whole order to the page than to rank every match.
+      return { items: this.walk(order, slots, sort === '-price', start, limit), sorted: null };
+    }
     if (wanted * 2 >= slots.length) {
-      const all = slots.slice().sort(compare).map((slot) => this.records[slot]!);
+      const all = Array.from(slots).sort(compare).map((slot) => this.records[slot]!);
       return { items: all.slice(start, wanted), sorted: all };
     }
-    // Slots mostly follow creation order: newest first is best met walking from the end, so
-    // the heap fills with the page at once and later slots are turned away by one comparison.
-    const best = smallest(slots, wanted, compare, sort === '-created_at');
+    const best = smallest(slots, wanted, compare, false, null);
     return { items: best.slice(start).map((slot) => this.records[slot]!), sorted: null };
+  }
+
+  /** The matches at ranks [start, start + limit) of `order`, walking it from one end. */
+  private walk(order: OrderedSlots, slots: Int32Array, descending: boolean, start: number, limit: number): ListingRecord[] {
+    const member = slots.length === this.all.length ? null : markedSlots([slots], this.nextSlot);
+    const items: ListingRecord[] = [];
+    const count = order.length;
+    let rank = 0;
+    for (let step = 0; step < count && items.length < limit; step += 1) {
+      const slot = order.at(descending ? count - 1 - step : step);
+      if (member !== null && (member[slot >>> 5]! & (1 << (slot & 31))) === 0) continue;
+      if (rank >= start) items.push(this.records[slot]!);
+      rank += 1;
+    }
+    return items;
   }
 
   /** Ascending comparator of slots for `sort` ("-field" reversed, ties by id as the lists promise). */
@@ -293,22 +425,17 @@ export class ListingSearchIndex {
     } else if (sort === 'price' || sort === '-price') {
       ascending = (left, right) => priceOf[left]! - priceOf[right]! || byId(left, right);
     } else {
-      ascending = (left, right) => compareText(this.titleKey(left), this.titleKey(right)) || byId(left, right);
+      ascending = (left, right) => compareLowerCased(records[left]!.title, records[right]!.title) || byId(left, right);
     }
     return sort.startsWith('-') ? (left, right) => ascending(right, left) : ascending;
   }
 
-  private titleKey(slot: number): string {
-    let key = this.titleKeys[slot];
-    if (key === undefined) {
-      key = this.records[slot]!.title.toLowerCase();
-      this.titleKeys[slot] = key;
-    }
-    return key;
-  }
-
   /** The words starting with `prefix` (a range of the sorted words), in listings of `typeCode` (0: any type). */
   private termOf(prefix: string, typeCode: number): WordTerm {
+    if (prefix.length === initialOf(prefix).length) {
+      const entry = this.initials.get(prefix);
+      return new WordTerm(entry === undefined ? [] : [entry], typeCode, this.typeOf);
+    }
     const low = this.wordPosition(prefix);
     const high = this.wordPosition(prefix + WORD_END);
     return new WordTerm(this.sortedWords.slice(low, high), typeCode, this.typeOf);
@@ -329,7 +456,7 @@ export class ListingSearchIndex {
   private entryOf(word: string): WordEntry {
     let entry = this.words.get(word);
     if (entry === undefined) {
-      entry = { word, byType: new Array<Postings | undefined>(TYPE_CODES.size + 1), size: 0 };
+      entry = { word, byType: new Array<Postings | undefined>(TYPE_CODES.size + 1), size: 0, initial: this.initialEntry(initialOf(word)) };
       this.words.set(word, entry);
       // A new word goes to its place in the order: a binary search and one memmove of pointers.
       if (this.loading) this.sortedWords.push(entry);
@@ -338,8 +465,13 @@ export class ListingSearchIndex {
     return entry;
   }
 
-  private addWord(word: string, slot: number, typeCode: number): void {
+  private addWord(word: string, slot: number, typeCode: number): WordEntry {
     const entry = this.entryOf(word);
+    this.addToEntry(entry, slot, typeCode);
+    return entry;
+  }
+
+  private addToEntry(entry: WordEntry, slot: number, typeCode: number): void {
     const list = (entry.byType[typeCode] ??= new Postings());
     if (list.add(slot)) entry.size += 1;
   }
@@ -356,6 +488,21 @@ export class ListingSearchIndex {
     }
     const position = this.wordPosition(word);
     if (this.sortedWords[position] === entry) this.sortedWords.splice(position, 1);
+  }
+
+  /** The entry of one initial, made on first use and kept (there are only so many letters and digits). */
+  private initialEntry(initial: string): WordEntry {
+    let entry = this.initials.get(initial);
+    if (entry === undefined) {
+      entry = { word: initial, byType: new Array<Postings | undefined>(TYPE_CODES.size + 1), size: 0, initial: null };
+      this.initials.set(initial, entry);
+    }
+    return entry;
+  }
+
+  private dropInitial(initial: string, slot: number, typeCode: number): void {
+    const entry = this.initials.get(initial);
+    if (entry?.byType[typeCode]?.delete(slot)) entry.size -= 1;
   }
 
   private ownerNumber(ownerId: string): number {
@@ -381,6 +528,8 @@ export class ListingSearchIndex {
     this.ownerOf = grown(this.ownerOf, new Int32Array(capacity));
     this.priceOf = grown(this.priceOf, new Float64Array(capacity));
     this.createdOf = grown(this.createdOf, new Float64Array(capacity));
+    this.createdCeiling = grown(this.createdCeiling, new Float64Array(capacity));
+    this.createdFloor = grown(this.createdFloor, new Float64Array(capacity));
   }
 }
 
@@ -444,19 +593,25 @@ class WordTerm {
   }
 
   private marked(slotCount: number): Uint32Array {
-    const bits = new Uint32Array((slotCount + 31) >>> 5);
-    for (const { slots, length } of this.lists) {
-      for (let position = 0; position < length; position += 1) {
-        const slot = slots[position]!;
-        bits[slot >>> 5]! |= 1 << (slot & 31);
-      }
-    }
-    return bits;
+    return markedSlots(
+      this.lists.map((list) => list.view()),
+      slotCount,
+    );
   }
 }
 
-/** The `count` smallest of `slots` by `compare`, sorted: a bounded max-heap, O(n log count). */
-function smallest(slots: number[], count: number, compare: (left: number, right: number) => number, fromEnd: boolean): number[] {
+/**
+ * The `count` smallest of `slots` by `compare`, sorted: a bounded max-heap, O(n log count).
+ * `fromEnd` walks the slots backwards; `done(slot, worst)`, once the heap is full, ends the walk
+ * when no slot from this one on can beat the heap's worst.
+ */
+function smallest(
+  slots: Int32Array,
+  count: number,
+  compare: (left: number, right: number) => number,
+  fromEnd: boolean,
+  done: ((slot: number, worst: number) => boolean) | null,
+): number[] {
   const heap: number[] = [];
   const siftDown = (from: number): void => {
     let position = from;
@@ -482,6 +637,8 @@ function smallest(slots: number[], count: number, compare: (left: number, right:
         [heap[position], heap[parent]] = [heap[parent]!, heap[position]!];
         position = parent;
       }
+    } else if (done !== null && done(slot, heap[0]!)) {
+      break;
     } else if (compare(slot, heap[0]!) < 0) {
       heap[0] = slot;
       siftDown(0);
@@ -494,6 +651,52 @@ function grown<Column extends Uint8Array | Int32Array | Float64Array>(old: Colum
   fresh.set(old as never);
   return fresh;
 }
+
+/**
+ * compareText(left.toLowerCase(), right.toLowerCase()) without making either string: ASCII text
+ * (nearly every title) is compared code by code with A-Z folded; anything else is lower-cased.
+ */
+export function compareLowerCased(left: string, right: string): number {
+  const length = Math.min(left.length, right.length);
+  for (let position = 0; position < length; position += 1) {
+    let leftCode = left.charCodeAt(position);
+    let rightCode = right.charCodeAt(position);
+    if (leftCode >= 128 || rightCode >= 128) return compareText(left.toLowerCase(), right.toLowerCase());
+    if (leftCode === rightCode) continue;
+    if (leftCode >= 65 && leftCode <= 90) leftCode += 32;
+    if (rightCode >= 65 && rightCode <= 90) rightCode += 32;
+    if (leftCode !== rightCode) return leftCode - rightCode;
+  }
+  // One starts the other: lower-casing never makes the rest empty, so the shorter comes first.
+  return left.length - right.length;
+}
+
+/** A bit set of `slotCount` slots with every slot in `lists` set. */
+function markedSlots(lists: Int32Array[], slotCount: number): Uint32Array {
+  const bits = new Uint32Array((slotCount + 31) >>> 5);
+  for (const slots of lists) {
+    for (let position = 0; position < slots.length; position += 1) {
+      const slot = slots[position]!;
+      bits[slot >>> 5]! |= 1 << (slot & 31);
+    }
+  }
+  return bits;
+}
+
+/** The first character (code point) of a word. */
+function initialOf(word: string): string {
+  const first = word.charCodeAt(0);
+  // A surrogate pair is one character (an emoji, a rare letter).
+  return first >= 0xd800 && first <= 0xdbff ? word.slice(0, 2) : word.charAt(0);
+}
+
+function initialsOf(words: Iterable<string>): Set<string> {
+  const initials = new Set<string>();
+  for (const word of words) initials.add(initialOf(word));
+  return initials;
+}
+
+const NO_SLOTS = new Int32Array(0);
 
 function sameTags(left: readonly string[], right: readonly string[]): boolean {
   return left.length === right.length && left.every((tag, position) => tag === right[position]);

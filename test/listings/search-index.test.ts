@@ -118,21 +118,31 @@ test('the index answers what a plain filter answers: 3,000 random writes and 2,0
   await store.close();
 
   // A restart: the log is loaded, the search index fills 37 listings a slice, and between
-  // slices (run here by hand, in place of setImmediate) come three writes each.
+  // slices (run here by hand, in place of setImmediate) come three writes each. The first
+  // searches by price and by title then start those orders, made 50 slots a slice, with
+  // writes between their slices too.
   store = await openStore(dataDir);
-  let nextSlice: (() => void) | null = null;
-  index = new ListingIndex(store, { atOnce: 0, slice: 37, schedule: (next) => (nextSlice = next) });
+  let slicesDue: Array<() => void> = [];
+  index = new ListingIndex(store, { atOnce: 0, slice: 37, orderSlice: 50, schedule: (next) => slicesDue.push(next) });
   store.onChange((change) => index.onStoreChange(change));
   writer = new Writer(store, random);
-  let slices = 0;
-  while (!index.search.ready) {
-    for (let write = 0; write < 3; write += 1) await writer.writeOne();
-    const run = nextSlice!;
-    nextSlice = null;
-    run();
-    slices += 1;
-  }
-  assert.ok(slices > 10, `the load took ${slices} slices, with writes between them`);
+  const runSlicesWithWrites = async (): Promise<number> => {
+    let slices = 0;
+    while (slicesDue.length > 0) {
+      for (let write = 0; write < 3; write += 1) await writer.writeOne();
+      const due = slicesDue;
+      slicesDue = [];
+      for (const run of due) run();
+      slices += 1;
+    }
+    return slices;
+  };
+  const loadSlices = await runSlicesWithWrites();
+  assert.ok(index.search.ready && loadSlices > 10, `the load took ${loadSlices} slices, with writes between them`);
+  checkQueries(store, index, random, 5, 'just after the load');
+  for (const sort of ['price', 'title']) indexAnswer(index, new URLSearchParams({ sort }));
+  const orderSlices = await runSlicesWithWrites();
+  assert.ok(orderSlices > 10, `the orders took ${orderSlices} slices, with writes between them`);
   checkQueries(store, index, random, 800, 'after the restart');
   for (let write = 0; write < 300; write += 1) await writer.writeOne();
   checkQueries(store, index, random, 400, 'after the restart and 300 more writes');
