@@ -55,7 +55,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
       const { items, total } = findListings(index, query);
       const { bytes, etag } = serialised.page(items, pagination(query, total));
       page = { bytes, etag, listingIds: items.map((listing) => listing.id) };
-      pageCache.set(cacheKey, page);
+      pageCache.offer(cacheKey, page);
     }
     // A HEAD (answered by this route) shows nothing: it is neither a view nor an impression.
     if (context.method !== 'HEAD') usage.recordListingImpressions(page.listingIds, clock.now());
