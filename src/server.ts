@@ -78,6 +78,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function handle(req: IncomingMessage, res: ServerResponse): void {
     // Timed only for the access log: clock reads are a measurable share of a cached page.
     const context = new Context(req, res, commitServices, deps.accessLog === null && !deps.metrics ? 0 : deps.clock.monotonic());
+    if (cpuBudget !== null) context.chargeBackgroundWork = chargeBackgroundWork;
     // The synchronous work of the request is timed for its key's CPU budget (step 2).
     const began = cpuBudget === null ? 0 : performance.now();
     let reply: Reply | Promise<Reply>;
@@ -105,6 +106,11 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
       respond(context, reply);
       chargeSince(context, began);
     }
+  }
+
+  /** Charges a thread-pool job's time (a large answer compressed) to the request's key, if it has one. */
+  function chargeBackgroundWork(context: Context, ms: number): void {
+    if (context.caller) cpuBudget!.charge(context.caller.key.id, ms);
   }
 
   /** Charges the event-loop time since `began` to the request's key, if it has one. */

@@ -13,7 +13,8 @@
 // big uncached pages cannot stall everyone else: a 2 MB page of text brotli cannot shrink held
 // the event loop 150-400 ms when compressed in place. At most two such jobs run at once, so the
 // pool keeps threads for the file log's writes and fsyncs, and the largest answers get a lower
-// brotli quality, which costs a tenth of the time on text that hardly compresses.
+// brotli quality, which costs a tenth of the time on text that hardly compresses. The time a
+// pool thread spends is told to the request that asked for it, for its key's CPU budget.
 
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync, type BrotliOptions } from 'node:zlib';
 import { keptCopy } from './kept-bytes.ts';
@@ -49,9 +50,10 @@ export function isCompressible(bytes: Buffer, contentType: string | number | und
 
 /**
  * `bytes` encoded with `encoding`, made once per Buffer object (answers' bytes are never changed
- * in place): at once when kept or small, else a promise of the copy compressed off the main thread.
+ * in place): at once when kept or small, else a promise of the copy compressed off the main
+ * thread, whose time in the pool is told to `onPoolWork` (not when another request's job is shared).
  */
-export function compressed(bytes: Buffer, encoding: Encoding): Buffer | Promise<Buffer> {
+export function compressed(bytes: Buffer, encoding: Encoding, onPoolWork: ((ms: number) => void) | null = null): Buffer | Promise<Buffer> {
   let copies = compressedCopies.get(bytes);
   if (copies === undefined) {
     copies = {};
@@ -68,7 +70,7 @@ export function compressed(bytes: Buffer, encoding: Encoding): Buffer | Promise<
     inFlight.set(bytes, running);
   }
   const jobs = running;
-  return (jobs[encoding] ??= compressInPool(bytes, encoding).then(
+  return (jobs[encoding] ??= compressInPool(bytes, encoding, onPoolWork).then(
     (result) => {
       delete jobs[encoding];
       return (copies[encoding] = keptCopy([result]));
@@ -81,9 +83,11 @@ export function compressed(bytes: Buffer, encoding: Encoding): Buffer | Promise<
 }
 
 /** One compression in libuv's thread pool, waiting its turn behind MAX_BACKGROUND_JOBS others. */
-async function compressInPool(bytes: Buffer, encoding: Encoding): Promise<Buffer> {
+async function compressInPool(bytes: Buffer, encoding: Encoding, onPoolWork: ((ms: number) => void) | null): Promise<Buffer> {
   if (backgroundJobs >= MAX_BACKGROUND_JOBS) await new Promise<void>((resolve) => waitingJobs.push(resolve));
   backgroundJobs += 1;
+  // From its turn to its result: a pool thread busy with this job alone.
+  const began = performance.now();
   try {
     return await new Promise<Buffer>((resolve, reject) => {
       const done = (error: Error | null, result: Buffer): void => (error ? reject(error) : resolve(result));
@@ -91,6 +95,7 @@ async function compressInPool(bytes: Buffer, encoding: Encoding): Promise<Buffer
       else gzip(bytes, done);
     });
   } finally {
+    onPoolWork?.(performance.now() - began);
     backgroundJobs -= 1;
     waitingJobs.shift()?.();
   }

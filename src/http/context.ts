@@ -49,6 +49,8 @@ export class Context implements KeyContext, PortalContext, OpenPortalContext {
   params: Readonly<Record<string, string>> = NO_PARAMS;
   /** A POST with Idempotency-Key that claimed its key: its answer is recorded with its write. */
   idempotencyClaim: IdempotencyClaim | null = null;
+  /** Told the ms a thread-pool job spent on this request's answer (a large compression), for its key's CPU budget. */
+  chargeBackgroundWork: ((context: Context, ms: number) => void) | null = null;
 
   private readonly services: CommitServices;
   private parsedQuery: URLSearchParams | null = null;

@@ -61,7 +61,8 @@ export function sendReply(context: Context, reply: Reply): number | Promise<numb
     }
   }
   if (encoding !== null) {
-    const encoded = compressed(bytes, encoding);
+    const charge = context.chargeBackgroundWork;
+    const encoded = compressed(bytes, encoding, charge && ((ms) => charge(context, ms)));
     headers['Content-Encoding'] = encoding;
     if (encoded instanceof Promise) {
       return encoded.then((ready) => {

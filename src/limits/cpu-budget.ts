@@ -3,17 +3,21 @@
 // answer's bytes) is timed with the monotonic clock and charged to its key; a key whose charges
 // in the last 60 s exceed its budget is refused with 429 until enough of them are older than
 // a minute. The budget is `budgetMs` per minute for a key with the default rate limit of 100
-// requests a minute, and grows in proportion for keys granted more requests (an operator who
-// grants 10,000 a minute grants the CPU to serve them). Per process: each instance counts the
-// time it spent itself, which is the resource it protects.
+// requests a minute, and grows in proportion for keys granted more requests, up to four times
+// that (20% of one core by default): a key granted 1,000 requests a minute gets room for heavier
+// work, but no key, whatever its limit and whatever it asks, takes more of the server than that.
+// The work counted is the request's synchronous work on the event loop plus the time a
+// thread-pool job spent compressing its answer. Per process: each instance counts the time it
+// spent itself, which is the resource it protects.
 //
 // Memory per key is O(1): twelve 5-second buckets. Keys idle for a minute are forgotten.
 
 const BUCKETS = 12;
 const BUCKET_MS = 5_000;
 const WINDOW_MS = BUCKETS * BUCKET_MS;
-/** The rate limit whose keys get exactly `budgetMs`; others get it in proportion. */
+/** The rate limit whose keys get exactly `budgetMs`; others get it in proportion, up to MAX_SHARES times. */
 const REFERENCE_RATE_LIMIT = 100;
+const MAX_SHARES = 4;
 
 interface KeyUse {
   /** ms charged per bucket; bucket i holds the time of bucket number numbers[i]. */
@@ -46,7 +50,7 @@ export class CpuBudget {
 
   /** The budget of a key with this rate limit, in ms per minute. */
   budgetOf(rateLimit: number): number {
-    return this.budgetMs * Math.max(1, rateLimit / REFERENCE_RATE_LIMIT);
+    return this.budgetMs * Math.min(MAX_SHARES, Math.max(1, rateLimit / REFERENCE_RATE_LIMIT));
   }
 
   /**
