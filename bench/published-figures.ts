@@ -229,17 +229,23 @@ function scaleBlock(published: PublishedResults, doc: string): string {
   if (run === null) return notPublished('scale');
   const rows = run.rows ?? [];
   const ids = [...new Set(rows.flatMap((row) => (row.scenarios ?? []).map((scenario) => scenario.id)))];
-  const withP99 = new Set(rows.flatMap((row) => (row.scenarios ?? []).filter((scenario) => (scenario.goals ?? []).some((goal) => goal.label.startsWith('p99'))).map((scenario) => scenario.id)));
-  const header = ['listings', 'ready s', 'RSS MiB'];
-  for (const id of ids) header.push(`${id} req/s (× naive)`, ...(withP99.has(id) ? [`${id} p99 ms`] : []));
+  const withGoal = (prefix: string): Set<string> =>
+    new Set(rows.flatMap((row) => (row.scenarios ?? []).filter((scenario) => (scenario.goals ?? []).some((goal) => goal.label.startsWith(prefix))).map((scenario) => scenario.id)));
+  const withP99 = withGoal('p99');
+  const withCpu = withGoal('≤ 1,000 µs CPU');
+  const withSearchReady = rows.some((row) => row.search_ready_ms !== undefined);
+  const header = ['listings', 'ready s', 'RSS MiB', ...(withSearchReady ? ['search ready s', 'RSS then MiB'] : [])];
+  for (const id of ids) header.push(`${id} req/s (× naive)`, ...(withP99.has(id) ? [`${id} p99 ms`] : []), ...(withCpu.has(id) ? [`${id} CPU µs/req`] : []));
   const body = rows.map((row) => {
     const cells = [formatInteger(row.listings), formatDecimal(row.ready_ms / 1000), formatInteger(row.rss_after_ready_mib)];
+    if (withSearchReady) cells.push(row.search_ready_ms === undefined ? '–' : formatDecimal(row.search_ready_ms / 1000), formatInteger(row.rss_after_search_ready_mib ?? null));
     for (const id of ids) {
       const scenario = (row.scenarios ?? []).find((candidate) => candidate.id === id);
       const server = scenario?.targets?.server;
       const ratio = scenario?.ratio_naive ?? null;
       cells.push(server ? `${formatInteger(server.median_rps)}${ratio === null ? '' : ` (${formatDecimal(ratio)})`}` : '–');
       if (withP99.has(id)) cells.push(formatDecimal(server?.p99_ms));
+      if (withCpu.has(id)) cells.push(formatDecimal(server?.cpu_us_per_request, 0));
     }
     return cells;
   });

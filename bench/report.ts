@@ -36,6 +36,9 @@ export interface ScaleRow {
   log_bytes: number;
   ready_ms: number;
   rss_after_ready_mib: number | null;
+  /** From the start until a search (which waits for the search index to be full) answered; absent in older runs. */
+  search_ready_ms?: number;
+  rss_after_search_ready_mib?: number | null;
   scenarios: ScenarioResult[];
 }
 
@@ -225,10 +228,16 @@ function variantLines(results: MainResults): string[] {
 export function scaleMarkdown(results: ScaleResults): string {
   const ids = results.rows[0]?.scenarios.map((scenario) => scenario.id) ?? [];
   const first = results.rows[0];
-  const header = ['listings', 'ready s', 'RSS MiB'];
+  const header = ['listings', 'ready s', 'RSS MiB', 'search ready s', 'RSS then MiB'];
   for (const id of ids) header.push(`${id} req/s`, `${id} p50 / p99 ms`, `${id} CPU µs/req`, `${id} × naive`);
   const rows = results.rows.map((row) => {
-    const cells = [row.listings.toLocaleString('en'), formatDecimal(row.ready_ms / 1000), formatInteger(row.rss_after_ready_mib)];
+    const cells = [
+      row.listings.toLocaleString('en'),
+      formatDecimal(row.ready_ms / 1000),
+      formatInteger(row.rss_after_ready_mib),
+      row.search_ready_ms === undefined ? '–' : formatDecimal(row.search_ready_ms / 1000),
+      formatInteger(row.rss_after_search_ready_mib ?? null),
+    ];
     for (const scenario of row.scenarios) {
       const server = scenario.targets.server!;
       cells.push(formatInteger(server.median_rps), `${formatDecimal(server.p50_ms)} / ${formatDecimal(server.p99_ms)}`, formatDecimal(server.cpu_us_per_request, 0), formatDecimal(scenario.ratio_naive));

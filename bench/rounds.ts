@@ -251,6 +251,7 @@ export async function runScenario(scenario: Scenario, targets: Target[], setting
     ratio_naive: ratio(summaries.naive),
     rps: server.median_expected_rps,
     p99_ms: server.p99_ms,
+    cpu_us_per_request: server.cpu_us_per_request,
     fsyncs_per_write: isWrite ? fsyncsPerWrite(server) : null,
   };
   return {
