@@ -114,17 +114,18 @@ test('the time a worker thread spends compressing a large answer is charged to t
   });
   await server.app.store.write(ops);
 
-  // Each page is new (no cached page); its own work on the event loop is a few ms at most, the
-  // brotli compression of its 250 KiB tens of ms: the budget of 20 ms is passed only if the
-  // compression counts.
+  // Each query is new (no cached page) but shows the same 40 listings, whose JSON is kept after
+  // the first: a page's own work on the event loop is then copying kept bytes, well under 1 ms,
+  // and the brotli compression of its 250 KiB several ms. Twelve of them pass the budget of
+  // 20 ms only if the compression counts.
   let refusedAfter: number | null = null;
-  for (let number = 0; number < 8 && refusedAfter === null; number += 1) {
-    const response = await server.request('GET', `/v1/listings?limit=${40 + number}&max_price=${1000 - number}`, { key: creator.key, headers: { 'accept-encoding': 'br' } });
+  for (let number = 0; number < 12 && refusedAfter === null; number += 1) {
+    const response = await server.request('GET', `/v1/listings?limit=40&max_price=${1000 - number}`, { key: creator.key, headers: { 'accept-encoding': 'br' } });
     if (response.status === 429) refusedAfter = number;
     else {
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('content-encoding'), 'br');
     }
   }
-  assert.ok(refusedAfter !== null && refusedAfter <= 4, `refused after ${refusedAfter} large compressed pages`);
+  assert.ok(refusedAfter !== null, 'refused within 12 large compressed pages');
 });
