@@ -12,6 +12,7 @@ import { privateUser } from '../domain/views.ts';
 import { forbidden, HttpError } from '../domain/errors.ts';
 import type { OpenPortalContext, PortalRoute, Reply } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
+import { MAX_PASSWORD_INPUT, typedPasswordFits } from '../portal/password-rules.ts';
 import { verifyAgainstDummy, verifyPassword } from '../portal/passwords.ts';
 import { CREDENTIALS, SESSIONS } from '../portal/records.ts';
 import type { PortalSessions } from '../portal/sessions.ts';
@@ -29,8 +30,6 @@ export interface PortalSessionRoutesDeps {
 }
 
 export const WRONG_CREDENTIALS = 'The email or password is wrong.';
-/** Longer than any password the rules accept; longer input is not worth an scrypt. */
-const MAX_PASSWORD_INPUT = 1024;
 
 export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[] {
   const { store, sessions, limits, audit } = deps;
@@ -40,7 +39,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     checker.requireFields(['email', 'password']);
     const email = checker.string('email', 1, 254);
     const password = checker.value('password');
-    if (checker.has('password') && (typeof password !== 'string' || password.length > MAX_PASSWORD_INPUT)) {
+    if (checker.has('password') && !typedPasswordFits(password)) {
       checker.fail('password', `must be a string of at most ${MAX_PASSWORD_INPUT} characters`);
     }
     checker.finish();

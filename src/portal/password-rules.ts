@@ -1,13 +1,21 @@
 // What a new password must be: 12 to 128 characters (code points, as a person counts them) and
 // not one of the common passwords people pick first (compared lower-cased), and text that has a
-// UTF-8 form. Nothing else is
-// demanded (no character classes): length is what makes a password hard to guess.
+// UTF-8 form. Nothing else is demanded (no character classes): length is what makes a password
+// hard to guess. A password typed to be checked (sign-in, the current one) is refused unread past
+// 1,024 characters.
 
 import { codePointLength } from '../http/validation.ts';
 import { COMMON_PASSWORDS } from './common-passwords.ts';
 
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 128;
+/** The longest password typed to be checked (sign-in, current password), in characters: past any the rules accept, and not worth an scrypt. */
+export const MAX_PASSWORD_INPUT = 1024;
+
+/** Whether a typed password is a string within MAX_PASSWORD_INPUT characters (code points, as the document counts). */
+export function typedPasswordFits(password: unknown): password is string {
+  return typeof password === 'string' && codePointLength(password) <= MAX_PASSWORD_INPUT;
+}
 
 /** What is wrong with `password` as a new password, or null when it is acceptable. */
 export function passwordProblem(password: unknown): string | null {

@@ -95,6 +95,25 @@ test('a password change needs the right current password and a new one that pass
   assert.equal((await server.request('POST', '/portal/v1/password', { headers: sameOrigin(server), body: { current_password: ada.password, password: 'new password for me' } })).status, 401, 'no session');
 });
 
+test('the 1,024-character bound on a typed password counts characters (code points), as the document does', async (t) => {
+  const server = await startServer(t);
+  const ada = await signedInUser(server);
+  // 600 emoji: 600 code points, 1,200 UTF-16 units. Within the bound, so simply a wrong password.
+  const long = '🔑'.repeat(600);
+  const change = await server.request('POST', '/portal/v1/password', { headers: ada.headers, body: { current_password: long, password: 'new password for me' } });
+  assert.equal(change.status, 400);
+  assert.deepEqual(change.body.details, { current_password: 'is wrong' });
+  const signIn = await server.request('POST', '/portal/v1/session', { headers: sameOrigin(server), body: { email: ada.email, password: long } });
+  assert.equal(signIn.status, 401, signIn.text);
+  // 1,025 characters are past it, whatever their width.
+  for (const past of ['a'.repeat(1025), '🔑'.repeat(1025)]) {
+    const tooLong = await server.request('POST', '/portal/v1/password', { headers: ada.headers, body: { current_password: past, password: 'new password for me' } });
+    assert.deepEqual(tooLong.body.details, { current_password: 'must be a string of at most 1024 characters' });
+    const signInTooLong = await server.request('POST', '/portal/v1/session', { headers: sameOrigin(server), body: { email: ada.email, password: past } });
+    assert.deepEqual(signInTooLong.body.details, { password: 'must be a string of at most 1024 characters' });
+  }
+});
+
 test('sign-up: 404 by default; with PORTAL_SIGNUP=open a member is made and signed in; a taken email → 409', async (t) => {
   const closed = await startServer(t);
   const body = { name: 'Newcomer', email: 'Newcomer@Example.com', password: 'my own new password' };
