@@ -7,7 +7,10 @@
 // (KEY_CPU_BUDGET_MS=0) the same searches are all served and the other key's p99 goes past
 // that: the run that shows this test can fail is made here too, on the same machine at the
 // same time. The budget is set small (KEY_CPU_BUDGET_MS=100: 400 ms a minute for either key,
-// both past 400 requests a minute) so that it is reached in seconds.
+// both past 400 requests a minute) so that it is reached in seconds. A p99 is a wall-clock
+// figure, and on a shared machine a burst of other work can fill one run's worst 1%, so the
+// run with the budget is made up to three times, each on a fresh server, and one must hold;
+// without the budget every run is far past the bound (91-182 ms measured), so all three fail.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -25,6 +28,8 @@ const PREFIXES = Array.from({ length: 40 }, (_, index) => String.fromCharCode(97
 const HAMMER_RATE_LIMIT = 600;
 const HAMMER_CONCURRENCY = 16;
 const QUIET_REQUESTS = 300;
+/** Runs with the budget made before the quiet key's p99 must have held in one of them. */
+const HELD_ATTEMPTS = 3;
 
 async function seed(dataDir: string): Promise<void> {
   const store = await Store.open({ dataDir, warn: () => {} });
@@ -115,6 +120,11 @@ interface Round {
   hammered: Hammered;
 }
 
+/** The bound on the quiet key's p99 while hammered: 20 ms; on a machine so busy that the quiet key alone is slow, within 20 ms of that. */
+function allowedP99(run: Round): number {
+  return run.aloneP99 < 5 ? 20 : run.aloneP99 + 20;
+}
+
 /** The quiet key's pages alone, then while the hammering key sends its searches, against a server with `budgetMs`. */
 async function round(dataDir: string, budgetMs: number): Promise<Round> {
   const running = await startMain({ DATA_DIR: dataDir, MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN, KEY_CPU_BUDGET_MS: String(budgetMs) });
@@ -137,11 +147,14 @@ test("a key hammering costly searches at its rate limit is held to its CPU budge
   const dataDir = temporaryDir(t);
   await seed(dataDir);
 
-  const held = await round(dataDir, 100);
+  const heldRuns: Round[] = [];
+  do heldRuns.push(await round(dataDir, 100));
+  while (heldRuns.length < HELD_ATTEMPTS && !(heldRuns.at(-1)!.hammeredP99 < allowedP99(heldRuns.at(-1)!)));
+  const held = heldRuns.at(-1)!;
   const unheld = await round(dataDir, 0);
-  for (const [name, run] of [['budget 100 ms', held], ['budget off', unheld]] as const) {
-    t.diagnostic(`${name}: quiet key p99 ${run.aloneP99.toFixed(1)} ms alone, ${run.hammeredP99.toFixed(1)} ms hammered; hammering key served ${run.hammered.served}, refused ${run.hammered.refusedForCpu}`);
-  }
+  const runs = [...heldRuns.map((run) => ['budget 100 ms', run] as const), ['budget off', unheld] as const];
+  const described = runs.map(([name, run]) => `${name}: quiet key p99 ${run.aloneP99.toFixed(1)} ms alone, ${run.hammeredP99.toFixed(1)} ms hammered; hammering key served ${run.hammered.served}, refused ${run.hammered.refusedForCpu}`);
+  for (const line of described) t.diagnostic(line);
 
   assert.equal(held.hammered.other, null, 'the hammering key got only 200 or a CPU refusal');
   const refusal = held.hammered.firstRefusal;
@@ -149,10 +162,8 @@ test("a key hammering costly searches at its rate limit is held to its CPU budge
   assert.ok(held.hammered.served < HAMMER_RATE_LIMIT / 4, `refused long before its rate limit (${held.hammered.served} of ${HAMMER_RATE_LIMIT} served)`);
   const retryAfter = Number(refusal.retryAfter);
   assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${refusal.retryAfter}`);
-  // Under 20 ms; on a machine so busy that the quiet key alone is slow, within 20 ms of that.
-  const allowed = held.aloneP99 < 5 ? 20 : held.aloneP99 + 20;
-  assert.ok(held.hammeredP99 < allowed, `the other key's p99 with the budget: ${held.hammeredP99.toFixed(1)} ms (alone ${held.aloneP99.toFixed(1)} ms)`);
+  assert.ok(held.hammeredP99 < allowedP99(held), `the other key's p99 with the budget, in each of ${heldRuns.length} runs, was past the bound:\n${described.join('\n')}`);
   // Without the budget the same searches are all served, and the other key waits behind them.
   assert.equal(unheld.hammered.served, HAMMER_RATE_LIMIT);
-  assert.ok(unheld.hammeredP99 > allowed, `without the budget the other key's p99 is ${unheld.hammeredP99.toFixed(1)} ms`);
+  assert.ok(unheld.hammeredP99 > allowedP99(held), `without the budget the other key's p99 is within the bound:\n${described.join('\n')}`);
 });
