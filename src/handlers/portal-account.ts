@@ -14,7 +14,7 @@ import { badRequest, forbidden, HttpError } from '../domain/errors.ts';
 import type { OpenPortalContext, PortalContext, PortalRoute, Reply } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
 import { hashPassword, verifyPassword } from '../portal/passwords.ts';
-import { MAX_PASSWORD_INPUT, passwordProblem, typedPasswordFits } from '../portal/password-rules.ts';
+import { passwordProblem, typedPasswordProblem } from '../portal/password-rules.ts';
 import { CREDENTIALS, INVITATIONS, type CredentialRecord } from '../portal/records.ts';
 import { endSessionsOps } from '../portal/end-access.ts';
 import { digestOf, isWellFormedSecret } from '../portal/secrets.ts';
@@ -90,7 +90,8 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const checker = new BodyChecker(body, ['current_password', 'password']);
     checker.requireFields(['current_password', 'password']);
     const current = checker.value('current_password');
-    if (checker.has('current_password') && !typedPasswordFits(current)) checker.fail('current_password', `must be a string of at most ${MAX_PASSWORD_INPUT} characters`);
+    const currentProblem = checker.has('current_password') ? typedPasswordProblem(current) : null;
+    if (currentProblem !== null) checker.fail('current_password', currentProblem);
     const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
     if (problem !== null) checker.fail('password', problem);
     checker.finish();

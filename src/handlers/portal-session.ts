@@ -12,7 +12,7 @@ import { privateUser } from '../domain/views.ts';
 import { forbidden, HttpError } from '../domain/errors.ts';
 import type { OpenPortalContext, PortalRoute, Reply } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
-import { MAX_PASSWORD_INPUT, typedPasswordFits } from '../portal/password-rules.ts';
+import { typedPasswordProblem } from '../portal/password-rules.ts';
 import { verifyAgainstDummy, verifyPassword } from '../portal/passwords.ts';
 import { CREDENTIALS, SESSIONS } from '../portal/records.ts';
 import type { PortalSessions } from '../portal/sessions.ts';
@@ -39,9 +39,8 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     checker.requireFields(['email', 'password']);
     const email = checker.string('email', 1, 254);
     const password = checker.value('password');
-    if (checker.has('password') && !typedPasswordFits(password)) {
-      checker.fail('password', `must be a string of at most ${MAX_PASSWORD_INPUT} characters`);
-    }
+    const problem = checker.has('password') ? typedPasswordProblem(password) : null;
+    if (problem !== null) checker.fail('password', problem);
     checker.finish();
     const address = deps.clientAddress(context.req);
     await limits.assertAllowed(email!, address);

@@ -3,6 +3,7 @@
 // pipeline's own answers (401 without a session, 403 for a write from another origin) are added
 // to every portal route in document.ts.
 
+import { MAX_PASSWORD_INPUT, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../portal/password-rules.ts';
 import { PROFILE_FIELDS } from './schemas.ts';
 import { PROFILE_CHANGE } from './users.ts';
 import { answer, curl, dataOf, errorAnswer, jsonBody, OPERATOR_ERRORS, OPERATOR_SECURITY, pathId, ref, type Operations, type Schema } from './schema.ts';
@@ -21,7 +22,14 @@ export const SESSION_COOKIE_SCHEME: Schema = {
 const ORIGIN = "-H 'Origin: http://127.0.0.1:3000'";
 const JSON_TYPE = "-H 'Content-Type: application/json'";
 const setCookie = { 'Set-Cookie': { description: 'The session cookie', schema: { type: 'string' } } };
-const password = { type: 'string', minLength: 12, maxLength: 128, description: '12 to 128 characters (code points); a common password (a built-in list) is refused.' };
+const password = {
+  type: 'string',
+  minLength: MIN_PASSWORD_LENGTH,
+  maxLength: MAX_PASSWORD_LENGTH,
+  description: `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters (code points); a common password (a built-in list) is refused.`,
+};
+/** A password typed to be checked (sign-in, the current one). */
+const typedPassword = { type: 'string', maxLength: MAX_PASSWORD_INPUT };
 const tooMany = errorAnswer('Too many failed sign-ins for this account (10 per 15 minutes) or from this address; wait Retry-After seconds');
 
 export const portalOperations: Operations = {
@@ -59,7 +67,7 @@ export const portalOperations: Operations = {
       type: 'object',
       additionalProperties: false,
       required: ['email', 'password'],
-      properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string', maxLength: 1024 } },
+      properties: { email: { type: 'string', maxLength: 254 }, password: typedPassword },
     }),
     responses: {
       '201': answer('Signed in; the cookie is set', dataOf(ref('User')), setCookie),
@@ -87,7 +95,7 @@ export const portalOperations: Operations = {
     requestBody: jsonBody({
       oneOf: [
         { type: 'object', additionalProperties: false, required: ['invitation', 'password'], properties: { invitation: { type: 'string' }, password } },
-        { type: 'object', additionalProperties: false, required: ['current_password', 'password'], properties: { current_password: { type: 'string', maxLength: 1024 }, password } },
+        { type: 'object', additionalProperties: false, required: ['current_password', 'password'], properties: { current_password: typedPassword, password } },
       ],
     }),
     responses: {

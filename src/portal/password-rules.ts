@@ -12,9 +12,9 @@ export const MAX_PASSWORD_LENGTH = 128;
 /** The longest password typed to be checked (sign-in, current password), in characters: past any the rules accept, and not worth an scrypt. */
 export const MAX_PASSWORD_INPUT = 1024;
 
-/** Whether a typed password is a string within MAX_PASSWORD_INPUT characters (code points, as the document counts). */
-export function typedPasswordFits(password: unknown): password is string {
-  return typeof password === 'string' && codePointLength(password) <= MAX_PASSWORD_INPUT;
+/** What is wrong with `password` as a password typed to be checked, or null: a string within MAX_PASSWORD_INPUT characters (code points, as the document counts). */
+export function typedPasswordProblem(password: unknown): string | null {
+  return typeof password === 'string' && codePointLength(password) <= MAX_PASSWORD_INPUT ? null : `must be a string of at most ${MAX_PASSWORD_INPUT} characters`;
 }
 
 /** What is wrong with `password` as a new password, or null when it is acceptable. */
