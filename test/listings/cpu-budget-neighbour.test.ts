@@ -148,9 +148,9 @@ test("a key hammering costly searches at its rate limit is held to its CPU budge
   await seed(dataDir);
 
   const heldRuns: Round[] = [];
-  do heldRuns.push(await round(dataDir, 100));
-  while (heldRuns.length < HELD_ATTEMPTS && !(heldRuns.at(-1)!.hammeredP99 < allowedP99(heldRuns.at(-1)!)));
-  const held = heldRuns.at(-1)!;
+  let held: Round;
+  do heldRuns.push((held = await round(dataDir, 100)));
+  while (heldRuns.length < HELD_ATTEMPTS && !(held.hammeredP99 < allowedP99(held)));
   const unheld = await round(dataDir, 0);
   const runs = [...heldRuns.map((run) => ['budget 100 ms', run] as const), ['budget off', unheld] as const];
   const described = runs.map(([name, run]) => `${name}: quiet key p99 ${run.aloneP99.toFixed(1)} ms alone, ${run.hammeredP99.toFixed(1)} ms hammered; hammering key served ${run.hammered.served}, refused ${run.hammered.refusedForCpu}`);
