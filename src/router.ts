@@ -10,7 +10,7 @@ export interface Routable {
 
 export type RouteMatch<R> =
   | { kind: 'found'; route: R; params: Record<string, string> }
-  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'method-not-allowed'; allowed: string[]; pattern: string }
   | { kind: 'not-found' };
 
 interface PatternEntry<R> {
@@ -52,15 +52,15 @@ export class Router<R extends Routable> {
 
   match(method: string, path: string): RouteMatch<R> {
     const staticMethods = this.staticPaths.get(path);
-    if (staticMethods) return pick(staticMethods, method, {});
-    for (const entry of this.patterns.values()) {
+    if (staticMethods) return pick(staticMethods, method, {}, path);
+    for (const [pattern, entry] of this.patterns) {
       const found = entry.regex.exec(path);
       if (!found) continue;
       const params: Record<string, string> = {};
       entry.paramNames.forEach((name, index) => {
         params[name] = safeDecode(found[index + 1]!);
       });
-      return pick(entry.byMethod, method, params);
+      return pick(entry.byMethod, method, params, pattern);
     }
     return { kind: 'not-found' };
   }
@@ -70,12 +70,13 @@ export class Router<R extends Routable> {
   }
 }
 
-function pick<R>(byMethod: Map<string, R>, method: string, params: Record<string, string>): RouteMatch<R> {
+/** The route for `method` among one path's routes; else the methods it has, and its pattern (the label a 405 is counted under). */
+function pick<R>(byMethod: Map<string, R>, method: string, params: Record<string, string>, pattern: string): RouteMatch<R> {
   const route = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
   if (route) return { kind: 'found', route, params };
   const allowed: string[] = [];
   for (const known of byMethod.keys()) allowed.push(...(known === 'GET' ? ['GET', 'HEAD'] : [known]));
-  return { kind: 'method-not-allowed', allowed };
+  return { kind: 'method-not-allowed', allowed, pattern };
 }
 
 function safeDecode(segment: string): string {

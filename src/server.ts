@@ -388,6 +388,7 @@ function matchRoute<R extends { method: string; pattern: string }>(router: Route
   const match = router.match(method, path);
   if (match.kind === 'not-found') throw new HttpError(404, `No route ${method} ${path}.`);
   if (match.kind === 'method-not-allowed') {
+    context.routeLabel = `${method} ${match.pattern}`;
     const allowed = match.allowed.join(', ');
     throw new HttpError(405, `${method} is not allowed on ${path}. Allowed: ${allowed}.`, { headers: { Allow: allowed } });
   }

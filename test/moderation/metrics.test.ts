@@ -306,3 +306,17 @@ test('the event-loop delay is a histogram that never resets, so two scrapers bot
   const cpu = sampleValue(third, 'process_cpu_seconds_total', 'process_cpu_seconds_total')!;
   assert.ok(cpu > 0 && cpu <= process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 + 1, `cpu ${cpu}`);
 });
+
+test('a 405 on a real path is counted under that route, not as unmatched (which is kept for unknown paths)', async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const creator = await server.userWithKey('creator', ['read:listings', 'write:listings'], 1000);
+  assert.equal((await server.request('PATCH', '/v1/listings/lst_x', { key: creator.key })).status, 405);
+  assert.equal((await server.request('PUT', '/v1/listings', { key: creator.key, body: {} })).status, 405);
+
+  const families = parsePrometheusText((await server.admin('GET', '/metrics')).text);
+  const requests = (labels: Record<string, string>) => sampleValue(families, 'marketplace_http_requests_total', 'marketplace_http_requests_total', labels);
+  assert.equal(requests({ route: '/v1/listings/:id', method: 'PATCH', status_class: '4xx' }), 1);
+  assert.equal(requests({ route: '/v1/listings', method: 'PUT', status_class: '4xx' }), 1);
+  assert.equal(requests({ route: 'unmatched', method: 'PATCH', status_class: '4xx' }), undefined);
+  assert.equal(requests({ route: 'unmatched', method: 'PUT', status_class: '4xx' }), undefined);
+});
