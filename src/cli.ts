@@ -5,7 +5,7 @@
 // the server itself (main.ts) and `marketplace --version` prints the version.
 
 import { realpathSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -57,6 +57,7 @@ const OPTION_SPECS = {
   action: { type: 'string' },
   'target-id': { type: 'string' },
   yes: { type: 'boolean' },
+  force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -426,12 +427,14 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   backup: {
-    usage: 'backup <file>',
-    summary: "save a consistent copy of the server's log to <file>",
-    options: [],
+    usage: 'backup <file> [--force]',
+    summary: "save a consistent copy of the server's log to <file> (--force: replace the file if it exists)",
+    options: ['force'],
     args: 1,
-    async run({ args, cwd, operator }) {
+    async run({ options, args, cwd, operator }) {
       const target = resolve(cwd, args[0] ?? '');
+      // A backup is what lets an operator go back: never replace an older one without being told to.
+      if (options.force !== true && (await pathExists(target))) throw new CliError(`${target} already exists; choose another file or add --force to replace it`);
       await makeBackupFolder(target);
       const stream = await (await operator()).backup();
       const bytes = await crashSafeWriteFile(nodeFileSystem, target, stream);
@@ -612,6 +615,17 @@ async function readTokenFile(options: ParsedOptions, io: CliIo, cwd: string): Pr
   }
   if (token === '') throw new CliError(`no admin token: ${file} is empty; ${advice}`);
   return token;
+}
+
+/** Whether anything (a file, a folder, a link) is at `target`. */
+async function pathExists(target: string): Promise<boolean> {
+  try {
+    await lstat(target);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new CliError(`cannot write the backup to ${target}: ${(error as Error).message}`);
+  }
 }
 
 /** Creates the backup's folder when missing (0700, like the data dir: a backup holds emails and key hashes), or says in one line why it cannot. */

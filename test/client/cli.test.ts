@@ -197,6 +197,21 @@ test('backup to a path whose folder cannot be made says so in one line, without 
   assert.doesNotMatch(result.stderr, /\.tmp/);
 });
 
+test('backup onto an existing file refuses without --force and leaves it as it was; --force replaces it', async (t) => {
+  const log = '{"format":1}\n';
+  const server = await fakeAdminServer(t, () => ({ status: 200, body: log, contentType: 'application/x-ndjson' }));
+  const dir = await temporaryDir(t);
+  await writeFile(join(dir, 'copy.log'), 'an older backup\n');
+  const refused = await run(['backup', 'copy.log', '--url', server.url, '--token', TOKEN], {}, dir);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /^error: .*copy\.log already exists; choose another file or add --force to replace it\n$/);
+  assert.equal(await readFile(join(dir, 'copy.log'), 'utf8'), 'an older backup\n');
+
+  const replaced = await run(['backup', 'copy.log', '--force', '--url', server.url, '--token', TOKEN], {}, dir);
+  assert.equal(replaced.code, 0, replaced.stderr);
+  assert.equal(await readFile(join(dir, 'copy.log'), 'utf8'), log);
+});
+
 test('a failed backup leaves no file behind', async (t) => {
   const server = await fakeAdminServer(t, () => ({ status: 401, body: { error: 'Admin token missing or invalid' } }));
   const dir = await temporaryDir(t);
