@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runFileExamples } from './check-docs.ts';
 import { claimProblems } from './claims.ts';
-import { compareAnswer, jsonValuesIn, runnableExamples } from './examples.ts';
+import { compareAnswer, compareText, jsonValuesIn, runnableExamples } from './examples.ts';
 import { checkLinks, headingAnchors } from './links.ts';
 import { temporaryDir } from '../helpers/server.ts';
 
@@ -40,6 +40,15 @@ test('documented answers: ids, times, volatile fields and "…" match any value 
   assert.match(compareAnswer({ data: { '…': '…', missing: 1 }, request_id: '…' }, actual)[0]!, /missing: documented but missing/);
   assert.match(compareAnswer({ error: 'The key is missing…' }, { error: 'The API key is missing or invalid.' })[0]!, /does not fit/);
   assert.deepEqual(compareAnswer({ error: 'The API key is missing…' }, { error: 'The API key is missing or invalid.' }), []);
+});
+
+test('a text block right after a run block is its printed output, line by line; "text norun" is shown, not checked', () => {
+  const markdown = ['```sh', 'echo one', '```', '', '```text', 'one', '```', '```sh', 'echo two', '```', '', '```text norun', 'changes', '```'].join('\n');
+  const examples = runnableExamples(markdown);
+  assert.deepEqual(examples.map((example) => example.expectedText?.lines ?? null), [['one'], null]);
+  assert.deepEqual(compareText(['{"data":{"id":"usr_…",…}}ada@example.com'], '{"data":{"id":"usr_x1","email":"a"}}ada@example.com\n'), []);
+  assert.match(compareText(['{"data":…}', 'ada@example.com'], '{"data":{}}ada@example.com')[0]!, /expected 2 lines, printed 1/);
+  assert.match(compareText(['200 200'], '200 403\n')[0]!, /printed "200 403", documented "200 200"/);
 });
 
 test('the printed JSON values are found one after another, whatever surrounds them', () => {

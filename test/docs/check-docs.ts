@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compareAnswer, jsonValuesIn, runnableExamples, type RunnableExample } from './examples.ts';
+import { compareAnswer, compareText, jsonValuesIn, runnableExamples, type RunnableExample } from './examples.ts';
 import { claimProblems } from './claims.ts';
 import { checkLinks } from './links.ts';
 import { staleBlocks } from '../../bench/marked-blocks.ts';
@@ -173,7 +173,8 @@ function judge(examples: RunnableExample[], stdout: string, stderr: string): Exa
       outcome.problems.push('not reached: the shell stopped before this example');
       continue;
     }
-    const expected = outcome.example.expected;
+    const { expected, expectedText } = outcome.example;
+    if (expectedText !== null) outcome.problems.push(...compareText(expectedText.lines, outcome.output).map((problem) => `output differs from line ${expectedText.line}: ${problem}`));
     if (expected === null) continue;
     const values = jsonValuesIn(outcome.output);
     if (values.length === 0) outcome.problems.push(`printed no JSON, but line ${expected.line} documents an answer`);
@@ -259,7 +260,7 @@ async function main(argv: string[]): Promise<number> {
     for (const outcome of outcomes) {
       const where = `${name}:${outcome.example.line}`;
       if (outcome.problems.length === 0) {
-        process.stdout.write(`ok   ${where}${outcome.example.expected ? ' (answer checked)' : ''}\n`);
+        process.stdout.write(`ok   ${where}${outcome.example.expected || outcome.example.expectedText ? ' (answer checked)' : ''}\n`);
         continue;
       }
       fail(`${where}\n${outcome.problems.map((problem) => `       ${problem}`).join('\n')}`);

@@ -10,6 +10,9 @@
 // - A ```json block that follows a run block with nothing but blank lines between them is
 //   that block's documented answer: the LAST JSON value the block printed must match it.
 //   ```json norun after a block is shown but not checked.
+// - A ```text block in the same place is the block's printed output, line by line: the same
+//   number of non-blank lines, each equal, or matching around its `…` as below. ```text norun
+//   shows an output that changes from run to run (counters, times) and is not checked.
 // - In a documented answer: `"…"` stands for any value; a string holding `…` matches any string
 //   with the text around the `…` (`"lst_…"`); ids (`lst_…` style), times (ISO 8601) and the
 //   fields in VOLATILE_FIELDS match any value of their kind; `"…": "…"` in an object allows more
@@ -32,6 +35,8 @@ export interface RunnableExample {
   line: number;
   script: string;
   expected: { line: number; value: unknown } | null;
+  /** The documented output of a ```text block after it (null: none). */
+  expectedText: { line: number; lines: string[] } | null;
 }
 
 const SHELL_LANGUAGES = new Set(['sh', 'bash', 'shell']);
@@ -81,7 +86,8 @@ export function runnableExamples(markdown: string): RunnableExample[] {
         throw new Error(`line ${next.line}: the documented answer is not valid JSON (${(error as Error).message}); write "…" inside strings, or fence it as json norun`);
       }
     }
-    examples.push({ line: block.line, script: block.text, expected });
+    const expectedText = next && next.language === 'text' && next.blankBefore && !next.flags.includes('norun') ? { line: next.line, lines: nonBlankLines(next.text) } : null;
+    examples.push({ line: block.line, script: block.text, expected, expectedText });
   }
   return examples;
 }
@@ -137,6 +143,21 @@ export function compareAnswer(expected: unknown, actual: unknown, path = '$', fi
 
 function kindOf(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+}
+
+/** Differences between a documented text output and the printed one, line by line (empty: they match). */
+export function compareText(documented: string[], printed: string): string[] {
+  const actual = nonBlankLines(printed);
+  if (actual.length !== documented.length) return [`expected ${documented.length} lines, printed ${actual.length}: ${JSON.stringify(actual.join('\n'))}`];
+  return documented.flatMap((line, index) => {
+    const got = actual[index]!;
+    const fits = line.includes(ELLIPSIS) ? matchesAround(line, got) : line === got;
+    return fits ? [] : [`line ${index + 1}: printed ${JSON.stringify(got)}, documented ${JSON.stringify(line)}`];
+  });
+}
+
+function nonBlankLines(text: string): string[] {
+  return text.split('\n').map((line) => line.replace(/\s+$/, '')).filter((line) => line !== '');
 }
 
 /** "lst_…" matches "lst_abc"; "a…b…c" matches text with a, b, c in that order, starting with a and ending with c. */
