@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,15 @@ test('ExecStart runs as the service user the docs create, in a data dir made as 
   const base = temporaryDir(t);
   chmodSync(base, 0o755);
   const stateDir = join(base, 'var-lib-marketplace');
+  // The install as WorkingDirectory= names it (/opt/marketplace-api: readable by everyone), not
+  // this checkout, which may sit under a folder the service user cannot enter (root's home).
+  const installDir = join(base, 'opt-marketplace-api');
+  mkdirSync(installDir, { mode: 0o755 });
+  assert.equal(setting(unit, 'WorkingDirectory'), '/opt/marketplace-api');
+  // The single executable (dist/marketplace, ~100 MB) is not what this unit runs.
+  cpSync(join(ROOT, 'dist'), join(installDir, 'dist'), { recursive: true, filter: (source) => source !== join(ROOT, 'dist', 'marketplace') });
+  cpSync(join(ROOT, 'package.json'), join(installDir, 'package.json'));
+  spawnSync('chmod', ['-R', 'a+rX', installDir]);
 
   // The docs' own useradd line, with a throwaway name and home.
   const line = /^useradd .*marketplace$/m.exec(OPERATIONS);
@@ -69,7 +78,7 @@ test('ExecStart runs as the service user the docs create, in a data dir made as 
     .split(' ')
     .map((pair) => pair.replace('DATA_DIR=/var/lib/marketplace', `DATA_DIR=${stateDir}`).replace(/^PORT=\d+$/, 'PORT=0'));
   const [command, ...commandArgs] = setting(unit, 'ExecStart').split(' ');
-  const child = spawn('runuser', ['-u', user, '--', 'env', '-i', `PATH=${process.env.PATH}`, ...environment, 'sh', '-c', `umask ${setting(unit, 'UMask')} && cd ${ROOT} && exec ${command} ${commandArgs.join(' ')}`], {
+  const child = spawn('runuser', ['-u', user, '--', 'env', '-i', `PATH=${process.env.PATH}`, ...environment, 'sh', '-c', `umask ${setting(unit, 'UMask')} && cd ${installDir} && exec ${command} ${commandArgs.join(' ')}`], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.after(() => child.kill('SIGKILL'));
