@@ -2,7 +2,7 @@
 // order rotated each round so machine noise and position in the round hit all alike), then
 // reduces the rounds to medians, ratios and goal verdicts.
 
-import { readStats, statsDelta } from './api.ts';
+import { statsDelta } from './api.ts';
 import { drive, type GeneratorName, type Measurement } from './drive.ts';
 import { cpuSeconds, machineBusySeconds, RssPeak, selfAndChildrenCpuSeconds, waitIdle } from './processes.ts';
 import type { Goal, Scenario, TargetName } from './scenarios.ts';

@@ -2,7 +2,7 @@
 // hidden from everyone else, a removed listing is seen by its owner alone, and a suspended
 // user's webhooks receive nothing (its keys are refused by src/auth/suspension.ts). One place, so lists, look-ups and events agree.
 
-import { USERS, userStatus, type ListingRecord, type UserRecord } from './records.ts';
+import { USERS, userStatus, type ListingRecord } from './records.ts';
 import type { RecordReader } from '../store/store.ts';
 
 /** True when the user is suspended or erased (an unknown id is not held back). */

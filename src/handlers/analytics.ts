@@ -5,7 +5,7 @@
 import type { ListingCounts, UsageReader } from '../analytics/reader.ts';
 import { readHourSpan, readSeriesRange } from '../analytics/time-range.ts';
 import { isoTime, type Clock } from '../clock.ts';
-import { KEYS, LISTINGS, type KeyRecord, type ListingRecord, type ListingStatus } from '../domain/records.ts';
+import { KEYS, LISTINGS, type KeyRecord, type ListingStatus } from '../domain/records.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { resetUnixSeconds } from '../http/rate-limit-headers.ts';

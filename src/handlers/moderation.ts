@@ -6,7 +6,7 @@ import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
-import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type KeyRecord, type ListingRecord, type ListingStatus, type UserRecord } from '../domain/records.ts';
+import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type ListingRecord, type ListingStatus, type UserRecord } from '../domain/records.ts';
 import { operatorUser } from '../domain/views.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
@@ -17,7 +17,6 @@ import { erasureOps } from '../moderation/erasure.ts';
 import { endSessionsOps } from '../portal/end-access.ts';
 import type { RecordReader, Store } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
-import type { WebhookRecord } from '../domain/webhook-records.ts';
 
 export interface ModerationRoutesDeps {
   store: Store;

@@ -16,7 +16,7 @@ import { byCreation } from '../domain/order.ts';
 import { currentPlans, entryPlan } from '../auth/plans.ts';
 import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type UserRecord } from '../domain/records.ts';
 import { operatorUser, keyView, privateUser, rolledKeyView } from '../domain/views.ts';
-import { badRequest, conflict, notFound } from '../domain/errors.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';

@@ -10,7 +10,6 @@ import { isExpired, rolledKey } from '../auth/key-lifetime.ts';
 import { generateApiKey } from '../auth/keys.ts';
 import { entriesBeyondRole } from '../auth/role-permissions.ts';
 import { fieldChanges } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
 import { currentPlans, entryPlan } from '../auth/plans.ts';

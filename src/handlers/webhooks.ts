@@ -19,7 +19,7 @@ import { EVENT_TYPES } from '../domain/events.ts';
 import type { EventType } from '../domain/events.ts';
 import { targetsChangedOp, type WebhookOutbox } from '../webhooks/outbox.ts';
 import { operatorWebhookView, webhookView } from '../domain/webhook-records.ts';
-import type { DeliveryRecord, WebhookRecord } from '../domain/webhook-records.ts';
+import type { WebhookRecord } from '../domain/webhook-records.ts';
 import { generateWebhookSecret } from '../webhooks/signing.ts';
 
 export const MAX_WEBHOOKS_PER_USER = 20;
@@ -124,7 +124,7 @@ export function removalOps(tx: Transaction, userId: string, webhookId: string, n
 }
 
 export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
-  const { store, clock, outbox, allowPrivate } = deps;
+  const { clock, outbox, allowPrivate } = deps;
 
   function list(context: KeyContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);

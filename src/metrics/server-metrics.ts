@@ -4,7 +4,7 @@
 // happen (the pipeline, the store's file system, store changes); sampled values are read at
 // scrape time. Nothing resets at a scrape, so any number of scrapers each see every count.
 
-import { DELIVERIES, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES } from '../domain/records.ts';
 import type { FileSystem, LogHandle } from '../store/files.ts';
 import type { RecordChange, Store } from '../store/store.ts';
 import type { WebhookRecord } from '../domain/webhook-records.ts';

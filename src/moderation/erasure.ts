@@ -27,7 +27,6 @@ import {
 import { forgetPortalAccountOps } from '../portal/end-access.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { RecordReader } from '../store/store.ts';
-import type { DeliveryRecord, WebhookRecord } from '../domain/webhook-records.ts';
 
 export const PERSONAL_FIELDS = ['name', 'email', 'bio', 'website', 'avatar_url'] as const;
 export const ERASED = '[erased]';

@@ -104,7 +104,7 @@ test('a retry keeps webhook-id and is signed afresh with a new timestamp', async
   const seenBeforeRetry: Array<DeliveryRecord | undefined> = [];
   let hookId = '';
   let store: Store | undefined;
-  const receiver = await startReceiver(t, (request, response, index) => {
+  const receiver = await startReceiver(t, (_request, response, index) => {
     offsetMs += 5000;
     if (index === 1) seenBeforeRetry.push(...store!.values<DeliveryRecord>(DELIVERIES));
     response.writeHead(index < 2 ? 500 : 200).end();
