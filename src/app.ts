@@ -110,7 +110,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // a shared database nothing is kept in DATA_DIR (the token comes from the environment).
   // The store's fsyncs are timed on their way to the disk, for GET /metrics.
   const backends = await openBackends(config, { clock, fileSystem: metrics.timedFileSystem(fileSystem), warn, webhookSendTimeoutMs: WEBHOOK_SEND_TIMEOUT_MS });
-  const { dataDir, keyLimiter, failedAuthLimiter, signInLimiter } = backends;
+  const { dataDir, keyLimiter, failedAuthLimiter } = backends;
   let store: Store;
   try {
     store = await Store.open({ dataDir, log: backends.log, warn, now: () => clock.now() });
@@ -189,7 +189,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...invitationRoutes({ store, clock, audit, origin: sessions.origin }),
   ];
   // The developer portal's routes (/portal/v1), one module each.
-  const signInLimits = new SignInLimits({ accountLimiter: signInLimiter, addressLimiter: failedAuthLimiter, addressLimit: FAILED_AUTH_LIMIT });
+  const signInLimits = new SignInLimits({ reservations: backends.failureReservations, addressLimit: FAILED_AUTH_LIMIT });
   const portalRoutes: PortalRoute[] = [
     ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress }),
     ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress, outbox, signup: config.portalSignup }),
