@@ -40,7 +40,7 @@ import { portalKeyRoutes } from './handlers/portal-keys.ts';
 import { portalPlanRoutes } from './handlers/portal-plans.ts';
 import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
 import { portalListingRoutes } from './handlers/portal-listings.ts';
-import { prepareDummyHash } from './portal/passwords.ts';
+import { prepareDummyHash, scryptLoad } from './portal/passwords.ts';
 import { PortalSessions } from './portal/sessions.ts';
 import { SignInLimits } from './portal/sign-in-limits.ts';
 import { CpuBudget } from './limits/cpu-budget.ts';
@@ -104,7 +104,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const warn = (message: string) => writeErr(`warning: ${message}\n`);
 
   const accessLog = config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null;
-  const metrics = new ServerMetrics({ residentMemoryBytes: () => process.memoryUsage.rss() });
+  const metrics = new ServerMetrics({ residentMemoryBytes: () => process.memoryUsage.rss(), passwordWork: scryptLoad });
   const fileSystem = options.fileSystem ?? nodeFileSystem;
   // The deployment is decided once, here: the log, the limiters, claims and usage reading. With
   // a shared database nothing is kept in DATA_DIR (the token comes from the environment).
