@@ -3,7 +3,9 @@
 // destroyed (src/http/client-errors.ts), an idle keep-alive connection after 5 s, a response
 // whose bytes the client stops reading is cut off after 10 s without progress (its buffers
 // freed), and at most MAX_CONNECTIONS connections are open at once (further ones are closed as
-// they arrive). "Closed" always means destroyed: a socket is never left half-closed, waiting
+// they arrive). A connection that sends no byte at all meets the same header deadline: Node
+// checks it only from 20.4 on (the engines field allows any 20), so the check here closes it
+// on every version. "Closed" always means destroyed: a socket is never left half-closed, waiting
 // for a client that may never close its side.
 
 import type { Server, ServerOptions } from 'node:http';
@@ -16,6 +18,13 @@ export { DEFAULT_SOCKET_TIMEOUTS, KEEP_ALIVE_MS, HEADERS_TIMEOUT_MS, REQUEST_TIM
 /** Options for http.createServer: Node checks the header and request deadlines this often (30 s by default). */
 export function serverOptionsFor(timeouts: SocketTimeouts = DEFAULT_SOCKET_TIMEOUTS): ServerOptions {
   return { connectionsCheckingInterval: timeouts.checkEveryMs };
+}
+
+/** The error Node raises for a head that did not arrive in time; its 'clientError' answer is a 408. */
+function headerDeadlineError(): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error('no request head arrived before the header deadline');
+  error.code = 'ERR_HTTP_REQUEST_TIMEOUT';
+  return error;
 }
 
 interface Progress {
@@ -39,15 +48,27 @@ export function limitSockets(server: Server, maxConnections: number, timeouts: S
   // most about one answer; the stall check frees that too once the client has stopped reading.
   const waiting = new Map<Socket, Progress>();
   const sockets = new Set<Socket>();
+  /** performance.now() at which each socket that has not yet sent a byte was accepted. */
+  const silentSince = new Map<Socket, number>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
+    silentSince.set(socket, performance.now());
     socket.once('close', () => {
       sockets.delete(socket);
       waiting.delete(socket);
+      silentSince.delete(socket);
     });
   });
   const timer = setInterval(() => {
     const now = performance.now();
+    // bytesRead, not a 'data' listener: the HTTP parser reads the socket's handle directly.
+    for (const [socket, since] of silentSince) {
+      if (socket.bytesRead > 0) silentSince.delete(socket);
+      else if (now - since >= timeouts.headersMs) {
+        silentSince.delete(socket);
+        server.emit('clientError', headerDeadlineError(), socket);
+      }
+    }
     for (const socket of sockets) {
       const pending = socket.writableLength;
       const progress = waiting.get(socket);

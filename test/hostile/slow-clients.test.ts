@@ -78,3 +78,31 @@ test('the 408 still arrives whole before the socket is destroyed', { timeout: 60
   assert.match(body.error, /in time/);
   await eventually(async () => (await openConnections(server)) === 0, 2_000, 'the server holding no connection');
 });
+
+test('a connection that sends no byte at all is answered 408 and closed at the header deadline', { timeout: 60_000 }, async (t) => {
+  const server = await startServer(t, { dataDir: null, config: { socketTimeouts: SHORT } });
+  await eventually(async () => (await openConnections(server)) === 0, 5_000, 'no connection open before the test');
+  const { port } = new URL(server.url);
+  const silent = Array.from({ length: 10 }, () => net.connect(Number(port), '127.0.0.1'));
+  const outcomes = silent.map(
+    (socket) =>
+      new Promise<{ received: string; openMs: number }>((resolve) => {
+        let received = '';
+        let openedAt = 0;
+        socket.setEncoding('utf8');
+        socket.on('error', () => {});
+        socket.once('connect', () => (openedAt = performance.now()));
+        socket.on('data', (chunk: string) => (received += chunk));
+        socket.once('close', () => resolve({ received, openMs: performance.now() - openedAt }));
+      }),
+  );
+  t.after(() => {
+    for (const socket of silent) socket.destroy();
+  });
+  // Nothing is ever written: only the server's deadline can end these connections.
+  for (const { received, openMs } of await Promise.all(outcomes)) {
+    assert.match(received, /^HTTP\/1\.1 408 /);
+    assert.ok(openMs >= SHORT.headersMs - 50, `closed after ${Math.round(openMs)} ms, before the ${SHORT.headersMs} ms deadline`);
+  }
+  await eventually(async () => (await openConnections(server)) === 0, 5_000, 'the server holding no connection');
+});
