@@ -371,13 +371,13 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'plan-requests list': {
-    usage: 'plan-requests list [--status pending|approved|declined] [--page <n>] [--limit <n>]',
+    usage: 'plan-requests list [--status pending|approved|declined|cancelled] [--page <n>] [--limit <n>]',
     summary: "users' requests for plans they cannot pick themselves, newest first",
     options: ['status', 'page', 'limit'],
     args: 0,
     async run({ options, operator }) {
       const status = options.status;
-      if (status !== undefined && !['pending', 'approved', 'declined'].includes(status)) throw new UsageError('--status must be pending, approved or declined', this.usage);
+      if (status !== undefined && !['pending', 'approved', 'declined', 'cancelled'].includes(status)) throw new UsageError('--status must be pending, approved, declined or cancelled', this.usage);
       return (await operator()).planRequests.list({ ...pageQuery(options, this.usage), status: status as PlanRequest['status'] | undefined });
     },
   },

@@ -309,9 +309,11 @@ export interface PlanRequest {
   key_id: string;
   user_id: string;
   plan: string;
-  status: 'pending' | 'approved' | 'declined';
+  status: 'pending' | 'approved' | 'declined' | 'cancelled';
   created_at: string;
   decided_at: string | null;
+  /** The operator's note on the decision, or null. */
+  note: string | null;
 }
 
 export interface PlanRequestQuery extends PageQuery {

@@ -90,7 +90,8 @@ export interface PlanListRecord {
   readonly updated_at: string;
 }
 
-export type PlanRequestStatus = 'pending' | 'approved' | 'declined';
+/** `cancelled`: withdrawn by the user while pending. */
+export type PlanRequestStatus = 'pending' | 'approved' | 'declined' | 'cancelled';
 
 export interface PlanRequestRecord {
   readonly id: string;
@@ -99,7 +100,10 @@ export interface PlanRequestRecord {
   readonly plan: string;
   readonly status: PlanRequestStatus;
   readonly created_at: string;
+  /** When it was approved, declined or cancelled. */
   readonly decided_at: string | null;
+  /** The operator's word on the decision, shown to the user; absent on requests written before notes. */
+  readonly note?: string | null;
 }
 
 export const LISTING_TYPES = ['SKILL', 'AGENT', 'PROMPT', 'TEMPLATE', 'DATASET', 'TOOL'] as const;

@@ -4,7 +4,7 @@
 
 import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
 import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
-import { assertChangeable, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../http/key-fields.ts';
+import { assertChangeable, assertPlanChangeable, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../http/key-fields.ts';
 import { rolledKey } from '../auth/key-lifetime.ts';
 import { DEFAULT_PERMISSIONS } from '../http/key-fields.ts';
 import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
@@ -175,7 +175,11 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
         ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}),
         updated_at: isoTime(clock.now()),
       };
-      if (planId !== undefined) changed = onPlan(changed, existingPlan(tx, planId));
+      // Checked on the key after this change: a new expiry in the same request makes it usable again.
+      if (planId !== undefined) {
+        assertPlanChangeable(changed, clock.now());
+        changed = onPlan(changed, existingPlan(tx, planId));
+      }
       const changes = fieldChanges(withKeyDefaults(key), changed, KEY_AUDITED_FIELDS);
       return {
         ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }, audit.entryOp(context.requestId, { action: 'key.update', target_type: 'key', target_id: key.id, changes })],

@@ -6,7 +6,8 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
-import { decidePlanRequest, PLAN_REQUEST_STATUSES } from './plan-requests.ts';
+import { decidePlanRequest, MAX_PLAN_REQUEST_NOTE, PLAN_REQUEST_STATUSES, planRequestView } from './plan-requests.ts';
+import { BodyChecker } from '../http/validation.ts';
 import { currentPlans, PLAN_LIST_ID, readPlanList } from '../auth/plans.ts';
 import { KEYS, PLAN_REQUESTS, PLANS, type KeyRecord, type Plan, type PlanListRecord, type PlanRequestStatus } from '../domain/records.ts';
 import { badRequest, conflict } from '../domain/errors.ts';
@@ -65,20 +66,33 @@ export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRou
     const request = readPageRequest(context.query);
     const found = [...store.values(PLAN_REQUESTS)].filter((entry) => status === null || entry.status === status).sort(newestFirst);
     const page = pageOf(found, request);
-    return { status: 200, body: { data: page.data, pagination: page.pagination } };
+    return { status: 200, body: { data: page.data.map(planRequestView), pagination: page.pagination } };
+  }
+
+  /** The optional `{note}` the user will read with the decision; no body at all means no note. */
+  async function readNote(context: RequestContext): Promise<string | null> {
+    const headers = context.req.headers;
+    const hasBody = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? 0) > 0;
+    if (!hasBody) return null;
+    const checker = new BodyChecker(await context.readJsonBody(), ['note']);
+    const note = checker.string('note', 0, MAX_PLAN_REQUEST_NOTE);
+    checker.finish();
+    return note ? note : null;
   }
 
   function decide(decision: 'approved' | 'declined') {
-    return (context: RequestContext): Promise<Reply> =>
-      context.commit((tx) => {
-        const decided = decidePlanRequest(tx, context.params.id!, decision, clock.now());
+    return async (context: RequestContext): Promise<Reply> => {
+      const note = await readNote(context);
+      return context.commit((tx) => {
+        const decided = decidePlanRequest(tx, context.params.id!, decision, note, clock.now());
         const changes = { status: { from: 'pending', to: decision }, key_id: decided.request.key_id, plan: decided.request.plan };
         const action = decision === 'approved' ? 'plan_request.approve' : 'plan_request.decline';
         return {
           ops: [...decided.ops, audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes })],
-          reply: { status: 200, body: { data: decided.request } },
+          reply: { status: 200, body: { data: planRequestView(decided.request) } },
         };
       });
+    };
   }
 
   return [

@@ -5,7 +5,7 @@
 // exist. Every write is audited with the user as actor, in the same store write.
 
 import type { AuditLog } from '../audit/audit-log.ts';
-import { assertChangeable, DEFAULT_PERMISSIONS, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../http/key-fields.ts';
+import { assertChangeable, assertPlanChangeable, DEFAULT_PERMISSIONS, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../http/key-fields.ts';
 import { isExpired, rolledKey } from '../auth/key-lifetime.ts';
 import { generateApiKey } from '../auth/keys.ts';
 import { entriesBeyondRole } from '../auth/role-permissions.ts';
@@ -100,7 +100,10 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
         updated_at: isoTime(clock.now()),
       };
       // A self-service plan applies at once: the limiter reads rate_limit from the record on the next request.
-      if (planId !== undefined) changed = onPlan(changed, selfServicePlan(tx, planId));
+      if (planId !== undefined) {
+        assertPlanChangeable(key, clock.now());
+        changed = onPlan(changed, selfServicePlan(tx, planId));
+      }
       const changes = fieldChanges({ ...key, plan: key.plan ?? null }, changed, ['name', 'permissions', 'plan', 'rate_limit']);
       return {
         ops: [{ op: 'put', collection: KEYS, id: keyId, data: changed }, audit.entryOp(context.requestId, { action: 'portal.key_update', target_type: 'key', target_id: keyId, changes, actor: actor(user) })],

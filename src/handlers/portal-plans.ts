@@ -1,12 +1,13 @@
 // Plans in the developer portal: the plans the operator offers, and requests for a plan the
-// user may not pick themselves (the operator approves or declines them under /admin/v1). A
+// user may not pick themselves (the operator approves or declines them under /admin/v1; the
+// user follows them here and may cancel a pending one). A
 // self-service plan is switched to directly with PATCH /portal/v1/keys/:id. Audited with the
 // user as actor.
 
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
-import { newPlanRequest } from './plan-requests.ts';
+import { cancelPlanRequest, newPlanRequest, planRequestView } from './plan-requests.ts';
 import { currentPlans } from '../auth/plans.ts';
 import { PLAN_REQUESTS } from '../domain/records.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
@@ -27,9 +28,24 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
   }
 
   function listRequests(context: PortalContext): Reply {
-    checkQueryNames(context.query, ['page', 'limit']);
-    const mine = [...store.values(PLAN_REQUESTS)].filter((request) => request.user_id === context.user.id).sort(newestFirst);
-    return { status: 200, body: pageOf(mine, readPageRequest(context.query)) };
+    checkQueryNames(context.query, ['key_id', 'page', 'limit']);
+    const keyId = context.query.get('key_id');
+    const mine = [...store.values(PLAN_REQUESTS)]
+      .filter((request) => request.user_id === context.user.id && (keyId === null || request.key_id === keyId))
+      .sort(newestFirst);
+    const page = pageOf(mine, readPageRequest(context.query));
+    return { status: 200, body: { data: page.data.map(planRequestView), pagination: page.pagination } };
+  }
+
+  function cancelRequest(context: PortalContext): Promise<Reply> {
+    return context.commit((tx, user) => {
+      const cancelled = cancelPlanRequest(tx, context.params.id!, user.id, clock.now());
+      const changes = { status: { from: 'pending', to: 'cancelled' }, key_id: cancelled.request.key_id, plan: cancelled.request.plan };
+      return {
+        ops: [...cancelled.ops, audit.entryOp(context.requestId, { action: 'portal.plan_request_cancel', target_type: 'plan', target_id: cancelled.request.id, changes, actor: { type: 'user', id: user.id } })],
+        reply: { status: 200, body: { data: planRequestView(cancelled.request) } },
+      };
+    });
   }
 
   async function requestPlan(context: PortalContext): Promise<Reply> {
@@ -46,7 +62,7 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
           { op: 'put', collection: PLAN_REQUESTS, id: request.id, data: request },
           audit.entryOp(context.requestId, { action: 'portal.plan_request', target_type: 'plan', target_id: request.id, changes: { key_id: key.id, plan: request.plan }, actor: { type: 'user', id: user.id } }),
         ],
-        reply: { status: 201, body: { data: request } },
+        reply: { status: 201, body: { data: planRequestView(request) } },
       };
     });
   }
@@ -55,5 +71,6 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
     { method: 'GET', pattern: '/portal/v1/plans', summary: 'The plans: requests per minute, and whether you may pick each yourself', handle: listPlans },
     { method: 'GET', pattern: '/portal/v1/plan-requests', summary: 'Your plan requests and their decisions', handle: listRequests },
     { method: 'POST', pattern: '/portal/v1/plan-requests', summary: 'Ask the operator for a plan that is not self-service', handle: requestPlan },
+    { method: 'DELETE', pattern: '/portal/v1/plan-requests/:id', summary: 'Cancel one of your pending plan requests', handle: cancelRequest },
   ];
 }

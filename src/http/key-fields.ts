@@ -9,7 +9,7 @@ import type { KeyRecord, Plan } from '../domain/records.ts';
 import { badRequest, conflict } from '../domain/errors.ts';
 import type { BodyChecker } from './validation.ts';
 import type { RecordReader } from '../store/collections.ts';
-import { MAX_ROLL_GRACE_SECONDS, readExpiresAt } from '../auth/key-lifetime.ts';
+import { isExpired, MAX_ROLL_GRACE_SECONDS, readExpiresAt } from '../auth/key-lifetime.ts';
 import type { NewApiKey } from '../auth/keys.ts';
 import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
 
@@ -82,6 +82,15 @@ export function existingPlan(reader: RecordReader, planId: string): Plan {
 /** The key on `plan`, its limit with it. */
 export function onPlan(key: KeyRecord, plan: Plan): KeyRecord {
   return { ...key, plan: plan.id, rate_limit: plan.rate_limit };
+}
+
+/**
+ * A key's plan moves only while the key can still be used: not once revoked or expired (an
+ * expired key's plan would never be used, and a request for it would wait on nothing).
+ */
+export function assertPlanChangeable(key: KeyRecord, nowMs: number): void {
+  assertChangeable(key);
+  if (isExpired(key, nowMs)) throw conflict('This key has expired; its plan can no longer change. Create a new key instead.');
 }
 
 /** A revoked key's fields are final. */

@@ -9,7 +9,12 @@ const unauthorized = OPERATOR_ERRORS;
 const permissions = { type: 'array', items: PERMISSION_ENTRY, description: 'Route entries, route prefixes or scopes (read:R / write:R); each must match the pattern, and a route or prefix must name a route the server has (400 otherwise).' };
 const rateLimit = { type: 'integer', minimum: 1, maximum: 1_000_000 };
 const keyName = { type: 'string', maxLength: 100, description: 'Trimmed; the length counts after trimming.' };
-const keyPlan = { type: 'string', minLength: 1, maxLength: 40, pattern: NOT_BLANK, description: 'A plan id (GET /admin/v1/plans): sets rate_limit from the plan. Not together with rate_limit.' };
+const keyPlan = { type: 'string', minLength: 1, maxLength: 40, pattern: NOT_BLANK, description: 'A plan id (GET /admin/v1/plans): sets rate_limit from the plan. Not together with rate_limit. Refused (409) for an expired key unless the same change gives it a future expires_at or null.' };
+/** A decision's optional note to the user; no body at all is no note. */
+const NOTE_BODY = {
+  ...jsonBody({ type: 'object', additionalProperties: false, properties: { note: { type: 'string', maxLength: 500, description: "Shown to the user with the decision (trimmed; empty: none)." } } }, 'Optional: a note to the user'),
+  required: false,
+};
 const expiresAt = { type: ['string', 'null'], format: 'date-time', description: 'A future instant (ISO 8601 with a time zone) after which the key is refused with 401 saying it expired; null: never.' };
 const role = { enum: ['creator', 'member'] };
 const userFields = { name: PROFILE_FIELDS.name, email: PROFILE_FIELDS.email, bio: PROFILE_FIELDS.bio };
@@ -135,30 +140,33 @@ export const operatorOperations: Operations = {
     operationId: 'adminListPlanRequests',
     description: "Users' requests for plans they cannot pick themselves, newest first; `status` filters.",
     security,
-    parameters: [queryParam('status', { enum: ['pending', 'approved', 'declined'] }, 'Only requests in this state.'), ...PAGE_PARAMS],
+    parameters: [queryParam('status', { enum: ['pending', 'approved', 'declined', 'cancelled'] }, 'Only requests in this state.'), ...PAGE_PARAMS],
     responses: { '200': answer('Plan requests', listOf(ref('PlanRequest'))), '400': errorAnswer('Bad query'), ...unauthorized },
     ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/plan-requests?status=pending'`),
   },
   'POST /admin/v1/plan-requests/:id/approve': {
     operationId: 'adminApprovePlanRequest',
-    description: "Approves a pending request: the key's plan and rate_limit change in the same write, so X-RateLimit-Limit changes from its next request.",
+    description: "Approves a pending request: the key's plan and rate_limit change in the same write, so X-RateLimit-Limit changes from its next request. An optional body `{note}` is shown to the user.",
     security,
     parameters: [pathId('Plan request id')],
+    requestBody: NOTE_BODY,
     responses: {
       '200': answer('Approved', dataOf(ref('PlanRequest'))),
       '404': errorAnswer('Plan request not found'),
-      '409': errorAnswer('Already decided, or the key is revoked or the plan gone'),
+      '400': errorAnswer('The note is not a string of at most 500 characters'),
+      '409': errorAnswer('Already decided or cancelled, or the key is revoked or expired, or the plan gone'),
       ...unauthorized,
     },
     ...curl(`curl -s -X POST ${TOKEN} http://127.0.0.1:3000/admin/v1/plan-requests/prq_4cT9wB2mQx7LpZ0aR5sd/approve`),
   },
   'POST /admin/v1/plan-requests/:id/decline': {
     operationId: 'adminDeclinePlanRequest',
-    description: 'Declines a pending request; the key stays on its plan.',
+    description: 'Declines a pending request; the key stays on its plan. An optional body `{note}` (why, what to do instead) is shown to the user.',
     security,
     parameters: [pathId('Plan request id')],
-    responses: { '200': answer('Declined', dataOf(ref('PlanRequest'))), '404': errorAnswer('Plan request not found'), '409': errorAnswer('Already decided'), ...unauthorized },
-    ...curl(`curl -s -X POST ${TOKEN} http://127.0.0.1:3000/admin/v1/plan-requests/prq_4cT9wB2mQx7LpZ0aR5sd/decline`),
+    requestBody: NOTE_BODY,
+    responses: { '200': answer('Declined', dataOf(ref('PlanRequest'))), '400': errorAnswer('The note is not a string of at most 500 characters'), '404': errorAnswer('Plan request not found'), '409': errorAnswer('Already decided or cancelled'), ...unauthorized },
+    ...curl(`curl -s -X POST ${TOKEN} -H 'Content-Type: application/json' -d '{"note":"Write to sales first, please."}' http://127.0.0.1:3000/admin/v1/plan-requests/prq_4cT9wB2mQx7LpZ0aR5sd/decline`),
   },
   'GET /admin/v1/stats': {
     operationId: 'adminStats',

@@ -4,7 +4,7 @@
 // 401/403 are added to every portal route in document.ts.
 
 import { rangeParams } from './analytics.ts';
-import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, PAGE_PARAMS, pathId, ref, type Operations } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
 
 const COOKIE = '-b cookies.txt';
 const WRITE = `${COOKIE} -H 'Origin: http://127.0.0.1:3000' -H 'Content-Type: application/json'`;
@@ -103,7 +103,7 @@ export const portalSelfServiceOperations: Operations = {
       '400': errorAnswer('Invalid body'),
       '403': errorAnswer('A permission entry beyond your role'),
       '404': keyNotFound,
-      '409': errorAnswer('The key is revoked'),
+      '409': errorAnswer('The key is revoked, or expired and the change names a plan'),
     },
     ...curl(`curl -s -X PATCH ${WRITE} -d '{"plan":"pro"}' ${BASE}/keys/${KEY_ID}`),
   },
@@ -138,10 +138,21 @@ export const portalSelfServiceOperations: Operations = {
   },
   'GET /portal/v1/plan-requests': {
     operationId: 'portalListPlanRequests',
-    description: 'Your plan requests, newest first, with the operator\'s decisions.',
-    parameters: PAGE_PARAMS,
-    responses: { '200': answer('Your requests', listOf(ref('PlanRequest'))), '400': errorAnswer('Bad page or limit') },
-    ...curl(`curl -s ${COOKIE} ${BASE}/plan-requests`),
+    description: "Your plan requests, newest first: pending, approved, declined (with the operator's note, if any) or cancelled; `key_id` keeps one key's.",
+    parameters: [queryParam('key_id', { type: 'string' }, "Only this key's requests."), ...PAGE_PARAMS],
+    responses: { '200': answer('Your requests', listOf(ref('PlanRequest'))), '400': errorAnswer('Bad page, limit or unknown query name') },
+    ...curl(`curl -s ${COOKIE} '${BASE}/plan-requests?key_id=${KEY_ID}'`),
+  },
+  'DELETE /portal/v1/plan-requests/:id': {
+    operationId: 'portalCancelPlanRequest',
+    description: 'Cancels one of your pending plan requests; the key may then ask again. Audited.',
+    parameters: [pathId('Plan request id')],
+    responses: {
+      '200': answer('Cancelled', dataOf(ref('PlanRequest'))),
+      '404': errorAnswer('Plan request not found (or not yours)'),
+      '409': errorAnswer('Already approved, declined or cancelled'),
+    },
+    ...curl(`curl -s -X DELETE ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/plan-requests/prq_4cT9wB2mQx7LpZ0aR5sd`),
   },
   'POST /portal/v1/plan-requests': {
     operationId: 'portalRequestPlan',
@@ -151,7 +162,7 @@ export const portalSelfServiceOperations: Operations = {
       '201': answer('Pending', dataOf(ref('PlanRequest'))),
       '400': errorAnswer('Unknown plan, or a self-service one (switch to it with PATCH)'),
       '404': keyNotFound,
-      '409': errorAnswer('The key is revoked, already on that plan, or has a pending request'),
+      '409': errorAnswer('The key is revoked or expired, already on that plan, or has a pending request'),
     },
     ...curl(`curl -s ${WRITE} -d '{"key_id":"${KEY_ID}","plan":"business"}' ${BASE}/plan-requests`),
   },

@@ -178,15 +178,16 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
   },
   PlanRequest: {
     type: 'object',
-    required: ['id', 'key_id', 'user_id', 'plan', 'status', 'created_at', 'decided_at'],
+    required: ['id', 'key_id', 'user_id', 'plan', 'status', 'created_at', 'decided_at', 'note'],
     properties: {
       id: { type: 'string', examples: ['prq_4cT9wB2mQx7LpZ0aR5sd'] },
       key_id: { type: 'string' },
       user_id: { type: 'string' },
       plan: { type: 'string' },
-      status: { enum: ['pending', 'approved', 'declined'] },
+      status: { enum: ['pending', 'approved', 'declined', 'cancelled'], description: '`cancelled`: withdrawn by the user while pending.' },
       created_at: timestamp,
-      decided_at: { type: ['string', 'null'], format: 'date-time' },
+      decided_at: { type: ['string', 'null'], format: 'date-time', description: 'When it was approved, declined or cancelled.' },
+      note: { type: ['string', 'null'], maxLength: 500, description: "The operator's note on the decision, or null." },
     },
   },
   RolledApiKey: {
