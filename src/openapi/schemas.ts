@@ -139,7 +139,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       },
       action: {
         type: 'string',
-        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact', 'user.invite', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'],
+        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'key.narrow', 'listing.remove', 'listing.restore', 'store.compact', 'user.invite', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'],
       },
       target_type: { enum: ['user', 'key', 'listing', 'store', 'plan', 'webhook'] },
       target_id: { type: 'string' },
