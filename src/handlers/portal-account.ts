@@ -164,8 +164,6 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
 
   async function updateMe(context: PortalContext): Promise<Reply> {
     const fields = readOwnProfileChange(await context.readJsonBody());
-    // Unlike through /v1, the email cannot be cleared here: it is what the user signs in with.
-    if (fields.email === '') throw badRequest('The request body is invalid: email cannot be cleared: it is what you sign in with.', { email: 'must not be empty' });
     return context.commit((tx, user) => {
       const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
       const changes = Object.fromEntries(Object.keys(fields).map((field) => [field, { from: user[field as keyof UserRecord] ?? null, to: changed[field as keyof UserRecord] ?? null }]));

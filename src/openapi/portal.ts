@@ -135,7 +135,7 @@ export const portalOperations: Operations = {
   },
   'PUT /portal/v1/me': {
     operationId: 'portalUpdateMe',
-    description: 'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me, except that the email (what you sign in with) cannot be cleared.',
+    description: 'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me: the email (what you sign in with) can be changed but not cleared.',
     ...PROFILE_CHANGE,
     ...curl(`curl -s -b cookies.txt -X PUT ${ORIGIN} ${JSON_TYPE} -d '{"bio":"I build agents"}' http://127.0.0.1:3000/portal/v1/me`),
   },
