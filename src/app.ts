@@ -125,7 +125,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Counting is in memory; snapshots reach the store every few seconds and at close.
   // With a shared database each instance saves its own counts and answers with everyone's.
-  const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag });
+  const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag, flushIntervalMs: config.usageFlushMs });
   const usageReader: UsageReader = backends.usageReader(usage, store);
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;

@@ -35,6 +35,8 @@ export interface Config {
   maxConnections: number;
   /** Deadlines of idle, slow and non-reading clients: not an environment setting (tests shorten them). */
   socketTimeouts: SocketTimeouts;
+  /** How often usage counts are saved, the most a crash can lose: not an environment setting (tests set it). */
+  usageFlushMs: number;
   /**
    * The origin users reach the server at (MARKETPLACE_URL, e.g. https://market.example.com), or
    * null: then each request's Host. Portal writes must come from it; https makes the session
@@ -81,6 +83,7 @@ export function loadConfig(env: Env): Config {
     corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
     maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
     socketTimeouts: { ...DEFAULT_SOCKET_TIMEOUTS },
+    usageFlushMs: USAGE_FLUSH_MS,
     publicOrigin: publicOriginSetting(env.MARKETPLACE_URL),
     portalSignup: portalSignupSetting(env.PORTAL_SIGNUP),
     trustProxy: trustProxySetting(env.TRUST_PROXY),
@@ -228,6 +231,12 @@ function trustProxySetting(raw: string | undefined): string[] {
   }
   return entries;
 }
+
+/**
+ * Usage counts are saved once a minute: a crash loses at most that, and a save covers enough
+ * reads that listing counts cost the log about 2 bytes a read (src/analytics/usage-counters.ts).
+ */
+export const USAGE_FLUSH_MS = 60_000;
 
 // How long a client may hold a socket without using it (src/http/socket-limits.ts applies them).
 export const KEEP_ALIVE_MS = 5_000;
