@@ -18,6 +18,7 @@ import { openBackends, type BackendDescription } from './backends/open-backends.
 import { coreOperatorRoutes } from './handlers/operator.ts';
 import { auditRoutes } from './handlers/audit.ts';
 import { moderationRoutes } from './handlers/moderation.ts';
+import { sweepRetention } from './moderation/retention.ts';
 import { planRoutes } from './handlers/plans.ts';
 import { operatorUsageRoute, analyticsRoutes } from './handlers/analytics.ts';
 import { serveDashboardAsset } from './handlers/dashboard.ts';
@@ -89,11 +90,16 @@ export interface App {
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), flushes, closes the store. */
   close(graceMs?: number): Promise<void>;
+  /** Drops at once what is past its retention (timers do it every minute or hour; tests call it after moving their clock). */
+  sweepRecords(): Promise<void>;
 }
 
 const FAILED_AUTH_LIMIT = 100;
 const NOT_COUNTING: UsageRecorder = { recordRequest() {}, recordListingView() {}, recordListingImpressions() {} };
-const IDEMPOTENCY_SWEEP_MS = 60 * 60 * 1000;
+/** Idempotency records are swept this often: the count bound holds to within a minute's creates. */
+const IDEMPOTENCY_SWEEP_MS = 60 * 1000;
+/** Audit entries and ended keys, kept for days, are swept hourly (a scan of every audit entry). */
+const RETENTION_SWEEP_MS = 60 * 60 * 1000;
 const SESSION_SWEEP_MS = 60 * 60 * 1000;
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -125,7 +131,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Counting is in memory; snapshots reach the store every few seconds and at close.
   // With a shared database each instance saves its own counts and answers with everyone's.
-  const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag });
+  const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag, flushIntervalMs: config.usageFlushMs });
   const usageReader: UsageReader = backends.usageReader(usage, store);
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
@@ -206,7 +212,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     readinessRoute(readiness),
   ];
 
-  const idempotency = new IdempotencyGuard(store, () => clock.now());
+  const idempotency = new IdempotencyGuard(store, () => clock.now(), config.idempotencyMaxRecords);
   const listener = createRequestListener({
     clock,
     store,
@@ -240,10 +246,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     if (status !== null) metrics.recordInvalidRequest(status);
   });
 
-  const sweepTimer = setInterval(() => {
-    idempotency.sweepExpired().catch((error: unknown) => warn(`could not sweep idempotency records: ${(error as Error).message}`));
-  }, IDEMPOTENCY_SWEEP_MS);
+  // What is kept only for a while: idempotency answers (24 h, and at most so many), audit
+  // entries and ended keys (src/moderation/retention.ts).
+  const sweepIdempotency = () => idempotency.sweepExpired().catch((error: unknown) => warn(`could not sweep idempotency records: ${(error as Error).message}`));
+  const retention = { auditRetentionDays: config.auditRetentionDays, endedKeyRetentionDays: config.endedKeyRetentionDays };
+  const sweepRetained = () => sweepRetention(store, clock, retention).catch((error: unknown) => warn(`could not sweep audit entries and ended keys: ${(error as Error).message}`));
+  const sweepRecords = async (): Promise<void> => {
+    await sweepIdempotency();
+    await sweepRetained();
+  };
+  const sweepTimer = setInterval(() => void sweepIdempotency(), IDEMPOTENCY_SWEEP_MS);
   sweepTimer.unref();
+  const retentionTimer = setInterval(() => void sweepRetained(), RETENTION_SWEEP_MS);
+  retentionTimer.unref();
   // Ended sessions (idle, past their absolute end, or of a user no longer active) are deleted.
   const sessionSweepTimer = setInterval(() => {
     sessions.sweepExpired().catch((error: unknown) => warn(`could not sweep portal sessions: ${(error as Error).message}`));
@@ -265,6 +280,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicRoutes,
     portalRoutes,
     deliveryCounts,
+    sweepRecords,
     listen() {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -280,6 +296,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     close(graceMs = 10_000) {
       closing ??= (async () => {
         clearInterval(sweepTimer);
+        clearInterval(retentionTimer);
         clearInterval(sessionSweepTimer);
         readiness.markStopping();
         stopSocketLimits();

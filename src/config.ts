@@ -35,6 +35,8 @@ export interface Config {
   maxConnections: number;
   /** Deadlines of idle, slow and non-reading clients: not an environment setting (tests shorten them). */
   socketTimeouts: SocketTimeouts;
+  /** How often usage counts are saved, the most a crash can lose: not an environment setting (tests set it). */
+  usageFlushMs: number;
   /**
    * The origin users reach the server at (MARKETPLACE_URL, e.g. https://market.example.com), or
    * null: then each request's Host. Portal writes must come from it; https makes the session
@@ -49,6 +51,12 @@ export interface Config {
    * proportion; 0 turns the budget off. See src/limits/cpu-budget.ts.
    */
   keyCpuBudgetMs: number;
+  /** Audit entries (and so the users' activity logs) are kept this many days (AUDIT_RETENTION_DAYS); 0 keeps them for ever. */
+  auditRetentionDays: number;
+  /** Revoked or expired keys are kept this many days after they ended (ENDED_KEY_RETENTION_DAYS); 0 keeps them for ever. */
+  endedKeyRetentionDays: number;
+  /** Idempotency records kept at most, the oldest dropped first (IDEMPOTENCY_MAX_RECORDS), besides their 24 h. */
+  idempotencyMaxRecords: number;
 }
 
 export class ConfigError extends Error {
@@ -60,6 +68,13 @@ export class ConfigError extends Error {
 
 /** 3 s of event-loop time a minute, 5% of one core, for a key allowed 100 requests a minute. */
 export const DEFAULT_KEY_CPU_BUDGET_MS = 3_000;
+
+/** A year of audit entries: long enough for a yearly review, short enough that memory levels off. */
+export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
+/** A revoked or expired key stays visible (portal, operator) for 90 days, then goes. */
+export const DEFAULT_ENDED_KEY_RETENTION_DAYS = 90;
+/** About 50 MB of remembered answers at ~1 KB each. */
+export const DEFAULT_IDEMPOTENCY_MAX_RECORDS = 50_000;
 
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000];
 
@@ -81,10 +96,14 @@ export function loadConfig(env: Env): Config {
     corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
     maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
     socketTimeouts: { ...DEFAULT_SOCKET_TIMEOUTS },
+    usageFlushMs: USAGE_FLUSH_MS,
     publicOrigin: publicOriginSetting(env.MARKETPLACE_URL),
     portalSignup: portalSignupSetting(env.PORTAL_SIGNUP),
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     keyCpuBudgetMs: integerSetting(env, 'KEY_CPU_BUDGET_MS', DEFAULT_KEY_CPU_BUDGET_MS, 0, 60_000),
+    auditRetentionDays: integerSetting(env, 'AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS, 0, 36_500),
+    endedKeyRetentionDays: integerSetting(env, 'ENDED_KEY_RETENTION_DAYS', DEFAULT_ENDED_KEY_RETENTION_DAYS, 0, 36_500),
+    idempotencyMaxRecords: integerSetting(env, 'IDEMPOTENCY_MAX_RECORDS', DEFAULT_IDEMPOTENCY_MAX_RECORDS, 1, 10_000_000),
     ...sharedBackends(env),
   };
 }
@@ -228,6 +247,12 @@ function trustProxySetting(raw: string | undefined): string[] {
   }
   return entries;
 }
+
+/**
+ * Usage counts are saved once a minute: a crash loses at most that, and a save covers enough
+ * reads that listing counts cost the log about 2 bytes a read (src/analytics/usage-counters.ts).
+ */
+export const USAGE_FLUSH_MS = 60_000;
 
 // How long a client may hold a socket without using it (src/http/socket-limits.ts applies them).
 export const KEEP_ALIVE_MS = 5_000;

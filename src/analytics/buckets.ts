@@ -118,6 +118,9 @@ export interface ListingHour extends BucketState {
   readonly listingId: string;
   views: number;
   impressions: number;
+  /** The part of `views` and `impressions` in no saved record yet (saved as additions). */
+  unsavedViews: number;
+  unsavedImpressions: number;
 }
 
 export type HourBucket = KeyHour | ListingHour;
@@ -127,7 +130,7 @@ export function newKeyHour(keyId: string, start: number): KeyHour {
 }
 
 export function newListingHour(listingId: string, start: number): ListingHour {
-  return { kind: 'listing', listingId, start, views: 0, impressions: 0, dirty: false, stored: false, dropped: false };
+  return { kind: 'listing', listingId, start, views: 0, impressions: 0, unsavedViews: 0, unsavedImpressions: 0, dirty: false, stored: false, dropped: false };
 }
 
 /** Everything counted for one key; `current` spares a Map look-up while the hour lasts. */

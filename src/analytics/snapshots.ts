@@ -1,6 +1,10 @@
-// The records the counters keep in the store's `usage` collection: one per key and hour, one
-// per listing and hour, one per key for its last use. Each holds whole counts (not deltas),
-// so writing a newer snapshot of a bucket simply replaces the older one.
+// The records the counters keep in the store's `usage` collection: one per key and hour and one
+// per key for its last use, each holding whole counts (a newer snapshot replaces the older);
+// and, for listings, records of views and impressions added in one hour, many listings to a
+// record, which add up (a listing read once would otherwise cost a ~290-byte record per save;
+// here it costs its id). Listing records of an hour are merged into one now and then
+// (usage-counters.ts). Stores written before keep one `listing_hour` record per listing and
+// hour; they are still read.
 
 import { isoTime } from '../clock.ts';
 import type { StoredRecord } from '../store/store.ts';
@@ -28,11 +32,24 @@ export interface KeyLastUsedRecord extends StoredRecord {
   readonly last_used_at: string;
 }
 
-export type UsageRecord = KeyHourRecord | ListingHourRecord | KeyLastUsedRecord;
+/**
+ * Views and impressions added in one hour, for many listings: "<views>/<impressions>" → the
+ * ids of the listings that got exactly those, separated by spaces (most listings share a few
+ * small pairs, so each costs little more than its id).
+ */
+export interface ListingCountsRecord extends StoredRecord {
+  readonly kind: 'listing_counts';
+  readonly hour: string;
+  readonly counts: Readonly<Record<string, string>>;
+}
+
+export type UsageRecord = KeyHourRecord | ListingHourRecord | KeyLastUsedRecord | ListingCountsRecord;
 
 export const keyHourId = (keyId: string, start: number) => `key:${keyId}@${isoTime(start)}`;
 export const listingHourId = (listingId: string, start: number) => `listing:${listingId}@${isoTime(start)}`;
 export const keyLastUsedId = (keyId: string) => `key:${keyId}@last_used`;
+/** `unique` tells apart the records of one hour (several saves, several runs). */
+export const listingCountsId = (start: number, unique: string) => `listings@${isoTime(start)}/${unique}`;
 
 export function keyHourRecord(bucket: KeyHour): KeyHourRecord {
   const endpoints: Record<string, UsageCounts> = {};
@@ -51,6 +68,20 @@ export function listingHourRecord(bucket: ListingHour): ListingHourRecord {
   };
 }
 
+/** One record of what `additions` (listing id → [views, impressions]) add to the hour `start`. */
+export function listingCountsRecord(id: string, start: number, additions: ReadonlyMap<string, readonly [number, number]>): ListingCountsRecord {
+  const idsByPair = new Map<string, string[]>();
+  for (const [listingId, [views, impressions]] of additions) {
+    const pair = `${views}/${impressions}`;
+    const ids = idsByPair.get(pair);
+    if (ids === undefined) idsByPair.set(pair, [listingId]);
+    else ids.push(listingId);
+  }
+  const counts: Record<string, string> = {};
+  for (const [pair, ids] of idsByPair) counts[pair] = ids.join(' ');
+  return { id, kind: 'listing_counts', hour: isoTime(start), counts };
+}
+
 export function keyLastUsedRecord(keyId: string, lastUsedMs: number): KeyLastUsedRecord {
   return { id: keyLastUsedId(keyId), kind: 'key_last_used', key_id: keyId, last_used_at: isoTime(lastUsedMs) };
 }
@@ -59,7 +90,8 @@ export function keyLastUsedRecord(keyId: string, lastUsedMs: number): KeyLastUse
 export type DecodedRecord =
   | { kind: 'key_hour'; keyId: string; start: number; total: Tally; endpoints: Map<string, Tally> }
   | { kind: 'listing_hour'; listingId: string; start: number; views: number; impressions: number }
-  | { kind: 'key_last_used'; keyId: string; lastUsedMs: number };
+  | { kind: 'key_last_used'; keyId: string; lastUsedMs: number }
+  | { kind: 'listing_counts'; start: number; additions: Array<{ listingId: string; views: number; impressions: number }> };
 
 export function decodeUsageRecord(record: StoredRecord): DecodedRecord | null {
   const fields = record as unknown as Record<string, unknown>;
@@ -87,6 +119,20 @@ export function decodeUsageRecord(record: StoredRecord): DecodedRecord | null {
       const lastUsedMs = typeof fields.last_used_at === 'string' ? Date.parse(fields.last_used_at) : NaN;
       if (typeof fields.key_id !== 'string' || !Number.isFinite(lastUsedMs)) return null;
       return { kind: 'key_last_used', keyId: fields.key_id, lastUsedMs };
+    }
+    case 'listing_counts': {
+      const start = hourOf(fields.hour);
+      if (start === null || typeof fields.counts !== 'object' || fields.counts === null) return null;
+      const additions: Array<{ listingId: string; views: number; impressions: number }> = [];
+      for (const [pair, ids] of Object.entries(fields.counts)) {
+        const match = /^(\d+)\/(\d+)$/.exec(pair);
+        if (match === null || typeof ids !== 'string') return null;
+        const views = Number(match[1]);
+        const impressions = Number(match[2]);
+        if (!isCount(views) || !isCount(impressions)) return null;
+        for (const listingId of ids.split(' ')) if (listingId !== '') additions.push({ listingId, views, impressions });
+      }
+      return { kind: 'listing_counts', start, additions };
     }
     default:
       return null;

@@ -1,10 +1,15 @@
 // Counts requests per key and views and impressions per listing in hourly buckets, in memory,
-// and saves the buckets that changed to the store every few seconds and at stop(). A crash
-// loses at most the counts since the last flush. Buckets older than the retention are dropped
-// from memory and from the store, so memory stays bounded by keys, listings and retained hours.
+// and saves what changed to the store every minute and at stop(). A crash loses at most the
+// counts since the last flush. Key buckets are saved whole; listing counts are saved as what
+// each flush adds, many listings to one record, and an hour's records are merged into one
+// when the hour is over (or has many), so a read costs the log a few bytes, not a record.
+// Buckets older than the retention are dropped from memory and from the store, so memory
+// stays bounded by keys, listings and retained hours.
 
+import { randomBytes } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isoTime, type Clock } from '../clock.ts';
+import { USAGE_FLUSH_MS } from '../config.ts';
 import { USAGE } from '../domain/records.ts';
 import type { StoredRecord, WriteOp } from '../store/format.ts';
 import type { Store } from '../store/store.ts';
@@ -29,14 +34,14 @@ import {
   keyHourId,
   keyHourRecord,
   keyLastUsedRecord,
-  listingHourId,
-  listingHourRecord,
+  listingCountsId,
+  listingCountsRecord,
 } from './snapshots.ts';
 
 export interface UsageCountersOptions {
   store: Store;
   clock: Clock;
-  /** How often changed buckets are saved; also the most a crash can lose. Default 5 s. */
+  /** How often changed buckets are saved; also the most a crash can lose. Default 60 s. */
   flushIntervalMs?: number;
   /** Hourly buckets older than this many days are dropped. Default 90. */
   retentionDays?: number;
@@ -50,12 +55,16 @@ export interface UsageCountersOptions {
   loadOnly?: (recordId: string) => boolean;
 }
 
-export const DEFAULT_FLUSH_INTERVAL_MS = 5_000;
+export const DEFAULT_FLUSH_INTERVAL_MS = USAGE_FLUSH_MS;
 export const DEFAULT_RETENTION_DAYS = 90;
 /** Records per store write, so one flush after a busy interval is not one enormous log line. */
 const OPS_PER_WRITE = 500;
 /** Distinct page arrays held before their impressions are spread out anyway (no flush running). */
 const MAX_PENDING_PAGES = 10_000;
+/** Listings per listing-counts record, so no record becomes one enormous log line. */
+const LISTINGS_PER_RECORD = 5_000;
+/** An hour's listing records are merged into one once it has this many (or the hour is over). */
+const MERGE_AT_RECORDS = 15;
 
 export class UsageCounters implements UsageRecorder, UsageReader {
   private readonly store: Store;
@@ -71,6 +80,8 @@ export class UsageCounters implements UsageRecorder, UsageReader {
   private dirty: HourBucket[] = [];
   /** Ids of dropped buckets still to delete from the store. */
   private tombstones: string[] = [];
+  /** Hour start → ids of the saved records holding that hour's listing counts (they add up). */
+  private readonly listingRecords = new Map<number, string[]>();
   /**
    * Impressions of the current hour not yet spread over listings: page (the array of ids it
    * shows) → times served. A cached page passes the same array on every hit, so counting it
@@ -121,6 +132,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
     const counters = this.listingCounters(listingId);
     const bucket = this.currentListingHour(counters, listingId, wallMs);
     bucket.views += 1;
+    bucket.unsavedViews += 1;
     counters.views += 1;
     this.markDirty(bucket);
   }
@@ -218,9 +230,12 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       const changed = this.dirty;
       this.dirty = [];
       const live: HourBucket[] = [];
+      const listingHours = new Set<number>();
       for (const bucket of changed) {
         bucket.dirty = false;
-        if (!bucket.dropped) live.push(bucket);
+        if (bucket.dropped) continue;
+        if (bucket.kind === 'listing') listingHours.add(bucket.start);
+        else live.push(bucket);
       }
       const tombstones = this.tombstones;
       this.tombstones = [];
@@ -233,6 +248,10 @@ export class UsageCounters implements UsageRecorder, UsageReader {
         writes.push(this.saveBuckets(live.slice(offset, offset + OPS_PER_WRITE)));
       }
       for (let offset = 0; offset < tombstones.length; offset += OPS_PER_WRITE) writes.push(this.deleteRecords(tombstones.slice(offset, offset + OPS_PER_WRITE)));
+      const currentHour = floorTo(this.clock.now(), HOUR_MS);
+      // Past hours with several records are merged even when nothing of theirs changed now.
+      for (const [start, ids] of this.listingRecords) if (start < currentHour && ids.length > 1) listingHours.add(start);
+      for (const start of listingHours) writes.push(this.saveListingHour(start, start < currentHour));
       await Promise.all(writes);
     } catch (error) {
       this.warn(`Usage counters could not be saved: ${(error as Error)?.message ?? String(error)}`);
@@ -244,10 +263,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
     const keysSeen = new Set<string>();
     for (const bucket of buckets) {
       for (const id of bucket.foldedIds ?? []) ops.push({ op: 'del', collection: USAGE, id });
-      if (bucket.kind === 'listing') {
-        ops.push(this.put(listingHourRecord(bucket)));
-        continue;
-      }
+      if (bucket.kind === 'listing') continue; // saved by saveListingHour
       ops.push(this.put(keyHourRecord(bucket)));
       // A key's last use changes only with a request, which also changes one of its hours.
       const lastUsedMs = this.keys.get(bucket.keyId)?.lastUsedMs ?? -Infinity;
@@ -263,6 +279,54 @@ export class UsageCounters implements UsageRecorder, UsageReader {
     } catch (error) {
       for (const bucket of buckets) if (!bucket.dropped) this.markDirty(bucket);
       this.warn(`Usage counters could not be saved (kept in memory; retried at the next flush): ${(error as Error)?.message ?? String(error)}`);
+    }
+  }
+
+  /**
+   * Saves what the listings of hour `start` gained since the last save: as one more record of
+   * additions, or, once the hour is over (`hourIsOver`) or holds many records, as one record of
+   * the hour's whole counts that replaces all of them, in one write.
+   */
+  private async saveListingHour(start: number, hourIsOver: boolean): Promise<void> {
+    const buckets: ListingHour[] = [];
+    for (const bucket of this.byHour.get(start) ?? []) if (bucket.kind === 'listing' && !bucket.dropped) buckets.push(bucket);
+    const saved = this.listingRecords.get(start) ?? [];
+    const merge = saved.length + 1 >= MERGE_AT_RECORDS || (hourIsOver && saved.length > 0);
+    // What is written now, taken before any await: counts added meanwhile stay unsaved.
+    const taken = new Map<ListingHour, readonly [number, number]>();
+    const additions = new Map<string, readonly [number, number]>();
+    for (const bucket of buckets) {
+      const views = merge ? bucket.views : bucket.unsavedViews;
+      const impressions = merge ? bucket.impressions : bucket.unsavedImpressions;
+      if (bucket.unsavedViews > 0 || bucket.unsavedImpressions > 0) taken.set(bucket, [bucket.unsavedViews, bucket.unsavedImpressions]);
+      if (views > 0 || impressions > 0) additions.set(bucket.listingId, [views, impressions]);
+    }
+    if (taken.size === 0 && !merge) return;
+    const ops: WriteOp[] = [];
+    const newIds: string[] = [];
+    const entries = [...additions];
+    for (let offset = 0; offset < entries.length; offset += LISTINGS_PER_RECORD) {
+      const op = this.put(listingCountsRecord(listingCountsId(start, randomBytes(6).toString('base64url')), start, new Map(entries.slice(offset, offset + LISTINGS_PER_RECORD))));
+      ops.push(op);
+      newIds.push(op.id);
+    }
+    if (merge) for (const id of saved) ops.push({ op: 'del', collection: USAGE, id });
+    for (const [bucket, [views, impressions]] of taken) {
+      bucket.unsavedViews -= views;
+      bucket.unsavedImpressions -= impressions;
+    }
+    try {
+      if (ops.length > 0) await this.store.write(ops);
+      // Dropped by the retention while the write ran: its tombstones must name these too.
+      if (!this.byHour.has(start)) this.tombstones.push(...newIds);
+      else this.listingRecords.set(start, merge ? newIds : [...(this.listingRecords.get(start) ?? []), ...newIds]);
+    } catch (error) {
+      for (const [bucket, [views, impressions]] of taken) {
+        bucket.unsavedViews += views;
+        bucket.unsavedImpressions += impressions;
+        if (!bucket.dropped) this.markDirty(bucket);
+      }
+      this.warn(`Listing counts could not be saved (kept in memory; retried at the next flush): ${(error as Error)?.message ?? String(error)}`);
     }
   }
 
@@ -346,6 +410,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
         const counters = this.listingCounters(listingId);
         const bucket = this.currentListingHour(counters, listingId, hourStart);
         bucket.impressions += times;
+        bucket.unsavedImpressions += times;
         counters.impressions += times;
         this.markDirty(bucket);
       }
@@ -360,6 +425,8 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       if (start >= cutoff) continue;
       this.byHour.delete(start);
       for (const bucket of buckets) this.drop(bucket);
+      this.tombstones.push(...(this.listingRecords.get(start) ?? []));
+      this.listingRecords.delete(start);
     }
   }
 
@@ -381,7 +448,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
       counters.impressions -= bucket.impressions;
       if (counters.hours.size === 0) this.listings.delete(bucket.listingId);
     }
-    if (bucket.stored) this.tombstones.push(listingHourId(bucket.listingId, bucket.start) + this.idSuffix, ...(bucket.foldedIds ?? []));
+    // Its records are the hour's listing records, deleted with the hour by dropExpired.
   }
 
   private put(data: StoredRecord): WriteOp {
@@ -414,14 +481,22 @@ export class UsageCounters implements UsageRecorder, UsageReader {
         bucket.stored = true;
         if (foldOthers && record.id !== keyHourId(decoded.keyId, decoded.start)) this.fold(bucket, record.id);
       } else {
-        const counters = this.listingCounters(decoded.listingId);
-        const bucket = this.currentListingHour(counters, decoded.listingId, decoded.start);
-        bucket.views += decoded.views;
-        bucket.impressions += decoded.impressions;
-        counters.views += decoded.views;
-        counters.impressions += decoded.impressions;
-        bucket.stored = true;
-        if (foldOthers && record.id !== listingHourId(decoded.listingId, decoded.start)) this.fold(bucket, record.id);
+        // Listing records of an hour add up, whoever saved them; this instance merges them into
+        // its own when it next saves the hour (other instances' too, when it owns the store).
+        const additions = decoded.kind === 'listing_hour' ? [decoded] : decoded.additions;
+        for (const { listingId, views, impressions } of additions) {
+          const counters = this.listingCounters(listingId);
+          const bucket = this.currentListingHour(counters, listingId, decoded.start);
+          bucket.views += views;
+          bucket.impressions += impressions;
+          counters.views += views;
+          counters.impressions += impressions;
+        }
+        if (foldOthers || record.id.endsWith(this.idSuffix)) {
+          const ids = this.listingRecords.get(decoded.start);
+          if (ids === undefined) this.listingRecords.set(decoded.start, [record.id]);
+          else ids.push(record.id);
+        }
       }
     }
     if (unreadable > 0) this.warn(`Ignored ${unreadable} unreadable usage record(s) in the store.`);

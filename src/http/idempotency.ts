@@ -1,7 +1,9 @@
 // Idempotency-Key on POST, as Stripe does it: the first 2xx answer for (API key, Idempotency-Key)
 // is stored in the same atomic write as the change it made; a repeat with the same request
 // within 24 h gets that answer again and changes nothing; the same key with another request
-// gets 422. Records live in the store, so they survive a restart.
+// gets 422. Records live in the store, so they survive a restart. They are bounded in count
+// too (IDEMPOTENCY_MAX_RECORDS, checked by each sweep): past it the oldest go first, so a
+// steady stream of creates cannot fill memory with a day of answers.
 
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY, type IdempotencyRecord } from '../domain/records.ts';
@@ -23,9 +25,12 @@ export class IdempotencyGuard {
   private readonly now: () => number;
   private readonly inFlight = new Set<string>();
 
-  constructor(store: Store, now: () => number) {
+  private readonly maxRecords: number;
+
+  constructor(store: Store, now: () => number, maxRecords = Infinity) {
     this.store = store;
     this.now = now;
+    this.maxRecords = maxRecords;
   }
 
   /** Either the stored answer to replay, or a claim to pass to recordOp/release. */
@@ -81,9 +86,18 @@ export class IdempotencyGuard {
     this.inFlight.delete(claim.recordId);
   }
 
-  /** Deletes records older than 24 h (run now and then; they are ignored once expired anyway). */
+  /**
+   * Deletes records older than 24 h (they are ignored once expired anyway) and, past the
+   * maximum count, the oldest of the rest; run now and then.
+   */
   async sweepExpired(): Promise<number> {
-    const cutoff = this.now() - IDEMPOTENCY_TTL_MS;
+    let cutoff = this.now() - IDEMPOTENCY_TTL_MS;
+    const count = this.store.size(IDEMPOTENCY);
+    if (count > this.maxRecords) {
+      // The created_at of the newest record to drop: everything at or before it goes.
+      const times = [...this.store.values(IDEMPOTENCY)].map((record) => Date.parse(record.created_at)).sort((left, right) => left - right);
+      cutoff = Math.max(cutoff, times[count - this.maxRecords - 1]!);
+    }
     const isExpired = (record: IdempotencyRecord | undefined): boolean => record !== undefined && Date.parse(record.created_at) <= cutoff;
     const expired: string[] = [];
     for (const record of this.store.values(IDEMPOTENCY)) if (isExpired(record)) expired.push(record.id);

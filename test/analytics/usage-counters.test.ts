@@ -37,6 +37,18 @@ function usageRecords(store: Store): StoredRecord[] {
   return [...store.values<StoredRecord>(USAGE)].sort((left, right) => (left.id < right.id ? -1 : 1));
 }
 
+/** The record ids with the random part of a listing-counts id left out: `listings@<hour>/…`. */
+function recordNames(store: Store): string[] {
+  return usageRecords(store).map((record) => record.id.replace(/^(listings@[^/]+\/).*$/, '$1…'));
+}
+
+/** What the listing-counts records of `hour` (ISO) hold, as "<views>/<impressions>" → ids. */
+function listingCountsOf(store: Store, hour: string): Array<Record<string, string>> {
+  return usageRecords(store)
+    .filter((record) => record.id.startsWith(`listings@${hour}/`))
+    .map((record) => (record as StoredRecord & { counts: Record<string, string> }).counts);
+}
+
 test('requests land in the UTC hour they were made in; empty hours of the range are zero', async () => {
   const { counters } = await memoryCounters();
   counters.recordRequest('key_a', 'GET /v1/listings', 200, at(10, 5));
@@ -141,25 +153,15 @@ test('lastUsedAt is the time of the latest request, null before any', async () =
   assert.equal(counters.lastUsedAt('key_a'), '2026-01-01T10:07:00.000Z');
 });
 
-test('flush writes one snapshot per changed (key, hour) and (listing, hour), and only the changed ones', async () => {
-  const { store, counters } = await memoryCounters();
+test('flush writes one snapshot per changed (key, hour), one record of what the listings of an hour gained, and only what changed', async () => {
+  const { clock, store, counters } = await memoryCounters();
   counters.recordRequest('key_a', 'GET /v1/listings', 200, at(10, 1));
   counters.recordRequest('key_a', 'GET /v1/listings', 429, at(11, 1));
   counters.recordListingView('lst_1', at(10, 2));
   counters.recordListingImpressions(['lst_1', 'lst_2'], at(10, 3));
   await counters.flush();
 
-  const records = usageRecords(store);
-  assert.deepEqual(
-    records.map((record) => record.id),
-    [
-      'key:key_a@2026-01-01T10:00:00.000Z',
-      'key:key_a@2026-01-01T11:00:00.000Z',
-      'key:key_a@last_used',
-      'listing:lst_1@2026-01-01T10:00:00.000Z',
-      'listing:lst_2@2026-01-01T10:00:00.000Z',
-    ],
-  );
+  assert.deepEqual(recordNames(store), ['key:key_a@2026-01-01T10:00:00.000Z', 'key:key_a@2026-01-01T11:00:00.000Z', 'key:key_a@last_used', 'listings@2026-01-01T10:00:00.000Z/…']);
   assert.deepEqual(store.get(USAGE, 'key:key_a@2026-01-01T11:00:00.000Z'), {
     id: 'key:key_a@2026-01-01T11:00:00.000Z',
     kind: 'key_hour',
@@ -170,23 +172,25 @@ test('flush writes one snapshot per changed (key, hour) and (listing, hour), and
     rate_limited: 1,
     endpoints: { 'GET /v1/listings': { requests: 1, by_status: { '2xx': 0, '3xx': 0, '4xx': 1, '5xx': 0 }, rate_limited: 1 } },
   });
-  assert.deepEqual(store.get(USAGE, 'listing:lst_1@2026-01-01T10:00:00.000Z'), {
-    id: 'listing:lst_1@2026-01-01T10:00:00.000Z',
-    kind: 'listing_hour',
-    listing_id: 'lst_1',
-    hour: '2026-01-01T10:00:00.000Z',
-    views: 1,
-    impressions: 1,
-  });
+  assert.deepEqual(listingCountsOf(store, '2026-01-01T10:00:00.000Z'), [{ '1/1': 'lst_1', '0/1': 'lst_2' }]);
 
-  // Nothing changed: nothing written. One more view: only its bucket is written again.
+  // Nothing changed: nothing written. One more view: one record of just that addition.
   const writesBefore = store.stats().writes;
   await counters.flush();
   assert.equal(store.stats().writes, writesBefore);
   counters.recordListingView('lst_2', at(10, 9));
   await counters.flush();
   assert.equal(store.stats().writes, writesBefore + 1);
-  assert.equal((store.get(USAGE, 'listing:lst_2@2026-01-01T10:00:00.000Z') as (StoredRecord & { views: number }) | undefined)?.views, 1);
+  assert.deepEqual(
+    listingCountsOf(store, '2026-01-01T10:00:00.000Z').sort((left, right) => Object.keys(left).length - Object.keys(right).length),
+    [{ '1/0': 'lst_2' }, { '1/1': 'lst_1', '0/1': 'lst_2' }],
+  );
+
+  // Once the hour is over its records are merged into one of whole counts.
+  clock.advance(HOUR_MS);
+  await counters.flush();
+  assert.deepEqual(listingCountsOf(store, '2026-01-01T10:00:00.000Z'), [{ '1/1': 'lst_1 lst_2' }]);
+  assert.deepEqual(counters.listingCounts('lst_2', { fromMs: null, toMs: null }), { views: 1, impressions: 1 });
 });
 
 test('a new UsageCounters over the reopened store restores every count and the last use', async (t) => {
@@ -233,10 +237,7 @@ test('buckets older than the retention leave memory and the store; the last use 
   // Two days and one hour after the first hour: it is past the retention, the second is not.
   clock.advance(DAY_MS + HOUR_MS);
   await counters.flush();
-  assert.deepEqual(
-    usageRecords(store).map((record) => record.id),
-    ['key:key_a@2026-01-02T10:00:00.000Z', 'key:key_a@last_used', 'listing:lst_1@2026-01-02T10:00:00.000Z'],
-  );
+  assert.deepEqual(recordNames(store), ['key:key_a@2026-01-02T10:00:00.000Z', 'key:key_a@last_used', 'listings@2026-01-02T10:00:00.000Z/…']);
   assert.equal(counters.keyUsage('key_a', hourRange(0, 48)).totals.requests, 1);
   assert.deepEqual(counters.listingCounts('lst_1', { fromMs: null, toMs: null }), { views: 1, impressions: 0 });
 

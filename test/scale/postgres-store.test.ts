@@ -139,7 +139,7 @@ test('analytics sum every instance: requests counted on two instances show in on
   for (let index = 0; index < 5; index += 1) await first.request('GET', '/v1/listings', { key: reader.key });
   for (let index = 0; index < 3; index += 1) await second.request('GET', '/v1/listings', { key: reader.key });
   for (let index = 0; index < 4; index += 1) await first.request('GET', `/v1/listings/${listing}`, { key: reader.key });
-  // Its counts reach the database at the latest when it stops (and every few seconds before).
+  // Its counts reach the database at the latest when it stops (and every minute before).
   await first.close();
   // second: 1 (key known) + 3 listing pages, plus its own listing views until the listing was known.
   await eventually(async () => {
