@@ -14,6 +14,7 @@ import type { Config } from '../config.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from '../limits/sliding-window.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS } from '../portal/sign-in-limits.ts';
+import { REDELIVERY_WINDOW_MS } from '../webhooks/redelivery.ts';
 import type { FileSystem } from '../store/files.ts';
 import type { Log } from '../store/log.ts';
 import { openLocalLog } from '../store/local-log.ts';
@@ -44,6 +45,8 @@ export interface Backends {
   failedAuthLimiter: RateLimiter;
   /** Failed portal sign-ins per account (10 per 15 minutes). */
   signInLimiter: RateLimiter;
+  /** Webhook redeliveries per user (60 per hour). */
+  redeliveryLimiter: RateLimiter;
   /** Suffix each instance gives its usage records when several share a database, else undefined. */
   usageInstanceTag: string | undefined;
   /** How usage is read: this instance's counts, or with every other instance's added. */
@@ -70,7 +73,7 @@ export async function openBackends(config: Config, options: BackendOptions): Pro
 }
 
 type Records = Omit<Backends, keyof Limits>;
-type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'signInLimiter' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
+type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'signInLimiter' | 'redeliveryLimiter' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
 
 /** The log, and what follows from whether other instances share it: claims and summed usage. */
 async function openRecords(config: Config, options: BackendOptions): Promise<Omit<Records, 'description'> & { description: Pick<BackendDescription, 'records'> }> {
@@ -110,6 +113,7 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
       keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
       failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow, maxIds: FAILED_AUTH_TRACKED_ADDRESSES }),
       signInLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: ACCOUNT_FAILURE_WINDOW_MS, maxIds: FAILED_AUTH_TRACKED_ADDRESSES }),
+      redeliveryLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: REDELIVERY_WINDOW_MS }),
       closeLimiters: () => {},
       description: { limits: 'in this process' },
     };
@@ -120,6 +124,7 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
     keyLimiter: shared.keyLimiter,
     failedAuthLimiter: shared.failedAuthLimiter,
     signInLimiter: shared.signInLimiter,
+    redeliveryLimiter: shared.redeliveryLimiter,
     closeLimiters: () => shared.close(),
     description: { limits: shared.description },
   };
