@@ -182,7 +182,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
     ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter }),
-    ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate }),
+    ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
   ];
   const operatorRoutes: OperatorRoute[] = [
     ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
@@ -201,7 +201,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress, outbox, signup: config.portalSignup }),
     ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
     ...portalPlanRoutes({ store, clock, audit }),
-    ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate }),
+    ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
     ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),
   ];
   let openApiBytes: Buffer | null = null;

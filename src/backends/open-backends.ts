@@ -15,6 +15,7 @@ import { InProcessFailureReservations, type FailureReservations } from '../limit
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from '../limits/sliding-window.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS } from '../portal/sign-in-limits.ts';
+import { REDELIVERY_WINDOW_MS } from '../webhooks/redelivery.ts';
 import type { FileSystem } from '../store/files.ts';
 import type { Log } from '../store/log.ts';
 import { openLocalLog } from '../store/local-log.ts';
@@ -45,6 +46,8 @@ export interface Backends {
   failedAuthLimiter: RateLimiter;
   /** Places taken before a password or code is checked: in the failed sign-ins per account (10 per 15 minutes) and in failedAuthLimiter's window per address. */
   failureReservations: FailureReservations;
+  /** Webhook redeliveries per user (60 per hour). */
+  redeliveryLimiter: RateLimiter;
   /** Suffix each instance gives its usage records when several share a database, else undefined. */
   usageInstanceTag: string | undefined;
   /** How usage is read: this instance's counts, or with every other instance's added. */
@@ -71,7 +74,7 @@ export async function openBackends(config: Config, options: BackendOptions): Pro
 }
 
 type Records = Omit<Backends, keyof Limits>;
-type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'failureReservations' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
+type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'failureReservations' | 'redeliveryLimiter' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
 
 /** The log, and what follows from whether other instances share it: claims and summed usage. */
 async function openRecords(config: Config, options: BackendOptions): Promise<Omit<Records, 'description'> & { description: Pick<BackendDescription, 'records'> }> {
@@ -113,6 +116,7 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
       keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
       failedAuthLimiter,
       failureReservations: new InProcessFailureReservations({ account: signInLimiter, address: failedAuthLimiter }),
+      redeliveryLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: REDELIVERY_WINDOW_MS }),
       closeLimiters: () => {},
       description: { limits: 'in this process' },
     };
@@ -123,6 +127,7 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
     keyLimiter: shared.keyLimiter,
     failedAuthLimiter: shared.failedAuthLimiter,
     failureReservations: shared.failureReservations,
+    redeliveryLimiter: shared.redeliveryLimiter,
     closeLimiters: () => shared.close(),
     description: { limits: shared.description },
   };

@@ -135,6 +135,13 @@ export interface DeliveryOutcome {
   readonly response_status: number | null;
   /** From dialling to the end of the receiver's answer (or the failure), in milliseconds. */
   readonly duration_ms: number;
+  /** When `retrying`: when the next attempt is due; else null (absent on outcomes written before it was kept). */
+  readonly next_attempt_at?: string | null;
+}
+
+/** An outcome as answers show it: `next_attempt_at` always present. */
+export function deliveryOutcomeView(outcome: DeliveryOutcome): DeliveryOutcome {
+  return { ...outcome, next_attempt_at: outcome.next_attempt_at ?? null };
 }
 
 export interface DeliveryOutcomeLogRecord {

@@ -1,23 +1,25 @@
 // The signed-in user's webhooks in the developer portal: the same list, registration rules and
 // removal as /v1/webhooks (shared with handlers/webhooks.ts), plus a test `ping` sent now —
-// queued like any event, so it is signed and retried exactly like the others — and the last 50
-// delivery outcomes (never a body). Another user's webhook is 404. Audited with the user as actor.
+// queued like any event, so it is signed and retried exactly like the others — the last 50
+// delivery outcomes (never a body), and sending one of them again (redelivery, at most 60 per
+// hour). Another user's webhook is 404. Audited with the user as actor.
 
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
-import { DELIVERIES, DELIVERY_OUTCOMES, WEBHOOKS, type UserRecord } from '../domain/records.ts';
-import { conflict, notFound } from '../domain/errors.ts';
+import { DELIVERIES, type UserRecord } from '../domain/records.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import { deliveryOutcomes, redeliveryOps } from '../webhooks/redelivery.ts';
+import { conflict } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import type { RecordReader } from '../store/collections.ts';
 import type { Store } from '../store/store.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import type { DeliveryRecord, WebhookRecord } from '../domain/webhook-records.ts';
+import type { DeliveryRecord } from '../domain/webhook-records.ts';
 import { webhookView } from '../domain/webhook-records.ts';
-import { readWebhookRegistration, registrationOps, removalOps } from './webhooks.ts';
+import { ownWebhook, readWebhookRegistration, registrationOps, removalOps, takeRedeliveryRequest } from './webhooks.ts';
 
 export interface PortalWebhookRoutesDeps {
   store: Store;
@@ -26,6 +28,8 @@ export interface PortalWebhookRoutesDeps {
   audit: AuditLog;
   /** WEBHOOK_ALLOW_PRIVATE, as for /v1/webhooks. */
   allowPrivate: boolean;
+  /** Redeliveries per user, shared with /v1. */
+  redeliveryLimiter: RateLimiter;
 }
 
 export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[] {
@@ -66,7 +70,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   function test(context: PortalContext): Promise<Reply> {
     const webhookId = context.params.id!;
     return context.commit((tx, user) => {
-      const webhook = ownWebhook(tx, webhookId, user);
+      const webhook = ownWebhook(tx, webhookId, user.id);
       if (!webhook.active) throw conflict('This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.');
       const ops = outbox.testPingOps(tx, webhook);
       const queued = ops.find((op) => op.op === 'put' && op.collection === DELIVERIES);
@@ -80,8 +84,19 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
 
   function deliveries(context: PortalContext): Reply {
     checkQueryNames(context.query, []);
-    const webhook = ownWebhook(store, context.params.id!, context.user);
-    return { status: 200, body: { data: store.get(DELIVERY_OUTCOMES, webhook.id)?.outcomes ?? [] } };
+    const webhook = ownWebhook(store, context.params.id!, context.user.id);
+    return { status: 200, body: { data: deliveryOutcomes(store, webhook.id) } };
+  }
+
+  async function redeliver(context: PortalContext): Promise<Reply> {
+    const { webhookId, eventId } = await takeRedeliveryRequest(store, deps.redeliveryLimiter, context.params, context.user.id);
+    return context.commit((tx, user) => {
+      const { ops, queued } = redeliveryOps(tx, outbox, ownWebhook(tx, webhookId, user.id), eventId);
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_redeliver', target_type: 'webhook', target_id: webhookId, changes: { event_id: eventId }, actor: actor(user) })],
+        reply: { status: 202, body: { data: queued } },
+      };
+    });
   }
 
   return [
@@ -90,12 +105,6 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     { method: 'DELETE', pattern: '/portal/v1/webhooks/:id', summary: 'Remove a webhook', handle: remove },
     { method: 'POST', pattern: '/portal/v1/webhooks/:id/test', summary: 'Send a signed ping event now', handle: test },
     { method: 'GET', pattern: '/portal/v1/webhooks/:id/deliveries', summary: 'The last 50 delivery outcomes, newest first', handle: deliveries },
+    { method: 'POST', pattern: '/portal/v1/webhooks/:id/deliveries/:event_id/redeliver', summary: 'Send one of those events again now, freshly signed', handle: redeliver },
   ];
-}
-
-/** The user's own webhook; anyone else's is answered like a missing one. */
-function ownWebhook(reader: RecordReader, webhookId: string, user: UserRecord): WebhookRecord {
-  const webhook = reader.get(WEBHOOKS, webhookId);
-  if (webhook === undefined || webhook.user_id !== user.id) throw notFound('Webhook');
-  return webhook;
 }

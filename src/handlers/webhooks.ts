@@ -1,4 +1,5 @@
-// /v1/webhooks: a user registers, lists and removes their own webhook endpoints; and
+// /v1/webhooks: a user registers, lists and removes their own webhook endpoints, reads their
+// last delivery outcomes and sends one of those events again (as the portal does); and
 // /admin/v1/webhooks, the operator's read-only list for the dashboard. Registration queues the
 // `ping` in the same write; deleting a webhook drops its undelivered events with it.
 
@@ -21,6 +22,9 @@ import { targetsChangedOp, type WebhookOutbox } from '../webhooks/outbox.ts';
 import { operatorWebhookView, webhookView } from '../domain/webhook-records.ts';
 import type { WebhookRecord } from '../domain/webhook-records.ts';
 import { generateWebhookSecret } from '../webhooks/signing.ts';
+import { deliveryOutcomes, redeliveryOps, takeRedeliveryTurn } from '../webhooks/redelivery.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import type { RecordReader } from '../store/collections.ts';
 
 export const MAX_WEBHOOKS_PER_USER = 20;
 const MAX_URL_LENGTH = 2048;
@@ -34,6 +38,8 @@ export interface WebhookRouteDeps {
   outbox: WebhookOutbox;
   /** WEBHOOK_ALLOW_PRIVATE: lets URLs name loopback and private addresses (development). */
   allowPrivate: boolean;
+  /** Redeliveries per user, shared with the portal. */
+  redeliveryLimiter: RateLimiter;
 }
 
 function readUrl(checker: BodyChecker, allowPrivate: boolean): string | undefined {
@@ -123,8 +129,26 @@ export function removalOps(tx: Transaction, userId: string, webhookId: string, n
   return { ops, webhook };
 }
 
+/** The user's own webhook; anyone else's is answered exactly like a missing one. */
+export function ownWebhook(reader: RecordReader, webhookId: string, userId: string): WebhookRecord {
+  const webhook = reader.get(WEBHOOKS, webhookId);
+  if (webhook === undefined || webhook.user_id !== userId) throw notFound('Webhook');
+  return webhook;
+}
+
+/**
+ * The webhook and event a redelivery names, once the webhook is found to be the user's (asking
+ * about anyone else's costs no turn) and one of the user's redelivery turns is taken (429 past 60).
+ */
+export async function takeRedeliveryRequest(reader: RecordReader, limiter: RateLimiter, params: Readonly<Record<string, string>>, userId: string): Promise<{ webhookId: string; eventId: string }> {
+  const webhookId = params.id!;
+  ownWebhook(reader, webhookId, userId);
+  await takeRedeliveryTurn(limiter, userId);
+  return { webhookId, eventId: params.event_id! };
+}
+
 export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
-  const { clock, outbox, allowPrivate } = deps;
+  const { store, clock, outbox, allowPrivate } = deps;
 
   function list(context: KeyContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
@@ -151,10 +175,26 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     });
   }
 
+  function deliveries(context: KeyContext): Reply {
+    checkQueryNames(context.query, []);
+    const webhook = ownWebhook(store, context.params.id!, context.user.id);
+    return { status: 200, body: { data: deliveryOutcomes(store, webhook.id) } };
+  }
+
+  async function redeliver(context: KeyContext): Promise<Reply> {
+    const { webhookId, eventId } = await takeRedeliveryRequest(store, deps.redeliveryLimiter, context.params, context.user.id);
+    return context.commit((tx, { user }) => {
+      const { ops, queued } = redeliveryOps(tx, outbox, ownWebhook(tx, webhookId, user.id), eventId);
+      return { ops, reply: { status: 202, body: { data: queued } } };
+    });
+  }
+
   return [
     { method: 'GET', pattern: '/v1/webhooks', resource: 'webhooks', summary: 'List your webhooks', handle: list },
     { method: 'POST', pattern: '/v1/webhooks', resource: 'webhooks', summary: 'Register a webhook', handle: register },
     { method: 'DELETE', pattern: '/v1/webhooks/:id', resource: 'webhooks', summary: 'Remove a webhook', handle: remove },
+    { method: 'GET', pattern: '/v1/webhooks/:id/deliveries', resource: 'webhooks', summary: "A webhook's last 50 delivery outcomes", handle: deliveries },
+    { method: 'POST', pattern: '/v1/webhooks/:id/deliveries/:event_id/redeliver', resource: 'webhooks', summary: 'Send one of those events again now, freshly signed', handle: redeliver },
   ];
 }
 

@@ -4,6 +4,7 @@
 // 401/403 are added to every portal route in document.ts.
 
 import { rangeParams } from './analytics.ts';
+import { EVENT_ID_PARAM, REDELIVERY_ANSWERS } from './webhooks.ts';
 import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
 
 const COOKIE = '-b cookies.txt';
@@ -44,20 +45,6 @@ const ownListing = {
       },
     },
   ],
-};
-const deliveryOutcome = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['at', 'event_id', 'event', 'status', 'attempts', 'response_status', 'duration_ms'],
-  properties: {
-    at: { type: 'string', format: 'date-time', description: "When the attempt's outcome was known." },
-    event_id: { type: 'string' },
-    event: { type: 'string', examples: ['ping', 'listing.updated'] },
-    status: { enum: ['delivered', 'retrying', 'failed'], description: '`retrying`: this attempt failed and another is scheduled.' },
-    attempts: { type: 'integer', minimum: 1, description: 'Which attempt this was.' },
-    response_status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null when none arrived (timeout, refused connection)." },
-    duration_ms: { type: 'integer', minimum: 0, description: "From dialling to the end of the receiver's answer or the failure." },
-  },
 };
 
 export const portalSelfServiceOperations: Operations = {
@@ -212,10 +199,22 @@ export const portalSelfServiceOperations: Operations = {
   },
   'GET /portal/v1/webhooks/:id/deliveries': {
     operationId: 'portalWebhookDeliveries',
-    description: "The webhook's last 50 delivery outcomes, newest first, one per attempt: time, event, status, attempt number, the receiver's HTTP status, duration. Never a body.",
+    description: "The webhook's last 50 delivery outcomes, newest first, one per attempt: time, event, status, attempt number, the receiver's HTTP status, duration, and the next attempt's time while retrying. Never a body.",
     parameters: [pathId('Webhook id')],
-    responses: { '200': answer('Outcomes', dataOf({ type: 'array', maxItems: 50, items: deliveryOutcome })), '404': webhookNotFound },
+    responses: { '200': answer('Outcomes', dataOf({ type: 'array', maxItems: 50, items: ref('DeliveryOutcome') })), '404': webhookNotFound },
     ...curl(`curl -s ${COOKIE} ${BASE}/webhooks/${WEBHOOK_ID}/deliveries`),
+  },
+  'POST /portal/v1/webhooks/:id/deliveries/:event_id/redeliver': {
+    operationId: 'portalRedeliverWebhookEvent',
+    description:
+      'Sends one of the events among the webhook\'s last 50 outcomes again now, as a new delivery: the same `webhook-id` and body, a fresh `webhook-timestamp` and signature. ' +
+      'At most 60 redeliveries per user per hour (with /v1), then 429 with Retry-After. Audited.',
+    parameters: [pathId('Webhook id'), EVENT_ID_PARAM],
+    responses: {
+      ...REDELIVERY_ANSWERS,
+      '429': errorAnswer('60 redeliveries in the last hour; Retry-After says when to try again'),
+    },
+    ...curl(`curl -s -X POST ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/webhooks/${WEBHOOK_ID}/deliveries/evt_Q7mZ2xLp0sK4vN8rT1bY/redeliver`),
   },
   'GET /portal/v1/listings': {
     operationId: 'portalListListings',

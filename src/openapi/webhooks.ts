@@ -10,8 +10,38 @@ const KEY = '-H "Authorization: Bearer $KEY"';
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
 const timestamp = { type: 'string', format: 'date-time' };
 
+/** The `:event_id` of a redelivery: an event among the webhook's last outcomes. */
+export const EVENT_ID_PARAM = { name: 'event_id', in: 'path', required: true, schema: { type: 'string' }, description: "The event's id (`evt_…`), as its outcome names it." };
+
+/** What a redelivery answers, from /v1 and from the portal alike. */
+export const REDELIVERY_ANSWERS = {
+  '202': answer('Queued', dataOf(ref('QueuedRedelivery'))),
+  '404': errorAnswer('Webhook not found (or not yours), or the event is not among its last outcomes'),
+  '409': errorAnswer('The event is still being delivered to it, the webhook is switched off, or the event is no longer kept'),
+};
+
 /** Merged into components.schemas by the document. */
 export const webhookSchemas: Record<string, Schema> = {
+  DeliveryOutcome: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['at', 'event_id', 'event', 'status', 'attempts', 'response_status', 'duration_ms', 'next_attempt_at'],
+    properties: {
+      at: { type: 'string', format: 'date-time', description: "When the attempt's outcome was known." },
+      event_id: { type: 'string' },
+      event: { type: 'string', examples: ['ping', 'listing.updated'] },
+      status: { enum: ['delivered', 'retrying', 'failed'], description: '`retrying`: this attempt failed and another is scheduled.' },
+      attempts: { type: 'integer', minimum: 1, description: 'Which attempt this was (a redelivery starts again at 1).' },
+      response_status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null when none arrived (timeout, refused connection)." },
+      duration_ms: { type: 'integer', minimum: 0, description: "From dialling to the end of the receiver's answer or the failure." },
+      next_attempt_at: { type: ['string', 'null'], format: 'date-time', description: 'While `retrying`: when the next attempt is due; otherwise null.' },
+    },
+  },
+  QueuedRedelivery: {
+    type: 'object',
+    required: ['webhook_id', 'event_id', 'type', 'status'],
+    properties: { webhook_id: { type: 'string' }, event_id: { type: 'string' }, type: { enum: [...EVENT_TYPES] }, status: { const: 'pending' } },
+  },
   LastDelivery: {
     type: ['object', 'null'],
     description: 'The most recent attempt to deliver an event to this webhook; null until the first one.',
@@ -112,6 +142,31 @@ export const webhookOperations: Operations = {
     parameters: [pathId('Webhook id')],
     responses: { '200': answer('Removed; the webhook as it was', dataOf(ref('Webhook'))), '404': errorAnswer('Webhook not found'), ...GATE_ERRORS },
     ...curl(`curl -s -X DELETE ${KEY} http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW`),
+  },
+  'GET /v1/webhooks/:id/deliveries': {
+    operationId: 'listWebhookDeliveries',
+    description: "One of your webhooks' last 50 delivery outcomes, newest first, one per attempt (as the portal shows them); never a body. Needs `read:webhooks`.",
+    parameters: [pathId('Webhook id')],
+    responses: {
+      '200': answer('Outcomes', dataOf({ type: 'array', maxItems: 50, items: ref('DeliveryOutcome') })),
+      '400': errorAnswer('An unknown query parameter'),
+      '404': errorAnswer('Webhook not found (or not yours)'),
+      ...GATE_ERRORS,
+    },
+    ...curl(`curl -s ${KEY} http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW/deliveries`),
+  },
+  'POST /v1/webhooks/:id/deliveries/:event_id/redeliver': {
+    operationId: 'redeliverWebhookEvent',
+    description:
+      "Sends one of the events among the webhook's last 50 outcomes again now, as a new delivery: the same `webhook-id` and body, a fresh `webhook-timestamp` and signature. " +
+      'Needs `write:webhooks`. At most 60 redeliveries per user per hour (with the portal), then 429 with Retry-After.',
+    parameters: [pathId('Webhook id'), EVENT_ID_PARAM],
+    responses: {
+      ...REDELIVERY_ANSWERS,
+      ...GATE_ERRORS,
+      '429': errorAnswer("The key's rate limit or CPU budget, or 60 redeliveries by this user in the last hour; wait for Retry-After seconds."),
+    },
+    ...curl(`curl -s -X POST ${KEY} http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW/deliveries/evt_Q7mZ2xLp0sK4vN8rT1bY/redeliver`),
   },
   'GET /admin/v1/webhooks': {
     operationId: 'adminListWebhooks',

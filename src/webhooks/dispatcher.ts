@@ -400,7 +400,7 @@ export class WebhookDispatcher {
     });
 
     // The owner's view of this attempt (portal: the last 50), written with the outcome itself.
-    const logged = (status: LastDelivery['status']): WriteOp =>
+    const logged = (status: LastDelivery['status'], nextAttemptMs: number | null = null): WriteOp =>
       outcomeLoggedOp(outcomeLog, webhook.id, webhook.user_id, {
         at,
         event_id: current.event_id,
@@ -409,6 +409,7 @@ export class WebhookDispatcher {
         attempts,
         response_status: outcome.status,
         duration_ms: durationMs,
+        next_attempt_at: nextAttemptMs === null ? null : isoTime(nextAttemptMs),
       });
 
     const decision = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
@@ -448,7 +449,7 @@ export class WebhookDispatcher {
           ops: [
             { op: 'put', collection: DELIVERIES, id: retry.id, data: retry },
             putWebhook({ ...webhook, last_delivery: lastDelivery('retrying'), updated_at: at }),
-            logged('retrying'),
+            logged('retrying', retry.next_attempt_at),
           ],
           counted: 'retrying',
         };

@@ -1,8 +1,9 @@
 // Turns an event into records: the event itself, stored once with its payload, and one
 // delivery referring to it per active webhook of the owner that subscribes to its kind. They are
 // ops for the caller's own write, so the change, its event and its deliveries land together or
-// not at all; the dispatcher sends them later, never inside the request. An event no delivery
-// refers to any more is deleted right after the write that removed the last one.
+// not at all; the dispatcher sends them later, never inside the request. An event is kept while
+// a delivery or one of its webhooks' last 50 outcomes refers to it (so its owner can have it
+// sent again), and deleted right after the write that removed the last reference.
 // A webhook holds at most MAX_PENDING_PER_WEBHOOK pending deliveries: a new event past that
 // drops the oldest ones in the same write (counted as failed once it commits), so writes piling
 // up behind a dead receiver cannot grow the store and the log without bound.
@@ -14,14 +15,14 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { DELIVERIES, EVENTS, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, DELIVERY_OUTCOMES, EVENTS, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { newId } from '../domain/ids.ts';
 import { isUserBarred } from '../domain/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, DecisionReader, Store } from '../store/store.ts';
 import type { EventOutbox, EventType } from '../domain/events.ts';
 import type { DeliveryCounts } from './delivery-counts.ts';
-import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
+import type { DeliveryOutcomeLogRecord, DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
 import { isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
 
 export const MAX_PENDING_PER_WEBHOOK = 1_000;
@@ -53,6 +54,8 @@ export class WebhookOutbox implements EventOutbox {
   private readonly pendingByWebhook = new Map<string, Set<string>>();
   /** Delivery ids by the event they refer to: an event is deleted when its set empties. */
   private readonly deliveriesByEvent = new Map<string, Set<string>>();
+  /** Webhook ids by the event their outcome logs name: such an event is kept, to be sent again on request. */
+  private readonly outcomesByEvent = new Map<string, Set<string>>();
   /** Events no delivery refers to any more, to delete in the next write of them. */
   private readonly unreferenced = new Set<string>();
   private removalQueued = false;
@@ -71,8 +74,9 @@ export class WebhookOutbox implements EventOutbox {
       if (isPendingDelivery(delivery)) this.trackPending(delivery.webhook_id, delivery.id, true);
       this.trackReference(delivery.event_id, delivery.id, true);
     }
-    // Events left without deliveries (a removal that did not land before a stop) go now.
-    for (const event of this.store.values(EVENTS)) if (!this.deliveriesByEvent.has(event.id)) this.unreferenced.add(event.id);
+    for (const log of this.store.values(DELIVERY_OUTCOMES)) this.trackOutcomes(log.id, undefined, log);
+    // Events left without references (a removal that did not land before a stop) go now.
+    for (const event of this.store.values(EVENTS)) if (!this.isReferenced(event.id)) this.unreferenced.add(event.id);
     this.queueRemoval();
   }
 
@@ -146,6 +150,37 @@ export class WebhookOutbox implements EventOutbox {
     return this.deliveryOps(tx, 'ping', webhook.user_id, webhookView(webhook), [webhook]);
   }
 
+  /**
+   * A new delivery of an event the webhook already had (its owner's redelivery): the same event
+   * record, so the same webhook-id and body; signed afresh when sent. Decided on the owner's
+   * targets record, which it rewrites, so two redeliveries at once are decided one after the
+   * other and the second sees the first's delivery. Null when the event is no longer kept.
+   */
+  redeliveryOps(tx: DecisionReader, webhook: WebhookRecord, eventId: string): { ops: WriteOp[]; event: EventRecord } | null {
+    const current = tx.get(WEBHOOK_TARGETS, webhook.user_id);
+    const event = tx.get(EVENTS, eventId);
+    if (event === undefined) return null;
+    const nowMs = this.clock.now();
+    const createdAt = isoTime(nowMs);
+    const drops = this.dropOldestOps(tx, webhook.id);
+    this.countDropsOnCommit(tx, drops.length);
+    const delivery = newDelivery(webhook.id, event.id, event.type, nowMs);
+    const touched: WebhookTargetsRecord = { id: webhook.user_id, changed_at: current?.changed_at ?? createdAt, last_event_id: event.id };
+    return {
+      event,
+      ops: [...drops, { op: 'put', collection: DELIVERIES, id: delivery.id, data: delivery }, { op: 'put', collection: WEBHOOK_TARGETS, id: webhook.user_id, data: touched }],
+    };
+  }
+
+  /** Whether a delivery of `eventId` to `webhookId` is still waiting or being sent. */
+  isUnderWay(tx: DecisionReader, webhookId: string, eventId: string): boolean {
+    for (const deliveryId of this.deliveriesByEvent.get(eventId) ?? []) {
+      const delivery = tx.get(DELIVERIES, deliveryId);
+      if (delivery !== undefined && delivery.webhook_id === webhookId) return true;
+    }
+    return false;
+  }
+
   /** The event record first, then the drops that keep each target at its cap, then a delivery per target. */
   private deliveryOps(tx: DecisionReader, type: EventType, ownerId: string, data: object, targets: readonly WebhookRecord[]): WriteOp[] {
     const nowMs = this.clock.now();
@@ -156,19 +191,7 @@ export class WebhookOutbox implements EventOutbox {
     const drops = targets.flatMap((webhook) => this.dropOldestOps(tx, webhook.id));
     this.countDropsOnCommit(tx, drops.length);
     const puts = targets.map((webhook): WriteOp => {
-      const delivery: DeliveryRecord = {
-        id: newId('dlv'),
-        webhook_id: webhook.id,
-        event_id: eventId,
-        type,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: nowMs,
-        response_status: null,
-        last_error: null,
-        created_at: createdAt,
-        updated_at: createdAt,
-      };
+      const delivery = newDelivery(webhook.id, eventId, type, nowMs);
       return { op: 'put', collection: DELIVERIES, id: delivery.id, data: delivery };
     });
     return [{ op: 'put', collection: EVENTS, id: eventId, data: event }, ...drops, ...puts];
@@ -209,6 +232,10 @@ export class WebhookOutbox implements EventOutbox {
       if (change.after === undefined) this.unreferenced.delete(change.id);
       return;
     }
+    if (change.collection === DELIVERY_OUTCOMES) {
+      this.trackOutcomes(change.id, change.before as DeliveryOutcomeLogRecord | undefined, change.after as DeliveryOutcomeLogRecord | undefined);
+      return;
+    }
     if (change.collection !== WEBHOOKS) return;
     const before = change.before as WebhookRecord | undefined;
     const after = change.after as WebhookRecord | undefined;
@@ -232,11 +259,40 @@ export class WebhookOutbox implements EventOutbox {
     }
     if (ids === undefined || !ids.delete(deliveryId) || ids.size > 0) return;
     this.deliveriesByEvent.delete(eventId);
-    // No delivery will refer to it again (deliveries are made with their event only).
-    if (this.store.get(EVENTS, eventId) !== undefined) {
-      this.unreferenced.add(eventId);
-      this.queueRemoval();
+    this.forgetIfUnreferenced(eventId);
+  }
+
+  /** Follows which events a webhook's outcome log names, as it is rewritten or removed. */
+  private trackOutcomes(webhookId: string, before: DeliveryOutcomeLogRecord | undefined, after: DeliveryOutcomeLogRecord | undefined): void {
+    const named = new Set((after?.outcomes ?? []).map((outcome) => outcome.event_id));
+    for (const eventId of named) {
+      let webhooks = this.outcomesByEvent.get(eventId);
+      if (webhooks === undefined) {
+        webhooks = new Set();
+        this.outcomesByEvent.set(eventId, webhooks);
+      }
+      webhooks.add(webhookId);
+      // Named again in the same write that removed its last delivery: kept after all.
+      this.unreferenced.delete(eventId);
     }
+    for (const outcome of before?.outcomes ?? []) {
+      if (named.has(outcome.event_id)) continue;
+      const webhooks = this.outcomesByEvent.get(outcome.event_id);
+      if (webhooks === undefined || !webhooks.delete(webhookId) || webhooks.size > 0) continue;
+      this.outcomesByEvent.delete(outcome.event_id);
+      this.forgetIfUnreferenced(outcome.event_id);
+    }
+  }
+
+  private isReferenced(eventId: string): boolean {
+    return this.deliveriesByEvent.has(eventId) || this.outcomesByEvent.has(eventId);
+  }
+
+  /** Queues the event's deletion once neither a delivery nor an outcome names it. */
+  private forgetIfUnreferenced(eventId: string): void {
+    if (this.isReferenced(eventId) || this.store.get(EVENTS, eventId) === undefined) return;
+    this.unreferenced.add(eventId);
+    this.queueRemoval();
   }
 
   /**
@@ -254,13 +310,13 @@ export class WebhookOutbox implements EventOutbox {
         .commit((tx) => {
           const ops: WriteOp[] = [];
           for (const eventId of candidates) {
-            if (!this.deliveriesByEvent.has(eventId) && tx.get(EVENTS, eventId) !== undefined) ops.push({ op: 'del', collection: EVENTS, id: eventId });
+            if (!this.isReferenced(eventId) && tx.get(EVENTS, eventId) !== undefined) ops.push({ op: 'del', collection: EVENTS, id: eventId });
           }
           return { ops, result: undefined };
         })
         .then(() => {
           // Deleted by this write or before it (by another server): nothing left to do for them.
-          for (const eventId of candidates) if (this.store.get(EVENTS, eventId) === undefined) this.unreferenced.delete(eventId);
+          for (const eventId of candidates) if (this.store.get(EVENTS, eventId) === undefined || this.isReferenced(eventId)) this.unreferenced.delete(eventId);
         })
         .catch((error: Error) => {
           if (error.name !== 'StoreClosedError') this.warn(`Could not delete finished webhook events (they go at the next start): ${error.message}`);
@@ -290,4 +346,22 @@ export class WebhookOutbox implements EventOutbox {
     }
     ids.add(webhookId);
   }
+}
+
+/** A delivery of `eventId` to `webhookId`, due now. */
+function newDelivery(webhookId: string, eventId: string, type: EventType, nowMs: number): DeliveryRecord {
+  const createdAt = isoTime(nowMs);
+  return {
+    id: newId('dlv'),
+    webhook_id: webhookId,
+    event_id: eventId,
+    type,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: nowMs,
+    response_status: null,
+    last_error: null,
+    created_at: createdAt,
+    updated_at: createdAt,
+  };
 }

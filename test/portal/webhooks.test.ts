@@ -50,7 +50,7 @@ test('portal webhook: register (secret once), test ping received and its signatu
     return outcomes.length === 1;
   }, 5_000, 'the outcome is recorded');
   const [outcome] = outcomes;
-  assert.deepEqual(Object.keys(outcome).sort(), ['at', 'attempts', 'duration_ms', 'event', 'event_id', 'response_status', 'status']);
+  assert.deepEqual(Object.keys(outcome).sort(), ['at', 'attempts', 'duration_ms', 'event', 'event_id', 'next_attempt_at', 'response_status', 'status']);
   assert.equal(outcome.status, 'delivered');
   assert.equal(outcome.event, 'ping');
   assert.equal(outcome.response_status, 204);

@@ -1,6 +1,7 @@
 // Event records on PostgreSQL, shared by two instances: events queued on both at once are stored
-// once each, every webhook receives each of them with its payload, and once every delivery has
-// gone the events are deleted, from both instances' memory and from the database.
+// once each, every webhook receives each of them with its payload; once delivered, an event is
+// kept (once) only while a webhook's last outcomes name it, so it can be sent again, and when
+// the webhooks go the events are deleted, from both instances' memory and from the database.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -15,7 +16,7 @@ const skip = skipUnlessServices('postgresBin', 'redisServer');
 const services = postgresAndRedisForFile(skip);
 const PERMISSIONS = ['read:webhooks', 'write:webhooks', 'read:listings', 'write:listings'];
 
-test('events queued on two instances are stored once, reach every webhook, and are deleted after their last delivery', { skip, timeout: 120_000 }, async (t) => {
+test('events queued on two instances are stored once, reach every webhook, are kept once for redelivery, and are deleted with the webhooks', { skip, timeout: 120_000 }, async (t) => {
   const databaseUrl = services.postgres.createDatabase(`events_test_${process.pid}`);
   const config = { databaseUrl, redisUrl: services.redis.url, webhookAllowPrivate: true };
   const servers: TestServer[] = [];
@@ -52,7 +53,13 @@ test('events queued on two instances are stored once, reach every webhook, and a
   for (const [eventId, paths] of byEvent) assert.equal(paths.size, 3, `${eventId} reached every webhook`);
 
   for (const server of servers) {
-    await eventually(async () => server.app.store.size(DELIVERIES) === 0 && server.app.store.size(EVENTS) === 0, 10_000, 'no delivery and no event left in memory');
+    await eventually(async () => server.app.store.size(DELIVERIES) === 0, 10_000, 'no delivery left in memory');
+    assert.equal(server.app.store.size(EVENTS), puts, 'each delivered event kept once, for its outcomes');
+  }
+  const webhooks = (await first.request('GET', '/v1/webhooks', { key: creator.key })).body.data as Array<{ id: string }>;
+  for (const webhook of webhooks) assert.equal((await servers[webhooks.indexOf(webhook) % 2]!.request('DELETE', `/v1/webhooks/${webhook.id}`, { key: creator.key })).status, 200);
+  for (const server of servers) {
+    await eventually(async () => server.app.store.size(EVENTS) === 0, 10_000, 'no event left in memory once no outcome names it');
   }
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();

@@ -1,10 +1,11 @@
 // The limits of the gate (per key, failed authentication per address, failed portal sign-ins
-// per account) and the sign-in reservations in those windows, kept in one Redis, for many
-// instances, over one connection. Imported only when REDIS_URL is set.
+// per account), the sign-in reservations in those windows, and webhook redeliveries per user,
+// kept in one Redis, for many instances, over one connection. Imported only when REDIS_URL is set.
 
 import type { FailureReservations } from '../../limits/failure-reservations.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS } from '../../portal/sign-in-limits.ts';
+import { REDELIVERY_WINDOW_MS } from '../../webhooks/redelivery.ts';
 import { RedisConnection, type RedisConnectionOptions } from './redis-connection.ts';
 import { RedisSlidingWindowLimiter } from './redis-limiter.ts';
 import { RedisFailureReservations } from './redis-reservations.ts';
@@ -18,6 +19,7 @@ export interface SharedLimiters {
   failedAuthLimiter: RateLimiter;
   /** Places taken before a secret is checked: in failed sign-ins per account and in failedAuthLimiter's window. */
   failureReservations: FailureReservations;
+  redeliveryLimiter: RateLimiter;
   /** Where the windows are, in words: "Redis at host:6379 (TLS)". */
   description: string;
   close(): void;
@@ -33,6 +35,7 @@ export async function openRedisLimiters(options: RedisConnectionOptions & { mono
       connection,
       windows: { account: { prefix: SIGN_IN_PREFIX, windowMs: ACCOUNT_FAILURE_WINDOW_MS }, address: { prefix: FAILED_AUTH_PREFIX, windowMs: FAILED_AUTH_WINDOW_MS } },
     }),
+    redeliveryLimiter: new RedisSlidingWindowLimiter({ connection, prefix: 'marketplace:limit:redeliver:', windowMs: REDELIVERY_WINDOW_MS, monotonicNow }),
     description: `Redis at ${connection.describe()}`,
     close: () => connection.close(),
   };
