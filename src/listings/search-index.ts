@@ -1,9 +1,10 @@
 // The listed listings as columns and inverted lists, so a filtered or searched page costs in
 // proportion to the listings it can match, not to the marketplace. Each listed listing has a
 // slot (a small integer, given in order of arrival and not reused while the process runs); its
-// type, owner, price and creation time sit in typed arrays by slot, and the listings holding a
-// type or of an owner sit in sorted slot lists (Postings); the listings holding each word are
-// the word dictionary's (word-dictionary.ts), where a word prefix of `q` is a range of words.
+// type, owner, price and creation time sit in typed arrays by slot, and the listings of a type
+// or of an owner sit in sorted slot lists (Postings). The listings holding each word are kept
+// by the word dictionary (word-dictionary.ts), where a word prefix of `q` is a range of words;
+// each word of `q` becomes a WordTerm (word-term.ts) for one search.
 // A search starts from its rarest part (a word range, the type, the owner, a price range),
 // tests the other parts slot by slot, and takes the page in sort order: by creation time with
 // a walk from the newest (or oldest) end that stops once the page is settled; by price or
