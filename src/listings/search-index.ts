@@ -1,10 +1,10 @@
 // The listed listings as columns and inverted lists, so a filtered or searched page costs in
 // proportion to the listings it can match, not to the marketplace. Each listed listing has a
 // slot (a small integer, given in order of arrival and not reused while the process runs); its
-// type, owner, price and creation time sit in typed arrays by slot, and the listings holding a
-// word, a word's first letter, of a type or of an owner sit in sorted slot lists (Postings).
-// The distinct words are also kept sorted, so a word prefix of `q` is a range of words (a
-// binary search), never a scan of the text; a one-letter prefix is the list of its initial.
+// type, owner, price and creation time sit in typed arrays by slot, and the listings of a type
+// or of an owner sit in sorted slot lists (Postings). The listings holding each word are kept
+// by the word dictionary (word-dictionary.ts), where a word prefix of `q` is a range of words;
+// each word of `q` becomes a WordTerm (word-term.ts) for one search.
 // A search starts from its rarest part (a word range, the type, the owner, a price range),
 // tests the other parts slot by slot, and takes the page in sort order: by creation time with
 // a walk from the newest (or oldest) end that stops once the page is settled; by price or
@@ -18,6 +18,9 @@ import { compareText } from '../domain/order.ts';
 import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
 import { OrderedSlots } from './ordered-slots.ts';
 import { Postings } from './postings.ts';
+import { markedSlots, slotsOfMarked } from './slot-bits.ts';
+import { initialsOf, WordDictionary } from './word-dictionary.ts';
+import { WordTerm } from './word-term.ts';
 import { forEachWord, listingWords } from './words.ts';
 
 export type SortKey = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
@@ -43,23 +46,8 @@ export interface WordLoadOptions {
   orderSlice?: number;
 }
 
-/**
- * One distinct word: the slots holding it, kept per type (index = type code, made on first
- * use), so a search with a type starts from the word's listings of that type alone.
- */
-interface WordEntry {
-  word: string;
-  byType: Array<Postings | undefined>;
-  /** Slots in all the type lists together; the word is dropped at 0. */
-  size: number;
-  /** The entry of the word's first character (itself, for an initial). */
-  initial: WordEntry | null;
-}
-
 /** Type → its code in the type column; 0 marks an empty slot. */
 const TYPE_CODES = new Map<string, number>(LISTING_TYPES.map((type, position) => [type, position + 1]));
-/** Above every character a word holds (letters and digits), so `prefix + WORD_END` ends a prefix's range. */
-const WORD_END = '\uffff';
 
 export class ListingSearchIndex {
   private readonly slotById = new Map<string, number>();
@@ -89,14 +77,8 @@ export class ListingSearchIndex {
   /** Runs the next slice of the start-up load (and of the orders' build) later. */
   private schedule: (next: () => void) => void = setImmediate;
   private orderSlice: number | undefined;
-  private readonly words = new Map<string, WordEntry>();
-  /**
-   * First letter (or digit) → the listings holding a word that starts with it: a one-letter `q`
-   * is one list, never the union of every word that starts with that letter.
-   */
-  private readonly initials = new Map<string, WordEntry>();
-  /** Every distinct word in string order; while loading, appended and sorted once at the end. */
-  private sortedWords: WordEntry[] = [];
+  /** The distinct words and initials, each with the slots holding it. */
+  private readonly dictionary = new WordDictionary(TYPE_CODES.size + 1);
   private loading = false;
   /** While loading: the listings present at start, and how many of them are in. */
   private pending: ListingRecord[] = [];
@@ -117,6 +99,7 @@ export class ListingSearchIndex {
     const schedule = options.schedule ?? setImmediate;
     this.orderSlice = options.orderSlice;
     this.loading = true;
+    this.dictionary.startLoad();
     this.pending = listings;
     this.loaded = 0;
     if (listings.length <= atOnce) {
@@ -158,7 +141,7 @@ export class ListingSearchIndex {
     this.changedDuringLoad.clear();
     this.pending = [];
     this.loading = false;
-    this.sortedWords.sort((left, right) => compareText(left.word, right.word));
+    this.dictionary.endLoad();
     const waiters = this.waiters;
     this.waiters = [];
     for (const resolve of waiters) resolve();
@@ -211,10 +194,8 @@ export class ListingSearchIndex {
     this.byOwner[this.ownerOf[slot]!]!.add(slot);
     // Repeats need no set: the slot is the newest in its lists, so a second add finds it last and stops.
     const typeCode = this.typeOf[slot]!;
-    const addWord = (word: string): void => {
-      const entry = this.addWord(word, slot, typeCode);
-      this.addToEntry(entry.initial!, slot, typeCode);
-    };
+    const { dictionary } = this;
+    const addWord = (word: string): void => dictionary.addWordAndInitial(word, slot, typeCode);
     forEachWord(listing.title, addWord);
     forEachWord(listing.description, addWord);
     for (const tag of listing.tags) forEachWord(tag, addWord);
@@ -245,8 +226,8 @@ export class ListingSearchIndex {
     this.byType[this.typeOf[slot]!]!.delete(slot);
     this.byOwner[this.ownerOf[slot]!]!.delete(slot);
     const words = listingWords(stored);
-    for (const word of words) this.dropWord(word, slot, this.typeOf[slot]!);
-    for (const initial of initialsOf(words)) this.dropInitial(initial, slot, this.typeOf[slot]!);
+    for (const word of words) this.dictionary.dropWord(word, slot, this.typeOf[slot]!);
+    for (const initial of initialsOf(words)) this.dictionary.dropInitial(initial, slot, this.typeOf[slot]!);
     this.typeOf[slot] = 0;
   }
 
@@ -281,12 +262,13 @@ export class ListingSearchIndex {
     const wordsBefore = listingWords(before);
     const wordsAfter = sameText ? wordsBefore : listingWords(after);
     const retyped = typeBefore !== typeAfter;
-    for (const word of wordsBefore) if (retyped || !wordsAfter.has(word)) this.dropWord(word, slot, typeBefore);
-    for (const word of wordsAfter) if (retyped || !wordsBefore.has(word)) this.addWord(word, slot, typeAfter);
+    const { dictionary } = this;
+    for (const word of wordsBefore) if (retyped || !wordsAfter.has(word)) dictionary.dropWord(word, slot, typeBefore);
+    for (const word of wordsAfter) if (retyped || !wordsBefore.has(word)) dictionary.addWord(word, slot, typeAfter);
     const initialsBefore = initialsOf(wordsBefore);
     const initialsAfter = initialsOf(wordsAfter);
-    for (const initial of initialsBefore) if (retyped || !initialsAfter.has(initial)) this.dropInitial(initial, slot, typeBefore);
-    for (const initial of initialsAfter) if (retyped || !initialsBefore.has(initial)) this.addToEntry(this.initialEntry(initial), slot, typeAfter);
+    for (const initial of initialsBefore) if (retyped || !initialsAfter.has(initial)) dictionary.dropInitial(initial, slot, typeBefore);
+    for (const initial of initialsAfter) if (retyped || !initialsBefore.has(initial)) dictionary.addInitial(initial, slot, typeAfter);
   }
 
   /**
@@ -301,7 +283,7 @@ export class ListingSearchIndex {
     if (typeCode === -1) return NO_SLOTS;
     const terms: WordTerm[] = [];
     for (const word of filter.words) {
-      const term = this.termOf(word, typeCode);
+      const term = new WordTerm(this.dictionary.entriesStarting(word), typeCode, this.typeOf);
       if (term.cost === 0) return NO_SLOTS;
       terms.push(term);
     }
@@ -431,81 +413,6 @@ export class ListingSearchIndex {
     return sort.startsWith('-') ? (left, right) => ascending(right, left) : ascending;
   }
 
-  /** The words starting with `prefix` (a range of the sorted words), in listings of `typeCode` (0: any type). */
-  private termOf(prefix: string, typeCode: number): WordTerm {
-    if (prefix.length === initialOf(prefix).length) {
-      const entry = this.initials.get(prefix);
-      return new WordTerm(entry === undefined ? [] : [entry], typeCode, this.typeOf);
-    }
-    const low = this.wordPosition(prefix);
-    const high = this.wordPosition(prefix + WORD_END);
-    return new WordTerm(this.sortedWords.slice(low, high), typeCode, this.typeOf);
-  }
-
-  /** First position in the sorted words whose word is not before `word`. */
-  private wordPosition(word: string): number {
-    let low = 0;
-    let high = this.sortedWords.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (this.sortedWords[middle]!.word < word) low = middle + 1;
-      else high = middle;
-    }
-    return low;
-  }
-
-  private entryOf(word: string): WordEntry {
-    let entry = this.words.get(word);
-    if (entry === undefined) {
-      entry = { word, byType: new Array<Postings | undefined>(TYPE_CODES.size + 1), size: 0, initial: this.initialEntry(initialOf(word)) };
-      this.words.set(word, entry);
-      // A new word goes to its place in the order: a binary search and one memmove of pointers.
-      if (this.loading) this.sortedWords.push(entry);
-      else this.sortedWords.splice(this.wordPosition(word), 0, entry);
-    }
-    return entry;
-  }
-
-  private addWord(word: string, slot: number, typeCode: number): WordEntry {
-    const entry = this.entryOf(word);
-    this.addToEntry(entry, slot, typeCode);
-    return entry;
-  }
-
-  private addToEntry(entry: WordEntry, slot: number, typeCode: number): void {
-    const list = (entry.byType[typeCode] ??= new Postings());
-    if (list.add(slot)) entry.size += 1;
-  }
-
-  private dropWord(word: string, slot: number, typeCode: number): void {
-    const entry = this.words.get(word);
-    if (entry === undefined) return;
-    if (entry.byType[typeCode]?.delete(slot)) entry.size -= 1;
-    if (entry.size > 0) return;
-    this.words.delete(word);
-    if (this.loading) {
-      this.sortedWords = this.sortedWords.filter((kept) => kept !== entry);
-      return;
-    }
-    const position = this.wordPosition(word);
-    if (this.sortedWords[position] === entry) this.sortedWords.splice(position, 1);
-  }
-
-  /** The entry of one initial, made on first use and kept (there are only so many letters and digits). */
-  private initialEntry(initial: string): WordEntry {
-    let entry = this.initials.get(initial);
-    if (entry === undefined) {
-      entry = { word: initial, byType: new Array<Postings | undefined>(TYPE_CODES.size + 1), size: 0, initial: null };
-      this.initials.set(initial, entry);
-    }
-    return entry;
-  }
-
-  private dropInitial(initial: string, slot: number, typeCode: number): void {
-    const entry = this.initials.get(initial);
-    if (entry?.byType[typeCode]?.delete(slot)) entry.size -= 1;
-  }
-
   private ownerNumber(ownerId: string): number {
     let number = this.ownerNumbers.get(ownerId);
     if (number === undefined) {
@@ -531,66 +438,6 @@ export class ListingSearchIndex {
     this.createdOf = grown(this.createdOf, new Float64Array(capacity));
     this.createdCeiling = grown(this.createdCeiling, new Float64Array(capacity));
     this.createdFloor = grown(this.createdFloor, new Float64Array(capacity));
-  }
-}
-
-/**
- * One word of `q`: the slot lists of every word it starts, of the filter's type (or of every
- * type). As the driver it is walked in slot order (one list directly, several merged through a
- * bit set); otherwise it answers "does this slot hold such a word", by a bit set when marking
- * costs less than a binary search per word in the list of the slot's type.
- */
-class WordTerm {
-  readonly cost: number;
-  private bits: Uint32Array | null = null;
-  private readonly entries: WordEntry[];
-  private readonly lists: Postings[];
-  private readonly typeCode: number;
-  private readonly typeOf: Uint8Array;
-
-  constructor(entries: WordEntry[], typeCode: number, typeOf: Uint8Array) {
-    this.entries = entries;
-    this.typeCode = typeCode;
-    this.typeOf = typeOf;
-    this.lists = [];
-    for (const entry of entries) {
-      if (typeCode !== 0) {
-        const list = entry.byType[typeCode];
-        if (list !== undefined && list.length > 0) this.lists.push(list);
-      } else for (const list of entry.byType) if (list !== undefined && list.length > 0) this.lists.push(list);
-    }
-    let cost = 0;
-    for (const list of this.lists) cost += list.length;
-    this.cost = cost;
-  }
-
-  /**
-   * Chooses how `has` answers, for about `probes` calls over `slotCount` slots: a bit set when
-   * marking every slot of the lists (and clearing one bit per 32 slots) costs less than a binary
-   * search (about 16 steps) per entry per probe.
-   */
-  prepareTests(probes: number, slotCount: number): void {
-    if (this.cost + (slotCount >>> 5) < probes * this.entries.length * 16) this.bits = this.marked(slotCount);
-  }
-
-  has(slot: number): boolean {
-    if (this.bits !== null) return (this.bits[slot >>> 5]! & (1 << (slot & 31))) !== 0;
-    const typeCode = this.typeCode !== 0 ? this.typeCode : this.typeOf[slot]!;
-    for (const entry of this.entries) if (entry.byType[typeCode]?.has(slot)) return true;
-    return false;
-  }
-
-  /** Every slot holding such a word, once each, in slot order. */
-  slotsIn(slotCount: number): Int32Array {
-    if (this.lists.length === 1) return this.lists[0]!.slots.subarray(0, this.lists[0]!.length);
-    return slotsOfMarked(this.marked(slotCount), this.cost);
-  }
-
-  private marked(slotCount: number): Uint32Array {
-    return markedSlots(
-      this.lists.map((list) => list.view()),
-      slotCount,
-    );
   }
 }
 
@@ -663,46 +510,6 @@ export function compareLowerCased(left: string, right: string): number {
   }
   // One starts the other: lower-casing never makes the rest empty, so the shorter comes first.
   return left.length - right.length;
-}
-
-/** A bit set of `slotCount` slots with every slot in `lists` set. */
-function markedSlots(lists: Int32Array[], slotCount: number): Uint32Array {
-  const bits = new Uint32Array((slotCount + 31) >>> 5);
-  for (const slots of lists) {
-    for (let position = 0; position < slots.length; position += 1) {
-      const slot = slots[position]!;
-      bits[slot >>> 5]! |= 1 << (slot & 31);
-    }
-  }
-  return bits;
-}
-
-/** The slots whose bits are set, in slot order; `most` bounds how many there can be. */
-function slotsOfMarked(bits: Uint32Array, most: number): Int32Array {
-  const slots = new Int32Array(most);
-  let count = 0;
-  for (let block = 0; block < bits.length; block += 1) {
-    let set = bits[block]!;
-    while (set !== 0) {
-      const lowest = set & -set;
-      slots[count++] = block * 32 + (31 - Math.clz32(lowest));
-      set ^= lowest;
-    }
-  }
-  return slots.subarray(0, count);
-}
-
-/** The first character (code point) of a word. */
-function initialOf(word: string): string {
-  const first = word.charCodeAt(0);
-  // A surrogate pair is one character (an emoji, a rare letter).
-  return first >= 0xd800 && first <= 0xdbff ? word.slice(0, 2) : word.charAt(0);
-}
-
-function initialsOf(words: Iterable<string>): Set<string> {
-  const initials = new Set<string>();
-  for (const word of words) initials.add(initialOf(word));
-  return initials;
 }
 
 const NO_SLOTS = new Int32Array(0);
