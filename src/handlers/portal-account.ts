@@ -61,7 +61,8 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     checker.finish();
     // A token is a secret too: a wrong one counts against the address like a wrong password,
     // reserved before it is looked up; a right one gives its place back once its password is hashed.
-    const reservation = await limits.reserve(null, deps.clientAddress(context.req));
+    const address = deps.clientAddress(context.req);
+    const reservation = await limits.reserve(null, address);
     const tokenHash = typeof token === 'string' && isWellFormedSecret(token) ? digestOf(token) : null;
     if (tokenHash === null || invitationFor(store, tokenHash, clock.now()) === undefined) {
       await reservation.failed();
@@ -69,7 +70,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     }
     let passwordHash: string;
     try {
-      passwordHash = await hashPassword(body.password as string);
+      passwordHash = await hashPassword(body.password as string, address);
     } finally {
       await reservation.succeeded();
     }
@@ -110,9 +111,9 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     // A stolen session must not become a way to guess the password: failures count as sign-in failures.
     const address = deps.clientAddress(context.req);
     const stored = store.get(CREDENTIALS, user.id);
-    const right = await limits.checked(user.email, address, async () => stored !== undefined && (await verifyPassword(current as string, stored.password_hash)));
+    const right = await limits.checked(user.email, address, async () => stored !== undefined && (await verifyPassword(current as string, stored.password_hash, address)));
     if (!right || stored === undefined) throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
-    const passwordHash = await hashPassword(body.password as string);
+    const passwordHash = await hashPassword(body.password as string, address);
     return store.commit((tx) => {
       // The session and its user as they are now (401 if the session ended meanwhile).
       const now = sessions.userAtCommit(tx, signedIn.sessionId);
@@ -140,7 +141,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
     if (problem !== null) checker.fail('password', problem);
     checker.finish();
-    const passwordHash = await hashPassword(body.password as string);
+    const passwordHash = await hashPassword(body.password as string, deps.clientAddress(context.req));
     return store.commit((tx) => {
       assertEmailFree(tx, fields.email!, null);
       const now = isoTime(clock.now());
