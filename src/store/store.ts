@@ -13,7 +13,6 @@ import { Collections, type ChangeEvent, type CollectionName, type RecordChange, 
 import type { FileSystem } from './files.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
 import type { AppendOutcome, CompactionHooks, Log, LogEntry } from './log.ts';
-import { MemoryLog } from './memory-log.ts';
 import { openLocalLog } from './local-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
 
