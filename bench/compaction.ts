@@ -9,7 +9,8 @@
 // writes), each on its own copy of the same seeded data.
 // Usage: npm run bench:compaction -- [--sizes 100000,1000000] [--baseline-seconds 8]
 //          [--entry src/main.ts] [--compare-entry /path/to/other/src/main.ts] [--writers 4]
-//          [--readers 8] [--write-rate 25] [--read-rate 50] [--repeats 2]   (rates per client, per second)
+//          [--readers 8] [--write-rate 25] [--read-rate 50] [--repeats 2] [--warmup 5]
+//          (rates per client, per second; seconds of traffic before the first window)
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +35,7 @@ const { values: options } = parseArgs({
     'write-rate': { type: 'string', default: '25' },
     'read-rate': { type: 'string', default: '50' },
     repeats: { type: 'string', default: '2' },
+    warmup: { type: 'string', default: '5' },
   },
 });
 
@@ -207,7 +209,8 @@ async function measure(label: string, entry: string, seededDir: string, listings
       const samples: Sample[] = [];
       const stop = startTraffic(server, key, sampleIds, samples);
       const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
-      await pause(2_000); // warm-up
+      // The first requests after a start also build caches and indexes: not part of either window.
+      await pause(Number(options.warmup) * 1000);
       const runs: Run[] = [];
       for (let repeat = 1; repeat <= Number(options.repeats); repeat += 1) {
         const withoutFrom = Date.now();

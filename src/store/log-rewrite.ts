@@ -6,6 +6,13 @@
 
 import type { FileSystem, LogHandle } from './files.ts';
 
+/**
+ * Written bytes are fsynced every this many, not all at the end: otherwise hundreds of
+ * megabytes wait in the page cache and the log's own fdatasyncs (every acknowledged write)
+ * queue behind their writeback.
+ */
+const SYNC_EVERY_BYTES = 8 * 1024 * 1024;
+
 export class LogRewrite {
   readonly path: string;
   private readonly fileSystem: FileSystem;
@@ -35,6 +42,7 @@ export class LogRewrite {
     this.bytes += chunk.length;
     this.unsynced += chunk.length;
     this.lines += countNewlines(chunk);
+    if (this.unsynced >= SYNC_EVERY_BYTES) await this.sync();
   }
 
   /** fsyncs what was written since the last fsync (nothing to do when nothing was). */
