@@ -12,12 +12,13 @@
 //          [--readers 8] [--write-rate 25] [--read-rate 50] [--repeats 2] [--warmup 5]
 //          (rates per client, per second; seconds of traffic before the first window)
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { CompactionLatency, CompactionResults, CompactionRun, CompactionWindow } from './report.ts';
 import { BENCH_USER_ID, LOG_FILE_NAME, writeSeedLog } from './seed.ts';
 
 const REPO_DIR = resolve(import.meta.dirname, '..');
@@ -44,33 +45,6 @@ interface Sample {
   sentAt: number;
   answeredAt: number;
   status: number;
-}
-
-interface LatencyFigures {
-  count: number;
-  errors: number;
-  p99Ms: number;
-  maxMs: number;
-}
-
-interface WindowFigures {
-  seconds: number;
-  read: LatencyFigures;
-  write: LatencyFigures;
-  loopDelayMaxMs: number;
-}
-
-interface Run {
-  label: string;
-  repeat: number;
-  entry: string;
-  listings: number;
-  logBytesBefore: number;
-  startSeconds: number;
-  compactionSeconds: number;
-  compactionAnswer: string;
-  without: WindowFigures;
-  during: WindowFigures;
 }
 
 /** One server process: its URL, and the loop-delay lines it printed (epoch ms, max ms). */
@@ -178,8 +152,8 @@ function startTraffic(server: Server, key: string, ids: string[], samples: Sampl
 }
 
 /** Figures for the requests in flight at any moment of [from, to] (so one held through it counts). */
-function windowFigures(samples: Sample[], server: Server, from: number, to: number): WindowFigures {
-  const figures = (kind: Sample['kind']): LatencyFigures => {
+function windowFigures(samples: Sample[], server: Server, from: number, to: number): CompactionWindow {
+  const figures = (kind: Sample['kind']): CompactionLatency => {
     const inWindow = samples.filter((sample) => sample.kind === kind && sample.answeredAt >= from && sample.sentAt <= to);
     const latencies = inWindow.map((sample) => sample.answeredAt - sample.sentAt).sort((left, right) => left - right);
     return {
@@ -194,7 +168,7 @@ function windowFigures(samples: Sample[], server: Server, from: number, to: numb
   return { seconds: (to - from) / 1000, read: figures('read'), write: figures('write'), loopDelayMaxMs: Math.max(0, ...delays) };
 }
 
-async function measure(label: string, entry: string, seededDir: string, listings: number, logBytes: number, sampleIds: string[]): Promise<Run[]> {
+async function measure(label: string, entry: string, seededDir: string, listings: number, logBytes: number, sampleIds: string[]): Promise<CompactionRun[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mkt-bench-compaction-run-'));
   try {
     copyFileSync(join(seededDir, LOG_FILE_NAME), join(dataDir, LOG_FILE_NAME));
@@ -211,7 +185,7 @@ async function measure(label: string, entry: string, seededDir: string, listings
       const pause = (ms: number) => new Promise((done) => setTimeout(done, ms));
       // The first requests after a start also build caches and indexes: not part of either window.
       await pause(Number(options.warmup) * 1000);
-      const runs: Run[] = [];
+      const runs: CompactionRun[] = [];
       for (let repeat = 1; repeat <= Number(options.repeats); repeat += 1) {
         const withoutFrom = Date.now();
         await pause(Number(options['baseline-seconds']) * 1000);
@@ -219,10 +193,9 @@ async function measure(label: string, entry: string, seededDir: string, listings
         const answer = await call(admin, server.url, 'POST', '/admin/v1/compact', TOKEN);
         const compactTo = Date.now();
         await pause(1_000);
-        const run: Run = {
+        const run: CompactionRun = {
           label,
           repeat,
-          entry,
           listings,
           logBytesBefore: logBytes,
           startSeconds,
@@ -245,7 +218,7 @@ async function measure(label: string, entry: string, seededDir: string, listings
   }
 }
 
-function row(run: Run): string {
+function row(run: CompactionRun): string {
   const { without, during } = run;
   const pair = (left: number, right: number) => `${left.toFixed(0)} / ${right.toFixed(0)}`;
   return (
@@ -256,16 +229,65 @@ function row(run: Run): string {
   );
 }
 
+/** The commit checked out where `entry` lives (its checkout may be another worktree). */
+function commitOf(entry: string): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dirname(entry), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
 async function main(): Promise<void> {
   const sizes = options.sizes.split(',').map((size) => Number(size));
-  const runs: Run[] = [];
+  const entry = resolve(options.entry);
+  const compared = options['compare-entry'] === undefined ? null : resolve(options['compare-entry']);
+  const results: CompactionResults = {
+    kind: 'compaction',
+    started_at: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model.trim() ?? 'unknown',
+      memory_gib: Math.round(totalmem() / 1073741824),
+      node: process.version,
+      platform: `${platform()} ${release()}`,
+      load_average_at_start: loadavg(),
+    },
+    generator: { name: 'bench/compaction.ts', version: '' },
+    settings: {
+      rounds: Number(options.repeats),
+      duration_s: Number(options['baseline-seconds']),
+      warmup_s: Number(options.warmup),
+      read_connections: Number(options.readers),
+      write_connections: Number(options.writers),
+      pinning: null,
+    },
+    git_commit: commitOf(entry),
+    servers: [{ label: 'this code', entry, git_commit: commitOf(entry) }, ...(compared === null ? [] : [{ label: 'compared', entry: compared, git_commit: commitOf(compared) }])],
+    traffic: {
+      writers: Number(options.writers),
+      readers: Number(options.readers),
+      writes_per_s_each: Number(options['write-rate']),
+      reads_per_s_each: Number(options['read-rate']),
+      warmup_s: Number(options.warmup),
+      without_s: Number(options['baseline-seconds']),
+      repeats: Number(options.repeats),
+    },
+    runs: [],
+  };
+  const save = () => {
+    mkdirSync(join(REPO_DIR, 'bench/results'), { recursive: true });
+    writeFileSync(join(REPO_DIR, 'bench/results/latest-compaction.json'), `${JSON.stringify(results, null, 2)}\n`);
+  };
   for (const listings of sizes) {
     const seededDir = mkdtempSync(join(tmpdir(), 'mkt-bench-compaction-seed-'));
     try {
       const seeded = await writeSeedLog({ dataDir: seededDir, listingCount: listings, descriptionWords: 130, updatedShare: 0.8, sampleIdCount: 10_000 });
       process.stderr.write(`seeded ${listings} listings, ${(seeded.logBytes / 1048576).toFixed(0)} MiB, in ${seeded.seconds.toFixed(1)} s\n`);
-      runs.push(...await measure('this code', resolve(options.entry), seededDir, listings, seeded.logBytes, seeded.sampleIds));
-      if (options['compare-entry'] !== undefined) runs.push(...await measure('compared', resolve(options['compare-entry']), seededDir, listings, seeded.logBytes, seeded.sampleIds));
+      results.runs.push(...(await measure('this code', entry, seededDir, listings, seeded.logBytes, seeded.sampleIds)));
+      save();
+      if (compared !== null) results.runs.push(...(await measure('compared', compared, seededDir, listings, seeded.logBytes, seeded.sampleIds)));
+      save();
     } finally {
       rmSync(seededDir, { recursive: true, force: true });
     }
@@ -273,12 +295,9 @@ async function main(): Promise<void> {
   const table = [
     '| listings | server | compaction | worst write ms (without / during) | p99 write ms | worst read ms | p99 read ms | event-loop delay max ms | writes / reads during | errors |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...runs.map(row),
+    ...results.runs.map(row),
   ].join('\n');
-  process.stdout.write(`${table}\n`);
-  mkdirSync(join(REPO_DIR, 'bench/results'), { recursive: true });
-  writeFileSync(join(REPO_DIR, 'bench/results/compaction.json'), `${JSON.stringify(runs, null, 2)}\n`);
-  writeFileSync(join(REPO_DIR, 'bench/results/compaction.md'), `${table}\n`);
+  process.stdout.write(`${table}\nwritten to bench/results/latest-compaction.json (npm run bench:publish -- --only compaction puts it in the docs)\n`);
 }
 
 await main();
