@@ -48,6 +48,44 @@ export interface ScaleResults extends RunContext {
   rows: ScaleRow[];
 }
 
+/** Requests of one kind in one window: how many, how many failed, p99 and worst latency. */
+export interface CompactionLatency {
+  count: number;
+  errors: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/** One window of the compaction benchmark (bench/compaction.ts). */
+export interface CompactionWindow {
+  seconds: number;
+  read: CompactionLatency;
+  write: CompactionLatency;
+  loopDelayMaxMs: number;
+}
+
+/** One compaction under traffic, with the window before it that had none. */
+export interface CompactionRun {
+  /** Which server: "this code" or "compared" (see `servers`). */
+  label: string;
+  repeat: number;
+  listings: number;
+  logBytesBefore: number;
+  startSeconds: number;
+  compactionSeconds: number;
+  compactionAnswer: string;
+  without: CompactionWindow;
+  during: CompactionWindow;
+}
+
+export interface CompactionResults extends RunContext {
+  kind: 'compaction';
+  /** The servers measured, by label: their entry file and the commit of its checkout. */
+  servers: Array<{ label: string; entry: string; git_commit: string | null }>;
+  traffic: { writers: number; readers: number; writes_per_s_each: number; reads_per_s_each: number; warmup_s: number; without_s: number; repeats: number };
+  runs: CompactionRun[];
+}
+
 export interface StartupResults extends RunContext {
   kind: 'startup';
   listings: number;

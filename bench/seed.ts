@@ -41,6 +41,10 @@ export interface SeedOptions {
   /** How many listing ids to keep for the random-id scenario (chosen uniformly). */
   sampleIdCount?: number;
   seed?: number;
+  /** Words in each description (default 12, ~250-byte listings; 130 makes them ~1 KB). */
+  descriptionWords?: number;
+  /** This share of the listings (0-1) is written a second time with a new price, as one update each would. */
+  updatedShare?: number;
 }
 
 export interface SeedResult {
@@ -89,10 +93,10 @@ function capitalise(word: string): string {
 }
 
 /** Listing number `index` of a data set: random-looking id (unique by its index suffix), plausible text. */
-function listingRecord(random: () => number, index: number): Record<string, unknown> {
+function listingRecord(random: () => number, index: number, descriptionWords: number): Record<string, unknown> {
   const createdAt = new Date(EPOCH_MS + index * 1000).toISOString();
   const title = pickWords(random, 3).map(capitalise).join(' ');
-  const description = `${capitalise(pickWords(random, 12).join(' '))}.`;
+  const description = `${capitalise(pickWords(random, descriptionWords).join(' '))}.`;
   const tags = [...new Set(pickWords(random, 3))];
   const free = random() < 0.1;
   const price = free ? 0 : Math.round(random() * 50_000) / 100;
@@ -153,10 +157,13 @@ export async function writeSeedLog(options: SeedOptions): Promise<SeedResult> {
     created_at: createdAt,
     updated_at: createdAt,
   });
+  const updatedShare = options.updatedShare ?? 0;
   for (let index = 0; index < options.listingCount; index++) {
-    const record = listingRecord(random, index);
+    const record = listingRecord(random, index, options.descriptionWords ?? 12);
     if (sampled.has(index)) sampleIds.push(record.id as string);
     chunk += putLine('listings', record);
+    // Drawn only when asked for, so the default data set stays byte for byte what it was.
+    if (updatedShare > 0 && random() < updatedShare) chunk += putLine('listings', { ...record, price: (record.price as number) + 1, updated_at: new Date(EPOCH_MS + index * 1000 + 500).toISOString() });
     if (chunk.length >= CHUNK_BYTES) await flush();
   }
   if (chunk.length > 0) await flush();

@@ -55,7 +55,7 @@ import { nodeFileSystem, type FileSystem } from './store/files.ts';
 import { limiterAnswers, Readiness } from './health/readiness.ts';
 import { metricsRoute, readinessRoute } from './handlers/operations.ts';
 import { ServerMetrics } from './metrics/server-metrics.ts';
-import { Store } from './store/store.ts';
+import { Store, type CompactionHooks } from './store/store.ts';
 import { DeliveryCounts } from './webhooks/delivery-counts.ts';
 import { DEFAULT_TIMEOUT_MS as WEBHOOK_SEND_TIMEOUT_MS, WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookOutbox } from './webhooks/outbox.ts';
@@ -65,6 +65,8 @@ export interface AppOptions {
   clock?: Clock;
   /** The store's file system, replaceable so tests can inject disk faults. */
   fileSystem?: FileSystem;
+  /** Tests only: moments where the store's compaction may be held (CompactionHooks, src/store/log.ts). */
+  compactionHooks?: CompactionHooks;
   /** Where access-log lines and notices go (stdout by default). */
   writeOut?: (text: string) => void;
   /** Where warnings and errors go (stderr by default). */
@@ -119,7 +121,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { dataDir, keyLimiter, failedAuthLimiter } = backends;
   let store: Store;
   try {
-    store = await Store.open({ dataDir, log: backends.log, warn, now: () => clock.now() });
+    store = await Store.open({ dataDir, log: backends.log, warn, now: () => clock.now(), compactionHooks: options.compactionHooks });
   } catch (error) {
     backends.closeLimiters();
     throw error;

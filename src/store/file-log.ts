@@ -2,18 +2,19 @@
 // the contract). One server writes it, holding the directory's LOCK: every entry it is given
 // was decided on the state it already holds, so it assigns versions and needs no read check.
 // A batch is appended and fsynced as one write (group commit); a failed write is cut off again
-// so no half record stays. Compaction rewrites the file crash-safely (temp, fsync, rename,
-// fsync the directory).
+// so no half record stays. Compaction rewrites the file beside live writes, crash-safely (temp,
+// fsync, rename, fsync the directory; the temp file is log-rewrite.ts).
 
 import { chmodSync, createReadStream, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { crashSafeWriteFile, writeFileDurably } from './crash-safe-write.ts';
+import { crashSafeWriteFile } from './crash-safe-write.ts';
 import { nodeFileSystem, type FileSystem, type LogHandle } from './files.ts';
 import { decodeLine, encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX, type StoredRecord } from './format.ts';
 import { MAX_LINE_BYTES } from './lines.ts';
 import { acquireDataDirLock } from './lock.ts';
-import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from './log.ts';
+import type { AppendOutcome, CompactionHooks, CompactResult, LiveCompactionSource, LoadSink, Log, LogEntry, LogStats, PulledWrite } from './log.ts';
+import { LogRewrite } from './log-rewrite.ts';
 import { LOADED_VERSION, replayLog } from './replay.ts';
 
 export interface FileLogOptions {
@@ -25,6 +26,10 @@ export interface FileLogOptions {
 
 const COMPACT_TEMP_NAME = `${LOG_FILE_NAME}.compact${TEMP_SUFFIX}`;
 const CREATE_TEMP_NAME = `${LOG_FILE_NAME}.create${TEMP_SUFFIX}`;
+/** A compaction switches once at most this much is left to carry (written with writes held). */
+const CARRIED_AT_SWITCH_BYTES = 256 * 1024;
+/** Rounds of carrying before the switch, so writes faster than the copy cannot hold it off forever. */
+const MAX_CARRY_ROUNDS = 8;
 
 export class FileLog implements Log {
   private readonly dataDir: string;
@@ -41,6 +46,11 @@ export class FileLog implements Log {
   private mustReopen = false;
   /** A compaction's rename is not yet known durable: fsync the directory before acknowledging. */
   private mustSyncDirectory = false;
+  /**
+   * While a compaction runs, from its snapshot point: the batches acknowledged since, still to
+   * be carried into the new log (as Redis keeps a rewrite buffer). Null when none runs.
+   */
+  private carried: { chunks: Buffer[]; bytes: number } | null = null;
   private nextVersion = LOADED_VERSION + 1;
   private counters = { opsInLog: 0, fsyncs: 0, compactions: 0 };
   private lastWriteError: string | null = null;
@@ -119,6 +129,10 @@ export class FileLog implements Log {
     }
     this.lastWriteError = null;
     this.logBytes += bytes.length;
+    if (this.carried !== null) {
+      this.carried.chunks.push(bytes);
+      this.carried.bytes += bytes.length;
+    }
     this.counters.fsyncs += 1;
     return entries.map((entry) => {
       this.counters.opsInLog += entry.ops.length;
@@ -132,45 +146,105 @@ export class FileLog implements Log {
   onOthersWrote(_callback: () => void): void {}
 
   /**
-   * Temp file in the same directory → fsync → rename over the log → fsync the directory.
-   * Before the rename a crash leaves the old log (and a temp file discarded at start); after
-   * it, the new one. Either holds every acknowledged record.
+   * The one-shot rewrite (migrate.ts fills a new data dir this way): the same steps as a
+   * compaction beside live writes, with nothing to carry since nobody writes meanwhile.
    */
   async compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult> {
-    const bytesBefore = this.logBytes;
+    return this.compactBesideWrites({
+      exclusive: (work) => work(),
+      records: async (write) => {
+        for (const chunk of await snapshot()) await write(chunk);
+      },
+      hooks: {},
+    });
+  }
+
+  /**
+   * Rewrites the log to its live records while writes go on (as Redis rewrites its append-only
+   * file): with writes held only for a moment, the snapshot point is marked and from then on
+   * every acknowledged batch is also kept aside; the records are written to a temp file beside
+   * the log with writes going on, then the batches kept aside are carried after them; last, with
+   * writes held again, the few batches since, an fsync, the rename over the log and an fsync of
+   * the directory. Until the rename a crash leaves the old log, which every acknowledged write
+   * went to (and a temp file discarded at start); after it, the new one, which holds the
+   * records and, after them, every write acknowledged since the snapshot point (a record the
+   * records show newer than the snapshot point is also among those writes, later in the file,
+   * and wins at replay).
+   */
+  async compactBesideWrites(source: LiveCompactionSource): Promise<CompactResult> {
+    const { hooks } = source;
     const tempPath = join(this.dataDir, COMPACT_TEMP_NAME);
-    // A failed earlier switch must be finished first: the live records must be durable
-    // in the current log before it can be replaced.
-    await this.finishLogSwitch();
-    const chunks = await snapshot();
-    await this.fileSystem.remove(tempPath);
-    // The rename is done here rather than by crashSafeWriteFile: a failed rename may still
-    // have happened, and the log must then switch to the new file (below).
-    const size = await writeFileDurably(this.fileSystem, tempPath, chunks);
-    let lines = 0;
-    for (const chunk of chunks) lines += countNewlines(chunk);
+    // 1. The snapshot point. A failed earlier switch is finished first: the live records must
+    // be durable in the current log before it can be replaced.
+    await source.exclusive(async () => {
+      if (this.carried !== null) throw new Error('a compaction of this log is already running');
+      await this.finishLogSwitch();
+      this.carried = { chunks: [], bytes: 0 };
+    });
+    let rewrite: LogRewrite | null = null;
     try {
-      await this.fileSystem.rename(tempPath, this.logPath);
+      await hooks.afterSnapshot?.();
+      // 2. The records, writes going on.
+      rewrite = await LogRewrite.create(this.fileSystem, tempPath);
+      const target = rewrite;
+      let slices = 0;
+      await source.records(async (chunk) => {
+        await target.write(chunk);
+        slices += 1;
+        // The header and one slice of records are written: the file is half made.
+        if (slices === 2) await hooks.writingRecords?.();
+      });
+      // 3. The writes acknowledged meanwhile, writes going on, until little is left for the switch.
+      await this.carryInto(rewrite);
+      await hooks.carryingWrites?.();
+      for (let round = 0; round < MAX_CARRY_ROUNDS && this.carried!.bytes > CARRIED_AT_SWITCH_BYTES; round += 1) await this.carryInto(rewrite);
+      await rewrite.sync();
+      // 4. The switch, writes held: the last carried writes, then the new file replaces the log.
+      return await source.exclusive(() => this.switchTo(target, hooks));
+    } catch (error) {
+      this.carried = null;
+      await rewrite?.discard();
+      throw error;
+    }
+  }
+
+  /** Moves the writes kept aside so far into the new file (in the order they were acknowledged). */
+  private async carryInto(rewrite: LogRewrite): Promise<void> {
+    const carried = this.carried!;
+    while (carried.chunks.length > 0) {
+      const chunks = carried.chunks.splice(0, carried.chunks.length);
+      carried.bytes = 0;
+      await rewrite.write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    }
+  }
+
+  /** Run with writes held: nothing is appended to the old log from here on. */
+  private async switchTo(rewrite: LogRewrite, hooks: CompactionHooks): Promise<CompactResult> {
+    const bytesBefore = this.logBytes;
+    await this.carryInto(rewrite);
+    this.carried = null;
+    await rewrite.finish();
+    await hooks.beforeRename?.();
+    try {
+      await this.fileSystem.rename(rewrite.path, this.logPath);
     } catch (error) {
       // A rename can report a failure yet have happened (a network file system): then the
       // new log is in place and the old handle must not be written again.
-      if (existsSync(tempPath)) {
-        await this.fileSystem.remove(tempPath).catch(() => {});
-        throw error;
-      }
+      if (existsSync(rewrite.path)) throw error;
       if (!existsSync(this.logPath)) throw error;
       this.warn(`Log compaction: the rename reported "${(error as Error)?.message ?? String(error)}" but took place; carrying on with the new log.`);
     }
     // The new log is in place: from here on every append must go to it, whatever fails next.
     this.mustReopen = true;
     this.mustSyncDirectory = true;
-    this.logBytes = size;
+    this.logBytes = rewrite.bytes;
     this.mustTruncate = false;
-    // Every line but the header is one live record.
-    this.counters.opsInLog = Math.max(0, lines - 1);
+    // Every line but the header is one operation line.
+    this.counters.opsInLog = Math.max(0, rewrite.lines - 1);
     this.counters.compactions += 1;
+    await hooks.afterRename?.();
     await this.finishLogSwitch();
-    return { bytesBefore, bytesAfter: size };
+    return { bytesBefore, bytesAfter: rewrite.bytes };
   }
 
   /**
@@ -222,12 +296,6 @@ export class FileLog implements Log {
       this.mustSyncDirectory = false;
     }
   }
-}
-
-function countNewlines(chunk: Buffer): number {
-  let count = 0;
-  for (let index = chunk.indexOf(0x0a); index !== -1; index = chunk.indexOf(0x0a, index + 1)) count += 1;
-  return count;
 }
 
 /** A new log is born complete: its header line, written crash-safely. */

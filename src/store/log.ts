@@ -41,6 +41,13 @@
 //    store calls it in its queue with no append running. `snapshot()` is every live record in the
 //    line format of format.ts (header first), for back-ends that rewrite themselves from it.
 //    Like append: either the old or the new content survives a crash, never a mix.
+//    A back-end that can rewrite itself while writes go on offers compactBesideWrites(source)
+//    instead, and the store then calls that one outside its queue: the back-end holds the queue
+//    (source.exclusive) only for the moments that need it — marking the snapshot point, and the
+//    switch to the new content — and must carry every write acknowledged after the snapshot
+//    point into the new content, after the records (source.records may show a record in a state
+//    newer than the snapshot point; such a record is also in the carried writes, which come
+//    later and win at replay, where the last line for an id wins).
 //
 // 6. close() releases what the back-end holds (file handles, the data-dir lock, connections).
 //
@@ -105,6 +112,34 @@ export interface CompactResult {
   bytesAfter: number;
 }
 
+/**
+ * Moments of a compaction beside live writes where a test may hold it (a hook's promise is
+ * awaited there) or a crash test kill the process. `afterSnapshot`: the snapshot point is marked
+ * and writes go on; `writingRecords`: the records are half written to the new file;
+ * `carryingWrites`: the records are written and the writes made meanwhile are being carried;
+ * `beforeRename` and `afterRename`: the switch, with writes held (keep a hold there short).
+ */
+export interface CompactionHooks {
+  afterSnapshot?: () => Promise<void>;
+  writingRecords?: () => Promise<void>;
+  carryingWrites?: () => Promise<void>;
+  beforeRename?: () => Promise<void>;
+  afterRename?: () => Promise<void>;
+}
+
+/** What a back-end compacting beside live writes gets from the store (point 5). */
+export interface LiveCompactionSource {
+  /** Runs `work` in the store's write queue: no append runs and memory does not change meanwhile. */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Hands every live record to `write` in the line format (header first), in slices with a turn
+   * of the event loop between them, while writes go on; each record as of the moment its slice
+   * is made, never older than at the call. Rejects (StoreClosedError) when the store closes.
+   */
+  records(write: (chunk: Buffer) => Promise<void>): Promise<void>;
+  hooks: CompactionHooks;
+}
+
 export interface Log {
   load(sink: LoadSink): Promise<{ lastVersion: number }>;
   append(entries: readonly LogEntry[]): Promise<AppendOutcome[]>;
@@ -114,6 +149,8 @@ export interface Log {
   /** Registers the callback a shared back-end calls when others wrote (the store then pulls). */
   onOthersWrote(callback: () => void): void;
   compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult>;
+  /** Point 5: a compaction that holds writes only to mark its snapshot point and to switch. */
+  compactBesideWrites?(source: LiveCompactionSource): Promise<CompactResult>;
   /** Point 7: every version of the record the log's older writes put, oldest first. */
   earlierVersions?(collection: string, id: string): Promise<StoredRecord[]>;
   /** Point 8: resolves once every other server has applied `version`. */

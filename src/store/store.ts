@@ -4,19 +4,21 @@
 // names what it read (a Transaction) and what it changes, so no write decided on an older copy
 // ever reaches the log, and the outcome is that of running the writes one at a time. A batch
 // is made durable first and only then applied to memory and acknowledged; writes arriving
-// while one batch is written go out together in the next (group commit). Compaction and
-// backups run between batches, so they always see a durable, unchanging state.
+// while one batch is written go out together in the next (group commit). Backups run between
+// batches, so they see a durable, unchanging state; a compaction of the file log runs beside
+// the batches and holds them only to mark its snapshot point and to switch files.
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Collections, type ChangeEvent, type CollectionName, type RecordChange, type RecordReader } from './collections.ts';
 import type { FileSystem } from './files.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
-import type { AppendOutcome, Log, LogEntry } from './log.ts';
+import type { AppendOutcome, CompactionHooks, Log, LogEntry } from './log.ts';
 import { openLocalLog } from './local-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
 
 export type { StoredRecord, WriteOp } from './format.ts';
 export type { ChangeEvent, CollectionName, RecordChange, RecordReader } from './collections.ts';
+export type { CompactionHooks } from './log.ts';
 export { collectionName } from './collections.ts';
 export type { Decide, Decision, DecisionReader, Transaction } from './transaction.ts';
 export { LogVersionError } from './format.ts';
@@ -36,6 +38,8 @@ export interface StoreOptions {
   /** Compact once the log holds at least this many operations and over half are superseded. */
   compactAtOps?: number;
   now?: () => number;
+  /** Tests only: where a compaction may be held (see CompactionHooks in log.ts). */
+  compactionHooks?: CompactionHooks;
 }
 
 export interface StoreStats {
@@ -91,8 +95,17 @@ interface DecidedWrite {
   committedActions: Array<() => void>;
 }
 
-/** Records encoded per slice of a compaction or backup (about a millisecond of work). */
+/** Records encoded per slice of a compaction or backup (about a millisecond of work)... */
 const RECORDS_PER_SLICE = 1024;
+/** ...or fewer when they are large: a slice ends at this many characters of encoded lines. */
+const SLICE_CHARACTERS = 256 * 1024;
+
+export interface CompactionSummary {
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Live records once the compaction ended. */
+  records: number;
+}
 
 export class Store implements RecordReader {
   private readonly collections: Collections;
@@ -102,9 +115,13 @@ export class Store implements RecordReader {
   private readonly compactAtOps: number;
   private readonly now: () => number;
   private readonly warn: (message: string) => void;
+  private readonly compactionHooks: CompactionHooks;
   private queue: QueueItem[] = [];
   private pumping = false;
   private compactionQueued = false;
+  /** The compaction running (or about to), and one asked for while it runs, which starts after it. */
+  private runningCompaction: Promise<CompactionSummary> | null = null;
+  private waitingCompaction: Promise<CompactionSummary> | null = null;
   /** close() was called: new writes are refused, queued ones still go out. */
   private closing = false;
   private closed: Promise<void> | null = null;
@@ -114,8 +131,13 @@ export class Store implements RecordReader {
   private pullQueued = false;
   private lastPullWarning: string | null = null;
 
-  private constructor(collections: Collections, log: Log, options: { compactAtOps: number; now: () => number; warn: (message: string) => void }) {
+  private constructor(
+    collections: Collections,
+    log: Log,
+    options: { compactAtOps: number; now: () => number; warn: (message: string) => void; compactionHooks: CompactionHooks },
+  ) {
     this.collections = collections;
+    this.compactionHooks = options.compactionHooks;
     this.log = log;
     this.compactAtOps = options.compactAtOps;
     this.now = options.now;
@@ -160,7 +182,7 @@ export class Store implements RecordReader {
       await log.close().catch(() => {});
       throw error;
     }
-    return new Store(collections, log, { compactAtOps: options.compactAtOps ?? 10_000, now, warn });
+    return new Store(collections, log, { compactAtOps: options.compactAtOps ?? 10_000, now, warn, compactionHooks: options.compactionHooks ?? {} });
   }
 
   get<T extends StoredRecord>(collection: CollectionName<T>, id: string): T | undefined {
@@ -222,19 +244,53 @@ export class Store implements RecordReader {
   }
 
   /**
-   * Rewrites the log to hold only live records (crash-safe). Writes arriving meanwhile wait
-   * and go out right after. Rejects with StoreUnavailableError when the log fails; the log
-   * is then unchanged (or already the compacted one) and still loadable either way.
+   * Rewrites the log to hold only live records (crash-safe). On the file log, writes go on
+   * meanwhile: they are held only while the snapshot point is marked and for the switch to the
+   * new file (log.ts, point 5); on a back-end that cannot do that, writes arriving meanwhile
+   * wait and go out right after. Compactions take turns: one asked for while another runs
+   * starts once that one ends, so it also drops whatever was superseded before it was asked
+   * for (erasure relies on that), and every call made meanwhile shares it. Rejects with
+   * StoreUnavailableError when the log fails; the log is then unchanged (or already the
+   * compacted one) and still loadable either way.
    */
-  compact(): Promise<{ bytesBefore: number; bytesAfter: number; records: number }> {
-    return this.runExclusive(async () => {
-      try {
-        const result = await this.log.compact(() => this.serializeLiveRecords());
-        return { ...result, records: this.collections.liveRecords() };
-      } catch (error) {
-        throw new StoreUnavailableError(error);
-      }
+  compact(): Promise<CompactionSummary> {
+    if (this.closing) return Promise.reject(new StoreClosedError());
+    if (this.waitingCompaction !== null) return this.waitingCompaction;
+    const ignore = () => {};
+    const next = (this.runningCompaction ?? Promise.resolve()).then(ignore, ignore).then(() => {
+      this.waitingCompaction = null;
+      return this.compactOnce();
     });
+    this.waitingCompaction = next;
+    this.runningCompaction = next;
+    const forget = () => {
+      if (this.runningCompaction === next) this.runningCompaction = null;
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private async compactOnce(): Promise<CompactionSummary> {
+    if (this.closing) throw new StoreClosedError();
+    const log = this.log;
+    try {
+      const result = log.compactBesideWrites
+        ? await log.compactBesideWrites({
+            exclusive: (work) => this.enqueueTask(work),
+            records: (write) =>
+              this.writeLiveRecords(async (chunk) => {
+                // Closing does not wait for a long compaction: it stops here, the old log whole.
+                if (this.closing) throw new StoreClosedError('the store closed during a compaction');
+                await write(chunk);
+              }),
+            hooks: this.compactionHooks,
+          })
+        : await this.enqueueTask(() => log.compact(() => this.serializeLiveRecords()));
+      return { ...result, records: this.collections.liveRecords() };
+    } catch (error) {
+      if (error instanceof StoreClosedError) throw error;
+      throw new StoreUnavailableError(error);
+    }
   }
 
   /**
@@ -283,6 +339,8 @@ export class Store implements RecordReader {
     this.closing = true;
     try {
       await this.enqueueTask(async () => {});
+      // A compaction running beside writes stops at its next slice (or finishes its switch).
+      await this.runningCompaction?.catch(() => {});
     } finally {
       await this.log.close();
     }
@@ -481,7 +539,9 @@ export class Store implements RecordReader {
     if (live + droppable < this.compactAtOps || droppable <= live) return;
     this.compactionQueued = true;
     this.compact()
-      .catch((error: Error) => this.warn(`Log compaction failed (the log is still complete and loadable): ${error.message}`))
+      .catch((error: Error) => {
+        if (!(error instanceof StoreClosedError)) this.warn(`Log compaction failed (the log is still complete and loadable): ${error.message}`);
+      })
       .finally(() => {
         this.compactionQueued = false;
       });
@@ -490,23 +550,40 @@ export class Store implements RecordReader {
   /**
    * Every live record in log format, header first, encoded in slices with a turn of the event
    * loop between them: a million records take seconds to encode, and requests must not wait
-   * for all of them. Nothing changes meanwhile: memory changes only in the write queue, which
-   * is held by the task (compaction or backup) calling this.
+   * for all of them. For a backup, which holds the write queue, nothing changes meanwhile.
    */
   private async serializeLiveRecords(): Promise<Buffer[]> {
-    const chunks: Buffer[] = [Buffer.from(headerLine(new Date(this.now()).toISOString()))];
+    const chunks: Buffer[] = [];
+    await this.writeLiveRecords(async (chunk) => {
+      chunks.push(chunk);
+    });
+    return chunks;
+  }
+
+  /**
+   * Hands every live record to `write` in log format, header first, one slice at a time with a
+   * turn of the event loop after each. Run beside writes (a compaction), each record is taken
+   * as it is when its slice is made: a Map's iterator visits every entry present from start to
+   * end, entries deleted meanwhile it skips, and one deleted and put again it may visit twice
+   * — never a state older than at the call.
+   */
+  private async writeLiveRecords(write: (chunk: Buffer) => Promise<void>): Promise<void> {
+    await write(Buffer.from(headerLine(new Date(this.now()).toISOString())));
     let pending: string[] = [];
+    let pendingLength = 0;
     for (const [collection, records] of this.collections.entries()) {
       for (const record of records.values()) {
-        pending.push(encodeWrite([{ op: 'put', collection, id: record.id, data: record }]));
-        if (pending.length === RECORDS_PER_SLICE) {
-          chunks.push(Buffer.from(pending.join('')));
+        const line = encodeWrite([{ op: 'put', collection, id: record.id, data: record }]);
+        pending.push(line);
+        pendingLength += line.length;
+        if (pending.length === RECORDS_PER_SLICE || pendingLength >= SLICE_CHARACTERS) {
+          await write(Buffer.from(pending.join('')));
           pending = [];
+          pendingLength = 0;
           await nextTurn();
         }
       }
     }
-    if (pending.length > 0) chunks.push(Buffer.from(pending.join('')));
-    return chunks;
+    if (pending.length > 0) await write(Buffer.from(pending.join('')));
   }
 }

@@ -3,6 +3,9 @@
 // a compaction or a backup), restarts it, and checks that every acknowledged write is there
 // exactly as acknowledged and that a write cut off by a kill is there whole or not at all.
 //   tsx test/crash/harness.ts --loops 200 [--clients 4] [--seed 123] [--max-run-ms 700] [--keep]
+//     [--hold-compaction-at afterSnapshot,writingRecords,carryingWrites,beforeRename,afterRename]
+//   (with --hold-compaction-at, each loop's server holds its compactions at the next of those
+//   phases and is killed there: test/crash/phase-server.ts)
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -28,6 +31,12 @@ export interface CrashRunOptions {
   sample?: number;
   /** Kept after the run when given; a fresh temporary directory (removed) otherwise. */
   dataDir?: string;
+  /**
+   * Compaction phases (the store's CompactionHooks) to kill in: loop i runs a server that holds
+   * its compactions for good at phase i (taking turns), asks for a compaction, and is killed
+   * while it stands there, with the clients writing on (or waiting, in the switch).
+   */
+  holdCompactionAt?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -57,6 +66,10 @@ export interface CrashReport {
   /** Compactions the servers reported done (requested or automatic), read just before each kill. */
   compactionsDone: number;
   backupsVerified: number;
+  /** Kills made while a compaction was held at a phase, by phase. */
+  killsInCompactionPhase: Record<string, number>;
+  /** Writes acknowledged while a compaction was held at a phase (before the kill), by phase. */
+  acknowledgedWhileHeld: Record<string, number>;
   logBytes: number;
   gracefulStop: boolean;
   durationMs: number;
@@ -110,6 +123,8 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
     compactionsCutByKill: 0,
     compactionsDone: 0,
     backupsVerified: 0,
+    killsInCompactionPhase: {},
+    acknowledgedWhileHeld: {},
     logBytes: 0,
     gracefulStop: false,
     durationMs: 0,
@@ -124,15 +139,18 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
       if (!KNOWN_WARNINGS.some((known) => known.test(line)) && report.serverStderr.length < 20) report.serverStderr.push(line.slice(0, 500));
     }
   };
-  const start = async (): Promise<{ server: ServerProcess; url: string }> => {
+  const holdPhases = options.holdCompactionAt ?? [];
+  /** The phase loop `loop` holds compactions at, or null (the plain server; always after the last loop). */
+  const phaseOf = (loop: number): string | null => (holdPhases.length === 0 || loop > options.loops ? null : holdPhases[(loop - 1) % holdPhases.length]!);
+  const start = async (loop: number): Promise<{ server: ServerProcess; url: string }> => {
     const began = Date.now();
-    const server = new ServerProcess({ dataDir, operatorToken });
+    const server = new ServerProcess({ dataDir, operatorToken, holdCompactionAt: phaseOf(loop) });
     const url = await server.ready();
     report.slowestStartMs = Math.max(report.slowestStartMs, Date.now() - began);
     return { server, url };
   };
 
-  let { server, url } = await start();
+  let { server, url } = await start(1);
   try {
     const clients: CrashClient[] = [];
     for (let index = 0; index < clientCount; index += 1) {
@@ -151,13 +169,26 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
       const runMs = random.integer(minRunMs, maxRunMs);
       let stopped = false;
       const runs = clients.map((client) => client.run(url, () => stopped));
-      const operator = operatorDuring(url, operatorToken, random, runMs, clients, report);
+      const phase = phaseOf(loop);
+      let acknowledgedAtHold = 0;
+      const operator = operatorDuring(url, operatorToken, random, runMs, clients, report, phase !== null);
       await sleep(runMs);
+      if (phase !== null) {
+        // Killed while the compaction stands at its phase, after the clients wrote on a while.
+        const held = `compaction held at ${phase}`;
+        const deadline = Date.now() + 60_000;
+        while (!server.stdout.includes(held) && Date.now() < deadline && server.running) await sleep(10);
+        if (!server.stdout.includes(held)) tally.failures.push(`loop ${loop}: the compaction never reached ${phase}: ${server.stderr.slice(-500)}`);
+        else report.killsInCompactionPhase[phase] = (report.killsInCompactionPhase[phase] ?? 0) + 1;
+        acknowledgedAtHold = acknowledgedTotal(tally);
+        await sleep(random.integer(100, 400));
+      }
       report.compactionsDone += await compactionsSoFar(url, operatorToken);
       stopped = true;
       await server.kill();
       report.kills += 1;
       await Promise.all([...runs, operator]);
+      if (phase !== null) report.acknowledgedWhileHeld[phase] = (report.acknowledgedWhileHeld[phase] ?? 0) + acknowledgedTotal(tally) - acknowledgedAtHold;
       noteStderr(server);
 
       // 2. Sometimes a kill while the next server starts (loading its log).
@@ -172,7 +203,7 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
 
       // 3. The restart must always succeed.
       try {
-        ({ server, url } = await start());
+        ({ server, url } = await start(loop + 1));
       } catch (error) {
         tally.failures.push(`loop ${loop}: the server did not restart: ${(error as Error).message}`);
         break;
@@ -219,6 +250,10 @@ export async function runCrashHarness(options: CrashRunOptions): Promise<CrashRe
   return report;
 }
 
+function acknowledgedTotal(tally: Tally): number {
+  return Object.values(tally.acknowledged).reduce((sum, count) => sum + count, 0);
+}
+
 /** Compactions the running server has done since it started (0 if it cannot say). */
 async function compactionsSoFar(url: string, token: string): Promise<number> {
   try {
@@ -230,8 +265,8 @@ async function compactionsSoFar(url: string, token: string): Promise<number> {
 }
 
 /** The operator, during the load: sometimes a compaction, sometimes a backup to verify. */
-async function operatorDuring(url: string, token: string, random: Random, runMs: number, clients: CrashClient[], report: CrashReport): Promise<void> {
-  const compactAt = random.next() < 0.35 ? random.integer(0, runMs) : null;
+async function operatorDuring(url: string, token: string, random: Random, runMs: number, clients: CrashClient[], report: CrashReport, mustCompact: boolean): Promise<void> {
+  const compactAt = mustCompact ? random.integer(0, Math.floor(runMs / 2)) : random.next() < 0.35 ? random.integer(0, runMs) : null;
   const backupAt = random.next() < 0.25 ? random.integer(0, runMs) : null;
   const tasks: Array<Promise<void>> = [];
   if (compactAt !== null) {
@@ -314,6 +349,14 @@ export function formatReport(report: CrashReport): string {
     `torn tails dropped at start: ${report.tornTailsDropped}; temp files discarded: ${report.tempFilesDiscarded}; ` +
       `compactions done ${report.compactionsDone} (${report.compactionsRequested} requested, ${report.compactionsCutByKill} of them cut by a kill; the rest automatic); ` +
       `backups verified ${report.backupsVerified}`,
+    ...(Object.keys(report.killsInCompactionPhase).length > 0
+      ? [
+          `kills while a compaction was held at a phase (writes acknowledged while it was held): ` +
+            Object.entries(report.killsInCompactionPhase)
+              .map(([phase, kills]) => `${phase} ${kills} (${report.acknowledgedWhileHeld[phase] ?? 0})`)
+              .join(', '),
+        ]
+      : []),
     `final log ${(report.logBytes / 1024).toFixed(0)} KiB; clean SIGTERM stop at the end: ${report.gracefulStop ? 'yes' : 'no'}; ${(report.durationMs / 1000).toFixed(1)} s`,
     ...(report.serverStderr.length > 0 ? [`other server stderr lines: ${report.serverStderr.join(' | ')}`] : []),
     report.failures.length === 0 ? 'result: PASS' : `result: FAIL (${report.failures.length})\n  ${report.failures.slice(0, 20).join('\n  ')}`,
@@ -328,6 +371,7 @@ async function main(): Promise<void> {
       seed: { type: 'string' },
       'max-run-ms': { type: 'string' },
       'data-dir': { type: 'string' },
+      'hold-compaction-at': { type: 'string' },
       quiet: { type: 'boolean', default: false },
     },
   });
@@ -338,6 +382,7 @@ async function main(): Promise<void> {
     seed: number(values.seed),
     maxRunMs: number(values['max-run-ms']),
     dataDir: values['data-dir'],
+    holdCompactionAt: values['hold-compaction-at']?.split(','),
     log: values.quiet ? undefined : (line) => process.stdout.write(`${line}\n`),
   });
   process.stdout.write(`${formatReport(report)}\n`);

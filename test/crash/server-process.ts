@@ -1,5 +1,6 @@
-// The real server as a child process (`node --import tsx src/main.ts`), for the crash harness:
-// start it on port 0, wait for its "listening on" line, and SIGKILL it.
+// The real server as a child process (`node --import tsx src/main.ts`, or phase-server.ts to
+// hold its compactions at one phase), for the crash harness: start it on port 0, wait for its
+// "listening on" line, and SIGKILL it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -12,6 +13,8 @@ const STARTUP_TIMEOUT_MS = 120_000;
 export interface ServerOptions {
   dataDir: string;
   operatorToken: string;
+  /** Hold every compaction for good at this phase (test/crash/phase-server.ts); the plain server otherwise. */
+  holdCompactionAt?: string | null;
 }
 
 /** One run of the server, from spawn to its death. */
@@ -27,7 +30,9 @@ export class ServerProcess {
     const inherited = { ...process.env };
     // Coverage of a SIGKILLed child is never written; do not let it try.
     delete inherited.NODE_V8_COVERAGE;
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const hold = options.holdCompactionAt ?? null;
+    const entry = hold === null ? 'src/main.ts' : 'test/crash/phase-server.ts';
+    this.child = spawn(process.execPath, ['--import', 'tsx', entry], {
       cwd: REPO_ROOT,
       env: {
         ...inherited,
@@ -39,6 +44,7 @@ export class ServerProcess {
         ACCESS_LOG: '0',
         WEBHOOK_ALLOW_PRIVATE: '1',
         WEBHOOK_RETRY_DELAYS_MS: '60000',
+        ...(hold === null ? {} : { CRASH_HOLD_PHASE: hold }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

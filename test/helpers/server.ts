@@ -13,6 +13,7 @@ import type { Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildOpenApiDocument } from '../../src/openapi/document.ts';
 import type { FileSystem } from '../../src/store/files.ts';
+import type { CompactionHooks } from '../../src/store/store.ts';
 import { AnswerChecker } from './openapi-answers.ts';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
@@ -39,6 +40,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   clock?: Clock;
   fileSystem?: FileSystem;
+  /** Moments where the store's compaction is held (src/store/log.ts CompactionHooks). */
+  compactionHooks?: CompactionHooks;
   /** Collects what the server writes (access log, warnings) instead of printing it. */
   output?: string[];
   /** Settings laid over the environment's (e.g. back-end URLs). */
@@ -148,6 +151,7 @@ export async function startServer(t: TestContext | null, options: StartOptions =
     config,
     clock: options.clock,
     fileSystem: options.fileSystem,
+    compactionHooks: options.compactionHooks,
     writeOut: sink ? (text) => void sink.push(text) : () => {},
     writeErr: (text) => {
       sink?.push(text);

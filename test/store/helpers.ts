@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { FileSystem } from '../../src/store/files.ts';
 import { LOG_FILE_NAME } from '../../src/store/format.ts';
-import { Store, type StoredRecord, type WriteOp } from '../../src/store/store.ts';
+import { Store, type CompactionHooks, type StoredRecord, type WriteOp } from '../../src/store/store.ts';
 
 export interface Item extends StoredRecord {
   readonly name: string;
@@ -30,7 +30,7 @@ export interface OpenedStore {
 export async function openStore(
   t: TestContext,
   dataDir: string,
-  options: { fileSystem?: FileSystem; compactAtOps?: number } = {},
+  options: { fileSystem?: FileSystem; compactAtOps?: number; compactionHooks?: CompactionHooks } = {},
 ): Promise<OpenedStore> {
   const warnings: string[] = [];
   const store = await Store.open({ dataDir, warn: (message) => warnings.push(message), ...options });
@@ -69,4 +69,40 @@ export function errorWithCode(code: string, message = `${code}: simulated`): Nod
   const error = new Error(message) as NodeJS.ErrnoException;
   error.code = code;
   return error;
+}
+
+export interface CompactionHold {
+  /** Hooks holding the compaction at `phase` (the first time it gets there). */
+  hooks: CompactionHooks;
+  /** Resolves once the compaction is held there. */
+  reached: Promise<void>;
+  /** Lets it go on. */
+  release: () => void;
+  /** True from the moment it is held until released. */
+  held: () => boolean;
+}
+
+/** Holds a compaction at one of its phases until released, to act while it stands there. */
+export function holdCompaction(phase: keyof CompactionHooks): CompactionHold {
+  let release = () => {};
+  let markReached = () => {};
+  let holding = false;
+  let used = false;
+  const gate = new Promise<void>((resolve) => {
+    release = () => {
+      holding = false;
+      resolve();
+    };
+  });
+  const reached = new Promise<void>((resolve) => {
+    markReached = resolve;
+  });
+  const hook = async () => {
+    if (used) return;
+    used = true;
+    holding = true;
+    markReached();
+    await gate;
+  };
+  return { hooks: { [phase]: hook }, reached, release, held: () => holding };
 }
