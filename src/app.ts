@@ -12,7 +12,7 @@ import { resolveOperatorToken } from './auth/operator-token-source.ts';
 import { KeyAuthenticator } from './auth/authenticate.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
-import { KEYS, USAGE, WEBHOOKS } from './domain/records.ts';
+import { AUDIT, KEYS, USAGE, WEBHOOKS } from './domain/records.ts';
 import { AuditLog } from './audit/audit-log.ts';
 import { openBackends, type BackendDescription } from './backends/open-backends.ts';
 import { coreOperatorRoutes } from './handlers/operator.ts';
@@ -40,6 +40,8 @@ import { portalSessionRoutes } from './handlers/portal-session.ts';
 import { portalKeyRoutes } from './handlers/portal-keys.ts';
 import { portalPlanRoutes } from './handlers/portal-plans.ts';
 import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
+import { portalActivityRoutes } from './handlers/portal-activity.ts';
+import { ActivityLog } from './audit/activity.ts';
 import { portalListingRoutes } from './handlers/portal-listings.ts';
 import { prepareDummyHash, scryptLoad } from './portal/passwords.ts';
 import { PortalSessions } from './portal/sessions.ts';
@@ -157,6 +159,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const index = new ListingIndex(store);
   const pageCache = new ListingPageCache(() => clock.monotonic());
   const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic(), () => clock.now());
+  const activity = new ActivityLog(store);
 
   // Every reaction to a store change, in one place. The store runs them synchronously, in this
   // order, after each operation reaches memory and before the write's promise resolves, so a
@@ -168,6 +171,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   store.onChange((change) => index.onStoreChange(change)); // sorted listed listings (active, owner not suspended)
   store.onChange((change) => pageCache.onStoreChange(change)); // any listing or user write drops every cached page
   store.onChange((change) => outbox.onStoreChange(change)); // webhook ids by owner, pending deliveries per webhook (the cap)
+  store.onChangeOf(AUDIT, (change) => activity.onAuditChange(change)); // audit entries by the ids they name, for each user's activity log
   store.onChangeOf(WEBHOOKS, (change) => metrics.onWebhookChange(change)); // webhook delivery outcomes, for GET /metrics
   store.onChangeOf(USAGE, (change) => usageReader.onUsageChange?.(change)); // other instances' saved counts (a shared database)
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
@@ -205,6 +209,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...portalPlanRoutes({ store, clock, audit }),
     ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
     ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),
+    ...portalActivityRoutes({ activity, clock }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.

@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
-import { AUDIT, type AuditActor, type AuditRecord } from '../domain/records.ts';
+import { AUDIT, type AuditActor, type AuditRecord, type RequestOrigin } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Store } from '../store/store.ts';
 
@@ -18,6 +18,8 @@ export interface AuditEntry {
   changes: Record<string, unknown>;
   /** Who acted; the operator when absent. */
   actor?: AuditActor;
+  /** The request's client address and user agent, kept for the user's activity log (sign-ins). */
+  origin?: RequestOrigin;
 }
 
 const OPERATOR: AuditActor = { type: 'operator' };

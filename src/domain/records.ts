@@ -155,4 +155,15 @@ export interface AuditRecord {
   readonly actor?: AuditActor;
   /** Order among entries made in the same millisecond; not shown (see auditView). */
   readonly seq: number;
+  /**
+   * Where a sign-in, failed sign-in or sign-out came from, for the user's own activity log only
+   * (not in the operator's audit answers); erased with the user.
+   */
+  readonly origin?: RequestOrigin;
+}
+
+/** The client address (as TRUST_PROXY lets the server see it) and user agent of a request. */
+export interface RequestOrigin {
+  readonly client_address: string;
+  readonly user_agent: string | null;
 }

@@ -12,6 +12,7 @@ import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
 import { forbidden, HttpError } from '../domain/errors.ts';
 import type { OpenPortalContext, PortalRoute, Reply } from '../http/route.ts';
+import { requestOrigin } from '../http/request-origin.ts';
 import { BodyChecker } from '../http/validation.ts';
 import { typedPasswordProblem } from '../portal/password-rules.ts';
 import { verifyAgainstDummy, verifyPassword } from '../portal/passwords.ts';
@@ -35,6 +36,14 @@ export const WRONG_CREDENTIALS = 'The email or password is wrong.';
 export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[] {
   const { store, sessions, limits, audit } = deps;
 
+  const originOf = (context: OpenPortalContext) => requestOrigin(context.req, deps.clientAddress);
+
+  /** An audit entry on the account (no actor: whoever tried is not known), for its owner's activity log. */
+  async function recordFailedSignIn(context: OpenPortalContext, userId: string): Promise<void> {
+    const entry = audit.entryOp(context.requestId, { action: 'portal.sign_in_failed', target_type: 'user', target_id: userId, changes: {}, origin: originOf(context) });
+    await store.commit(() => ({ ops: [entry], result: undefined }));
+  }
+
   async function signIn(context: OpenPortalContext): Promise<Reply> {
     const checker = new BodyChecker(await context.readJsonBody(), ['email', 'password']);
     checker.requireFields(['email', 'password']);
@@ -51,7 +60,11 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     const credential = user === undefined ? undefined : store.get(CREDENTIALS, user.id);
     const check = () => (credential === undefined ? verifyAgainstDummy(password as string, address) : verifyPassword(password as string, credential.password_hash, address));
     const matches = await limits.checked(email!, address, check);
-    if (!matches || user === undefined || credential === undefined) throw wrongCredentials();
+    if (!matches || user === undefined || credential === undefined) {
+      // A wrong password on a real account is shown in that account's activity log.
+      if (user !== undefined) await recordFailedSignIn(context, user.id);
+      throw wrongCredentials();
+    }
     // Only someone holding the right password learns the account is suspended.
     if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
 
@@ -64,7 +77,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
       if (current === undefined || userStatus(current) !== 'active' || stored?.password_hash !== credential.password_hash) throw wrongCredentials();
       const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
-        ops: [...started.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: user.id, changes: {}, actor: { type: 'user', id: user.id } })],
+        ops: [...started.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: user.id, changes: {}, actor: { type: 'user', id: user.id }, origin: originOf(context) })],
         result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(current) } },
       };
     });
@@ -81,7 +94,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
       return {
         ops: [
           { op: 'del', collection: SESSIONS, id: signedIn.sessionId },
-          audit.entryOp(context.requestId, { action: 'portal.sign_out', target_type: 'user', target_id: userId, changes: {}, actor: { type: 'user', id: userId } }),
+          audit.entryOp(context.requestId, { action: 'portal.sign_out', target_type: 'user', target_id: userId, changes: {}, actor: { type: 'user', id: userId }, origin: originOf(context) }),
         ],
         result: { status: 204, headers },
       };

@@ -114,8 +114,11 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
     const aboutHer = hers.has(entry.target_id) || (entry.actor?.type === 'user' && entry.actor.id === user.id);
     const changes = aboutHer ? eraseTextFields(entry.changes) : entry.changes;
     const scrubbed = scrub(changes, mentions) as Record<string, unknown>;
-    if (JSON.stringify(scrubbed) === JSON.stringify(entry.changes)) continue;
-    put(AUDIT, { ...entry, changes: scrubbed });
+    // Where her sign-ins came from (address, browser) is hers too: dropped with her.
+    const dropOrigin = aboutHer && entry.origin !== undefined;
+    if (!dropOrigin && JSON.stringify(scrubbed) === JSON.stringify(entry.changes)) continue;
+    const { origin: _origin, ...rest } = entry;
+    put(AUDIT, { ...(aboutHer ? rest : entry), changes: scrubbed });
     summary.audit_entries_scrubbed += 1;
   }
   // The operator's reasons about other users and their listings that mention her.
