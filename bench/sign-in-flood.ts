@@ -6,7 +6,10 @@
 // the flood; the figure is the median loaded time against the median unloaded time (goal ≤ 3×).
 // With two cores, the server is pinned to one and this process to the other when taskset exists
 // (unless --no-pin).
-// Usage: node --import tsx bench/sign-in-flood.ts [--trials 5] [--seconds 10] [--connections 200] [--no-pin]
+// With --blocked the flooding address has used up its failure limit before the flood starts
+// (100 wrong API keys), so every one of its attempts is a 429 with no scrypt: what is left is
+// the cost of answering the flood itself.
+// Usage: node --import tsx bench/sign-in-flood.ts [--trials 5] [--seconds 10] [--connections 200] [--no-pin] [--blocked]
 
 import { spawn, spawnSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
@@ -15,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
-  options: { trials: { type: 'string', default: '5' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '200' }, 'no-pin': { type: 'boolean', default: false } },
+  options: { trials: { type: 'string', default: '5' }, seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '200' }, 'no-pin': { type: 'boolean', default: false }, blocked: { type: 'boolean', default: false } },
 });
 const trials = Number(values.trials);
 const seconds = Number(values.seconds);
@@ -111,6 +114,9 @@ for (let trial = 1; trial <= trials; trial += 1) {
     const set = await call(server.url, 'POST', '/portal/v1/password', { origin: server.url, 'x-forwarded-for': USER_ADDRESS }, { invitation: JSON.parse(invitation.body).data.token, password });
     if (set.status !== 201) throw new Error(`setting her password failed: ${set.status} ${set.body}`);
 
+    if (values.blocked) {
+      for (let index = 0; index < 100; index += 1) await call(server.url, 'GET', '/v1/listings', { authorization: 'Bearer market_live_not-a-real-key', 'x-forwarded-for': FLOODER });
+    }
     const unloaded = median(await signIns(server.url, email, password, 2_000));
     let endFlood!: () => void;
     const stop = new Promise<void>((resolve) => (endFlood = resolve));
@@ -132,5 +138,5 @@ for (let trial = 1; trial <= trials; trial += 1) {
 agent.destroy();
 const ratio = median(results.map((result) => result.ratio));
 console.log(
-  `median of ${trials} trials: her sign-in ${median(results.map((result) => result.unloaded)).toFixed(1)} ms alone, ${median(results.map((result) => result.loaded)).toFixed(1)} ms during a flood of ${connections} connections from one address (${ratio.toFixed(2)}×, goal ≤ 3×)${pinned ? '; server pinned to CPU 0, clients to CPU 1' : ''}`,
+  `median of ${trials} trials: her sign-in ${median(results.map((result) => result.unloaded)).toFixed(1)} ms alone, ${median(results.map((result) => result.loaded)).toFixed(1)} ms during a flood of ${connections} connections from one address ${values.blocked ? ', its failure limit used up' : ''} (${ratio.toFixed(2)}×, goal ≤ 3×)${pinned ? '; server pinned to CPU 0, clients to CPU 1' : ''}`,
 );
