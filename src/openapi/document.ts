@@ -6,6 +6,7 @@
 import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/route.ts';
 import { portalOperations, SESSION_COOKIE_SCHEME } from './portal.ts';
 import { portalSelfServiceOperations } from './portal-keys.ts';
+import { portalTwoFactorOperations } from './portal-two-factor.ts';
 import { operatorOperations } from './operator.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
@@ -121,6 +122,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     ...readinessOperations,
     ...portalOperations,
     ...portalSelfServiceOperations,
+    ...portalTwoFactorOperations,
   };
   const unused = new Set(Object.keys(details));
   const paths: Record<string, Record<string, Schema>> = {};

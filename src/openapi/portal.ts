@@ -60,7 +60,7 @@ export const portalOperations: Operations = {
   'POST /portal/v1/session': {
     operationId: 'portalSignIn',
     description:
-      'Signs in with email and password and sets the session cookie. A wrong email and a wrong password get the same 401 after the same work. ' +
+      'Signs in with email and password and sets the session cookie; with two-factor sign-in on, answers 202 with a ticket for the second step instead. A wrong email and a wrong password get the same 401 after the same work. ' +
       'Failures count against the account (10 per 15 minutes) and the address; past either, 429 with Retry-After, even with the right password.',
     security: [],
     requestBody: jsonBody({
@@ -71,6 +71,10 @@ export const portalOperations: Operations = {
     }),
     responses: {
       '201': answer('Signed in; the cookie is set', dataOf(ref('User')), setCookie),
+      '202': answer(
+        'The password is right and two-factor sign-in is on: no cookie yet; send the ticket with a code to POST /portal/v1/session/second-factor',
+        dataOf({ type: 'object', required: ['second_factor', 'ticket'], properties: { second_factor: { const: 'totp' }, ticket: { type: 'string' } } }),
+      ),
       '400': errorAnswer('Invalid body'),
       '401': errorAnswer('The email or password is wrong'),
       '403': errorAnswer('The account is suspended (said only to someone with the right password)'),
