@@ -45,7 +45,7 @@ import { portalKeyRoutes } from './handlers/portal-keys.ts';
 import { portalPlanRoutes } from './handlers/portal-plans.ts';
 import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
 import { portalListingRoutes } from './handlers/portal-listings.ts';
-import { prepareDummyHash } from './portal/passwords.ts';
+import { prepareDummyHash, scryptLoad } from './portal/passwords.ts';
 import { PortalSessions } from './portal/sessions.ts';
 import { SignInLimits } from './portal/sign-in-limits.ts';
 import { CpuBudget } from './limits/cpu-budget.ts';
@@ -109,13 +109,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const warn = (message: string) => writeErr(`warning: ${message}\n`);
 
   const accessLog = config.accessLog ? new AccessLog(writeOut, () => clock.now()) : null;
-  const metrics = new ServerMetrics({ residentMemoryBytes: () => process.memoryUsage.rss() });
+  const metrics = new ServerMetrics({ residentMemoryBytes: () => process.memoryUsage.rss(), passwordWork: scryptLoad });
   const fileSystem = options.fileSystem ?? nodeFileSystem;
   // The deployment is decided once, here: the log, the limiters, claims and usage reading. With
   // a shared database nothing is kept in DATA_DIR (the token comes from the environment).
   // The store's fsyncs are timed on their way to the disk, for GET /metrics.
   const backends = await openBackends(config, { clock, fileSystem: metrics.timedFileSystem(fileSystem), warn, webhookSendTimeoutMs: WEBHOOK_SEND_TIMEOUT_MS });
-  const { dataDir, keyLimiter, failedAuthLimiter, signInLimiter } = backends;
+  const { dataDir, keyLimiter, failedAuthLimiter } = backends;
   let store: Store;
   try {
     store = await Store.open({ dataDir, log: backends.log, warn, now: () => clock.now() });
@@ -195,7 +195,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...twoFactorResetRoutes({ store, audit }),
   ];
   // The developer portal's routes (/portal/v1), one module each.
-  const signInLimits = new SignInLimits({ accountLimiter: signInLimiter, addressLimiter: failedAuthLimiter, addressLimit: FAILED_AUTH_LIMIT });
+  const signInLimits = new SignInLimits({ reservations: backends.failureReservations, addressLimit: FAILED_AUTH_LIMIT });
   // Two-factor secrets are sealed under a key derived from the operator token (sealed-secrets.ts).
   const twoFactorRules = new TwoFactorRules(new SecretSealer(operatorToken.token, 'two-factor secrets'), clock);
   const portalRoutes: PortalRoute[] = [

@@ -11,6 +11,7 @@ import { SummedUsage } from '../analytics/summed-usage.ts';
 import type { UsageCounters } from '../analytics/usage-counters.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import { InProcessFailureReservations, type FailureReservations } from '../limits/failure-reservations.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from '../limits/sliding-window.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS } from '../portal/sign-in-limits.ts';
@@ -42,8 +43,8 @@ export interface Backends {
   dataDir: string | null;
   keyLimiter: RateLimiter;
   failedAuthLimiter: RateLimiter;
-  /** Failed portal sign-ins per account (10 per 15 minutes). */
-  signInLimiter: RateLimiter;
+  /** Places taken before a password or code is checked: in the failed sign-ins per account (10 per 15 minutes) and in failedAuthLimiter's window per address. */
+  failureReservations: FailureReservations;
   /** Suffix each instance gives its usage records when several share a database, else undefined. */
   usageInstanceTag: string | undefined;
   /** How usage is read: this instance's counts, or with every other instance's added. */
@@ -70,7 +71,7 @@ export async function openBackends(config: Config, options: BackendOptions): Pro
 }
 
 type Records = Omit<Backends, keyof Limits>;
-type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'signInLimiter' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
+type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'failureReservations' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
 
 /** The log, and what follows from whether other instances share it: claims and summed usage. */
 async function openRecords(config: Config, options: BackendOptions): Promise<Omit<Records, 'description'> & { description: Pick<BackendDescription, 'records'> }> {
@@ -106,10 +107,12 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
 async function openLimits(config: Config, options: BackendOptions): Promise<Limits> {
   const monotonicNow = () => options.clock.monotonic();
   if (config.redisUrl === null) {
+    const failedAuthLimiter = new SlidingWindowLimiter({ monotonicNow, maxIds: FAILED_AUTH_TRACKED_ADDRESSES });
+    const signInLimiter = new SlidingWindowLimiter({ monotonicNow, windowMs: ACCOUNT_FAILURE_WINDOW_MS, maxIds: FAILED_AUTH_TRACKED_ADDRESSES });
     return {
       keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
-      failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow, maxIds: FAILED_AUTH_TRACKED_ADDRESSES }),
-      signInLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: ACCOUNT_FAILURE_WINDOW_MS, maxIds: FAILED_AUTH_TRACKED_ADDRESSES }),
+      failedAuthLimiter,
+      failureReservations: new InProcessFailureReservations({ account: signInLimiter, address: failedAuthLimiter }),
       closeLimiters: () => {},
       description: { limits: 'in this process' },
     };
@@ -119,7 +122,7 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
   return {
     keyLimiter: shared.keyLimiter,
     failedAuthLimiter: shared.failedAuthLimiter,
-    signInLimiter: shared.signInLimiter,
+    failureReservations: shared.failureReservations,
     closeLimiters: () => shared.close(),
     description: { limits: shared.description },
   };

@@ -59,9 +59,20 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
     if (problem !== null) checker.fail('password', problem);
     checker.finish();
+    // A token is a secret too: a wrong one counts against the address like a wrong password,
+    // reserved before it is looked up; a right one gives its place back once its password is hashed.
+    const reservation = await limits.reserve(null, deps.clientAddress(context.req));
     const tokenHash = typeof token === 'string' && isWellFormedSecret(token) ? digestOf(token) : null;
-    if (tokenHash === null || invitationFor(store, tokenHash, clock.now()) === undefined) throw invalidInvitation();
-    const passwordHash = await hashPassword(body.password as string);
+    if (tokenHash === null || invitationFor(store, tokenHash, clock.now()) === undefined) {
+      await reservation.failed();
+      throw invalidInvitation();
+    }
+    let passwordHash: string;
+    try {
+      passwordHash = await hashPassword(body.password as string);
+    } finally {
+      await reservation.succeeded();
+    }
     return store.commit((tx) => {
       // Decided on the invitation as it is now: used, replaced or expired meanwhile → refused.
       const userId = invitationFor(store, tokenHash, clock.now())?.id;
@@ -98,12 +109,9 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const { user } = signedIn;
     // A stolen session must not become a way to guess the password: failures count as sign-in failures.
     const address = deps.clientAddress(context.req);
-    await limits.assertAllowed(user.email, address);
     const stored = store.get(CREDENTIALS, user.id);
-    if (stored === undefined || !(await verifyPassword(current as string, stored.password_hash))) {
-      await limits.recordFailure(user.email, address);
-      throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
-    }
+    const right = await limits.checked(user.email, address, async () => stored !== undefined && (await verifyPassword(current as string, stored.password_hash)));
+    if (!right || stored === undefined) throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
     const passwordHash = await hashPassword(body.password as string);
     return store.commit((tx) => {
       // The session and its user as they are now (401 if the session ended meanwhile).

@@ -1,8 +1,9 @@
 // Signing in and out of the developer portal: POST /portal/v1/session checks an email and
 // password and sets the session cookie; DELETE /portal/v1/session ends the session. A wrong
 // email, a wrong password and an account without a password get the same answer after the same
-// work (one scrypt each), and failures are limited per account and per address. With two-factor
-// sign-in on, the right password answers 202 with a ticket for the second step (portal-two-factor.ts).
+// work (one scrypt each), and failures are limited per account and per address, each attempt
+// counted before its scrypt runs (src/portal/sign-in-limits.ts). With two-factor sign-in on, the
+// right password answers 202 with a ticket for the second step (portal-two-factor.ts).
 
 import { normalEmail } from '../domain/email.ts';
 import type { IncomingMessage } from 'node:http';
@@ -47,15 +48,14 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     if (problem !== null) checker.fail('password', problem);
     checker.finish();
     const address = deps.clientAddress(context.req);
-    await limits.assertAllowed(email!, address);
 
+    // The attempt takes its place in the account's and the address's limits before scrypt runs
+    // (429 at once when either is full or already has 2 checks running).
     const user = userByEmail(store, normalEmail(email!));
     const credential = user === undefined ? undefined : store.get(CREDENTIALS, user.id);
-    const matches = credential === undefined ? await verifyAgainstDummy(password as string) : await verifyPassword(password as string, credential.password_hash);
-    if (!matches || user === undefined || credential === undefined) {
-      await limits.recordFailure(email!, address);
-      throw wrongCredentials();
-    }
+    const check = () => (credential === undefined ? verifyAgainstDummy(password as string) : verifyPassword(password as string, credential.password_hash));
+    const matches = await limits.checked(email!, address, check);
+    if (!matches || user === undefined || credential === undefined) throw wrongCredentials();
     // Only someone holding the right password learns the account is suspended.
     if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
 

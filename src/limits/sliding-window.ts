@@ -68,6 +68,25 @@ export class SlidingWindowLimiter {
     return { allowed: true, limit, remaining: limit - window.count, resetAt, decidedAt: now };
   }
 
+  /**
+   * Takes back one admission recorded at `at` (the `decidedAt` of the hit that made it), if it
+   * is still in the window: a reservation given back once its attempt succeeded. Times of one
+   * id are in order and equal times are interchangeable, so the newest match is removed.
+   */
+  giveBack(id: string, at: number): void {
+    const window = this.windows.get(id);
+    if (window === undefined) return;
+    const capacity = window.times.length;
+    for (let offset = window.count - 1; offset >= 0; offset -= 1) {
+      if (window.times[(window.head + offset) % capacity] !== at) continue;
+      for (let later = offset; later < window.count - 1; later += 1) {
+        window.times[(window.head + later) % capacity] = window.times[(window.head + later + 1) % capacity]!;
+      }
+      window.count -= 1;
+      return;
+    }
+  }
+
   /** Ids currently tracked (for tests of memory bounds). */
   trackedIds(): number {
     return this.windows.size;

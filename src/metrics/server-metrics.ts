@@ -22,6 +22,8 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 
 export interface ServerMetricsOptions {
   residentMemoryBytes: () => number;
+  /** Password hashing in this process: scrypts started, and checks refused because its queue was full. */
+  passwordWork?: () => { started: number; queueFull: number };
 }
 
 export class ServerMetrics {
@@ -51,6 +53,8 @@ export class ServerMetrics {
     const memory = registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.');
     const startTime = registry.gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds.');
     const cpuSeconds = registry.counter('process_cpu_seconds_total', 'User and system CPU time spent by the process, in seconds.');
+    const passwordHashes = registry.counter('marketplace_password_hashes_total', 'scrypt runs started by this process (password checks, including the one paid for an unknown email, and new passwords).');
+    const passwordQueueFull = registry.counter('marketplace_password_queue_full_total', 'Password checks refused with 503 because the scrypt queue was full (no scrypt run).');
     this.eventLoopDelay = registry.histogram(
       'marketplace_event_loop_delay_seconds',
       `How late a timer due every ${EVENT_LOOP_SAMPLE_MS} ms fired: the time the event loop could not answer anything.`,
@@ -58,6 +62,7 @@ export class ServerMetrics {
     );
     const startedAt = Date.now() / 1000 - process.uptime();
     let cpuReported = 0;
+    const passwordsReported = { started: 0, queueFull: 0 };
     registry.beforeRender(() => {
       if (this.store !== null) {
         logBytes.set(this.store.stats().logBytes ?? 0);
@@ -69,6 +74,14 @@ export class ServerMetrics {
       const cpuNow = (usage.user + usage.system) / 1e6;
       cpuSeconds.inc({}, cpuNow - cpuReported);
       cpuReported = cpuNow;
+      const passwords = options.passwordWork?.();
+      if (passwords !== undefined) {
+        // Counted where the work happens (src/portal/passwords.ts); added here as what grew since the last scrape.
+        passwordHashes.inc({}, passwords.started - passwordsReported.started);
+        passwordQueueFull.inc({}, passwords.queueFull - passwordsReported.queueFull);
+        passwordsReported.started = passwords.started;
+        passwordsReported.queueFull = passwords.queueFull;
+      }
     });
   }
 

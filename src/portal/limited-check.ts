@@ -6,12 +6,10 @@
 import type { SignInLimits } from './sign-in-limits.ts';
 
 /**
- * Runs `verify` within the failure limits of `account` (its email) and `address`: 429 when
- * either is spent; a wrong answer counts as a failure. Answers what `verify` answered.
+ * Runs `verify` within the failure limits of `account` (its email) and `address`: its place in
+ * both is reserved before it runs (429 at once when there is none), given back when it answers
+ * right and kept as a failure when wrong (SignInLimits.checked). Answers what `verify` answered.
  */
-export async function checkWithinFailureLimits(limits: SignInLimits, account: string, address: string, verify: () => Promise<boolean> | boolean): Promise<boolean> {
-  await limits.assertAllowed(account, address);
-  const right = await verify();
-  if (!right) await limits.recordFailure(account, address);
-  return right;
+export function checkWithinFailureLimits(limits: SignInLimits, account: string, address: string, verify: () => Promise<boolean> | boolean): Promise<boolean> {
+  return limits.checked(account, address, async () => verify());
 }

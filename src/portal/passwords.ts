@@ -1,11 +1,13 @@
 // Password storage: scrypt (memory-hard) with a random 16-byte salt per password, compared in
 // constant time. The stored form names its parameters, so they can be raised later and older
 // hashes still verify. scrypt runs on libuv's thread pool, never on the event loop, two at a
-// time at most.
+// time at most, with at most MAX_WAITING waiting (more: 503 at once). The bound is per process,
+// as the thread pool is.
 // An account without a password (or an unknown email) is checked against a dummy hash, so a
 // failed sign-in costs the same time whatever was wrong.
 
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { HttpError } from '../domain/errors.ts';
 
 /** N = 2^15, r = 8, p = 1: 32 MiB and tens of milliseconds per hash (OWASP's scrypt minimum is N = 2^17 with r = 8 at p = 1 for 128 MiB; 2^15 keeps a 2-core server responsive). */
 const COST = 2 ** 15;
@@ -22,15 +24,33 @@ const MAX_CONCURRENT = 2;
 let running = 0;
 const waiting: Array<() => void> = [];
 
-/** How many scrypts run right now (at most MAX_CONCURRENT), and how many wait their turn. */
-export function scryptLoad(): { running: number; waiting: number } {
-  return { running, waiting: waiting.length };
+/**
+ * At most this many scrypts wait for a slot; one more is refused at once (503, Retry-After: 1)
+ * rather than queued: a queue without bound lets a flood of sign-ins from many addresses make
+ * everyone's wait as long as the flood (each scrypt takes tens of ms, two at a time, so a full
+ * queue is well under a second of work).
+ */
+export const MAX_WAITING = 16;
+
+/** scrypts started and attempts refused for a full queue, since the process began (for GET /metrics). */
+let started = 0;
+let queueFull = 0;
+
+/** How many scrypts run right now (at most MAX_CONCURRENT) and wait their turn; how many started in all, and how many were refused. */
+export function scryptLoad(): { running: number; waiting: number; started: number; queueFull: number } {
+  return { running, waiting: waiting.length, started, queueFull };
 }
 
 async function derive(password: string, salt: Buffer, options: ScryptOptions, keyLength: number): Promise<Buffer> {
   // A finishing scrypt hands its slot straight to the next waiting one.
-  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
-  else running += 1;
+  if (running >= MAX_CONCURRENT) {
+    if (waiting.length >= MAX_WAITING) {
+      queueFull += 1;
+      throw new HttpError(503, 'The server is busy checking passwords. Wait 1 s before trying again.', { headers: { 'Retry-After': '1' } });
+    }
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  } else running += 1;
+  started += 1;
   try {
     // maxmem above 128 * N * r, which Node's 32 MiB default would refuse for N = 2^15.
     const maxmem = 256 * (options.N ?? COST) * (options.r ?? BLOCK_SIZE) + 1024 * 1024;

@@ -4,7 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hashPassword, scryptLoad, verifyPassword } from '../../src/portal/passwords.ts';
+import type { HttpError } from '../../src/domain/errors.ts';
+import { hashPassword, MAX_WAITING, scryptLoad, verifyPassword } from '../../src/portal/passwords.ts';
 
 test('scrypt with a salt per password; verify; malformed stored values never match', async () => {
   const first = await hashPassword('correct horse battery staple');
@@ -33,5 +34,18 @@ test('a burst of 6 checks runs at most 2 scrypts at once; the others wait their 
   assert.deepEqual(results, Array(6).fill(true));
   assert.equal(Math.max(...seen.map((load) => load.running)), 2, 'two at a time');
   assert.equal(Math.max(...seen.map((load) => load.waiting)), 4, 'the other four waited');
-  assert.deepEqual(scryptLoad(), { running: 0, waiting: 0 }, 'every slot given back');
+  const { running, waiting } = scryptLoad();
+  assert.deepEqual({ running, waiting }, { running: 0, waiting: 0 }, 'every slot given back');
+});
+
+test(`past ${MAX_WAITING} waiting, one more check is refused at once (503, Retry-After: 1) and runs no scrypt`, async () => {
+  const stored = await hashPassword('queue password here');
+  const before = scryptLoad();
+  const checks = Array.from({ length: 2 + MAX_WAITING + 3 }, () => verifyPassword('queue password here', stored).then(() => 'checked', (error: HttpError) => `${error.status} ${error.extras.headers?.['Retry-After']}`));
+  const outcomes = await Promise.all(checks);
+  assert.deepEqual(outcomes.slice(0, 2 + MAX_WAITING), Array(2 + MAX_WAITING).fill('checked'));
+  assert.deepEqual(outcomes.slice(2 + MAX_WAITING), ['503 1', '503 1', '503 1']);
+  const after = scryptLoad();
+  assert.equal(after.started - before.started, 2 + MAX_WAITING);
+  assert.equal(after.queueFull - before.queueFull, 3);
 });

@@ -85,9 +85,14 @@ test('a code is accepted once: sent again, or sent with many tickets at once, on
 
   clock.advance(STEP_MS);
   const next = codeAt(secret, clock.now());
-  const tickets = await Promise.all(Array.from({ length: 4 }, () => passwordStep(server, ada.email, ada.password)));
+  const tickets: string[] = [];
+  for (let index = 0; index < 4; index += 1) tickets.push(await passwordStep(server, ada.email, ada.password));
   const answers = await Promise.all(tickets.map((ticket) => secondFactor(server, { ticket, code: next })));
-  assert.deepEqual(answers.map((answer) => answer.status).sort(), [201, 401, 401, 401], 'one code, four sign-ins at once: one succeeds');
+  const statuses = answers.map((answer) => answer.status);
+  // At most 2 checks run at once per account (more: 429 at once); of those checked, one wins.
+  assert.equal(statuses.filter((status) => status === 201).length, 1, `one code, four sign-ins at once: one succeeds (${statuses})`);
+  assert.ok(statuses.includes(401), `another was checked and refused as a replay (${statuses})`);
+  assert.ok(statuses.every((status) => [201, 401, 429].includes(status)), `${statuses}`);
 });
 
 test('the ±1 step window: the previous and next codes work, two steps off does not', async (t) => {

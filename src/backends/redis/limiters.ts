@@ -1,16 +1,23 @@
 // The limits of the gate (per key, failed authentication per address, failed portal sign-ins
-// per account) kept in one Redis, for many instances, over one connection. Imported only when
-// REDIS_URL is set.
+// per account) and the sign-in reservations in those windows, kept in one Redis, for many
+// instances, over one connection. Imported only when REDIS_URL is set.
 
+import type { FailureReservations } from '../../limits/failure-reservations.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS } from '../../portal/sign-in-limits.ts';
 import { RedisConnection, type RedisConnectionOptions } from './redis-connection.ts';
 import { RedisSlidingWindowLimiter } from './redis-limiter.ts';
+import { RedisFailureReservations } from './redis-reservations.ts';
+
+const FAILED_AUTH_PREFIX = 'marketplace:limit:auth:';
+const SIGN_IN_PREFIX = 'marketplace:limit:signin:';
+const FAILED_AUTH_WINDOW_MS = 60_000;
 
 export interface SharedLimiters {
   keyLimiter: RateLimiter;
   failedAuthLimiter: RateLimiter;
-  signInLimiter: RateLimiter;
+  /** Places taken before a secret is checked: in failed sign-ins per account and in failedAuthLimiter's window. */
+  failureReservations: FailureReservations;
   /** Where the windows are, in words: "Redis at host:6379 (TLS)". */
   description: string;
   close(): void;
@@ -21,8 +28,11 @@ export async function openRedisLimiters(options: RedisConnectionOptions & { mono
   const { monotonicNow } = options;
   return {
     keyLimiter: new RedisSlidingWindowLimiter({ connection, prefix: 'marketplace:limit:key:', monotonicNow }),
-    failedAuthLimiter: new RedisSlidingWindowLimiter({ connection, prefix: 'marketplace:limit:auth:', monotonicNow }),
-    signInLimiter: new RedisSlidingWindowLimiter({ connection, prefix: 'marketplace:limit:signin:', windowMs: ACCOUNT_FAILURE_WINDOW_MS, monotonicNow }),
+    failedAuthLimiter: new RedisSlidingWindowLimiter({ connection, prefix: FAILED_AUTH_PREFIX, windowMs: FAILED_AUTH_WINDOW_MS, monotonicNow }),
+    failureReservations: new RedisFailureReservations({
+      connection,
+      windows: { account: { prefix: SIGN_IN_PREFIX, windowMs: ACCOUNT_FAILURE_WINDOW_MS }, address: { prefix: FAILED_AUTH_PREFIX, windowMs: FAILED_AUTH_WINDOW_MS } },
+    }),
     description: `Redis at ${connection.describe()}`,
     close: () => connection.close(),
   };
