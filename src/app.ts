@@ -201,7 +201,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const portalRoutes: PortalRoute[] = [
     ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress }),
     ...portalTwoFactorRoutes({ store, clock, sessions, audit, limits: signInLimits, rules: twoFactorRules, clientAddress }),
-    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress, outbox, signup: config.portalSignup }),
+    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, rules: twoFactorRules, clientAddress, outbox, signup: config.portalSignup }),
     ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
     ...portalPlanRoutes({ store, clock, audit }),
     ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate }),

@@ -93,7 +93,7 @@ export const portalOperations: Operations = {
     operationId: 'portalSetPassword',
     description:
       'With `invitation` (no session needed): sets the password of the invited user, uses up the invitation, ends every session of that user and signs in (201, cookie). ' +
-      'Without it, with a session: changes the password given the current one (200); every other session of the user ends. ' +
+      'Without it, with a session: changes the password given the current one (200); every other session of the user ends, and this one gets a new cookie value (the old one stops working). ' +
       'A wrong `current_password` counts as a failed sign-in.',
     security: [{ sessionCookie: [] }, {}],
     requestBody: jsonBody({
@@ -103,7 +103,7 @@ export const portalOperations: Operations = {
       ],
     }),
     responses: {
-      '200': answer('Changed; other sessions ended', dataOf(ref('User'))),
+      '200': answer('Changed; other sessions ended, and this one continues under a new cookie value', dataOf(ref('User')), setCookie),
       '201': answer('Password set from the invitation; signed in', dataOf(ref('User')), setCookie),
       '400': errorAnswer('Invalid body: a password too short, too long or too common, an invitation used, replaced or expired, or a wrong current_password'),
       '401': errorAnswer('No invitation and no session'),
@@ -139,8 +139,28 @@ export const portalOperations: Operations = {
   },
   'PUT /portal/v1/me': {
     operationId: 'portalUpdateMe',
-    description: 'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me, except that the email (what you sign in with) cannot be cleared.',
+    description:
+      'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me, except that the email (what you sign in with) cannot be cleared. ' +
+      'A new email needs `current_password` (and, with two-factor sign-in on, `code` or `recovery_code`), and ends every other session of yours; wrong ones count as failed sign-ins.',
     ...PROFILE_CHANGE,
+    requestBody: jsonBody(
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          ...PROFILE_FIELDS,
+          current_password: { ...typedPassword, description: 'Needed to change the email' },
+          code: { type: 'string', maxLength: 64, description: 'With two-factor sign-in on, needed to change the email' },
+          recovery_code: { type: 'string', maxLength: 64, description: 'In place of code' },
+        },
+      },
+      'Any non-empty subset of name, bio, website, avatar_url, email; to change the email, also current_password (and code or recovery_code)',
+    ),
+    responses: {
+      ...PROFILE_CHANGE.responses,
+      '400': errorAnswer('Invalid body; `details` names each bad field (current_password or code missing or wrong for an email change)'),
+      '429': tooMany,
+    },
     ...curl(`curl -s -b cookies.txt -X PUT ${ORIGIN} ${JSON_TYPE} -d '{"bio":"I build agents"}' http://127.0.0.1:3000/portal/v1/me`),
   },
 };
