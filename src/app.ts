@@ -37,6 +37,11 @@ import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/r
 import { portalAccountRoutes } from './handlers/portal-account.ts';
 import { invitationRoutes } from './handlers/invitations.ts';
 import { portalSessionRoutes } from './handlers/portal-session.ts';
+import { portalTwoFactorRoutes } from './handlers/portal-two-factor.ts';
+import { twoFactorResetRoutes } from './handlers/two-factor-reset.ts';
+import { SecretSealer } from './portal/sealed-secrets.ts';
+import { sweepExpiredTickets } from './portal/sign-in-tickets.ts';
+import { TwoFactorRules } from './portal/two-factor.ts';
 import { portalKeyRoutes } from './handlers/portal-keys.ts';
 import { portalPlanRoutes } from './handlers/portal-plans.ts';
 import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
@@ -199,12 +204,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter }),
     ...operatorWebhookRoutes({ store, outbox }),
     ...invitationRoutes({ store, clock, audit, origin: sessions.origin }),
+    ...twoFactorResetRoutes({ store, audit }),
   ];
   // The developer portal's routes (/portal/v1), one module each.
   const signInLimits = new SignInLimits({ reservations: backends.failureReservations, addressLimit: FAILED_AUTH_LIMIT });
+  // Two-factor secrets are sealed under a key derived from the operator token (sealed-secrets.ts).
+  const twoFactorRules = new TwoFactorRules(new SecretSealer(operatorToken.token, 'two-factor secrets'), clock);
   const portalRoutes: PortalRoute[] = [
     ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress }),
-    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress, outbox, signup: config.portalSignup }),
+    ...portalTwoFactorRoutes({ store, clock, sessions, audit, limits: signInLimits, rules: twoFactorRules, clientAddress }),
+    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, rules: twoFactorRules, clientAddress, outbox, signup: config.portalSignup }),
     ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
     ...portalPlanRoutes({ store, clock, audit }),
     ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
@@ -266,9 +275,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   sweepTimer.unref();
   const retentionTimer = setInterval(() => void sweepRetained(), RETENTION_SWEEP_MS);
   retentionTimer.unref();
-  // Ended sessions (idle, past their absolute end, or of a user no longer active) are deleted.
+  // Ended sessions (idle, past their absolute end, or of a user no longer active) and expired sign-in tickets are deleted.
   const sessionSweepTimer = setInterval(() => {
     sessions.sweepExpired().catch((error: unknown) => warn(`could not sweep portal sessions: ${(error as Error).message}`));
+    sweepExpiredTickets(store, clock).catch((error: unknown) => warn(`could not sweep sign-in tickets: ${(error as Error).message}`));
   }, SESSION_SWEEP_MS);
   sessionSweepTimer.unref();
 

@@ -1,7 +1,9 @@
 // The signed-in user's account in the developer portal: setting a password from an invitation
-// (which also signs in), changing it (which ends every other session), open sign-up when the
-// operator allows it (PORTAL_SIGNUP=open), and the profile (GET/PUT /portal/v1/me, the same rules
-// as PUT /v1/users/me). Every change is audited with the user as actor.
+// (which also signs in), changing it (which ends every other session and gives this one a new
+// cookie value), open sign-up when the operator allows it (PORTAL_SIGNUP=open), and the profile
+// (GET/PUT /portal/v1/me, the same rules as PUT /v1/users/me; a new email needs the current
+// password, and a code with two-factor sign-in on, and ends every other session). Every change is
+// audited with the user as actor.
 
 import type { IncomingMessage } from 'node:http';
 import type { AuditLog } from '../audit/audit-log.ts';
@@ -20,6 +22,9 @@ import { endSessionsOps } from '../portal/end-access.ts';
 import { digestOf, isWellFormedSecret } from '../portal/secrets.ts';
 import { sessionRequired, type PortalSessions, type SignedIn } from '../portal/sessions.ts';
 import type { SignInLimits } from '../portal/sign-in-limits.ts';
+import { readCurrentPassword, readSecondFactor, requireCurrentPassword, requireSecondFactor, type ReauthenticationDeps } from '../portal/reauthenticate.ts';
+import type { SecondFactorProof, TwoFactorRules } from '../portal/two-factor.ts';
+import { isSameEmail } from '../domain/email.ts';
 import type { RecordReader, Store, WriteOp } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
 import { assertEmailFree, ownProfileBody, ownProfileChangeOps, readOwnProfileChange, readProfileFields } from './profile.ts';
@@ -33,6 +38,8 @@ export interface PortalAccountRoutesDeps {
   clientAddress: (req: IncomingMessage) => string;
   audit: AuditLog;
   outbox: EventOutbox;
+  /** Two-factor codes, for the re-authentication of an email change. */
+  rules: TwoFactorRules;
   /** PORTAL_SIGNUP: with `invite`, POST /portal/v1/signup does not exist (404). */
   signup: 'invite' | 'open';
 }
@@ -40,7 +47,8 @@ export interface PortalAccountRoutesDeps {
 const INVALID_INVITATION = 'This invitation link is not valid: it was used, replaced by a newer one, or is older than 72 hours. Ask the operator for a new one.';
 
 export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[] {
-  const { store, clock, sessions, limits, audit, outbox } = deps;
+  const { store, clock, sessions, limits, audit, outbox, rules } = deps;
+  const reauthentication: ReauthenticationDeps = { store, limits, rules };
   const asUser = (userId: string) => ({ type: 'user' as const, id: userId });
 
   /** POST /portal/v1/password: from an invitation (no session needed), or a change with the current password. */
@@ -82,7 +90,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       if (invitation === undefined || invitation.token_hash !== tokenHash || isExpired(invitation.expires_at, clock.now()) || user === undefined) throw invalidInvitation();
       if (userStatus(user) === 'erased') throw invalidInvitation();
       if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
-      const started = sessions.start(tx, context.req, user.id, context.signedIn);
+      const started = sessions.start(tx, context.req, user.id, context.signedIn, true);
       return {
         ops: [
           credentialOp(user.id, passwordHash, clock.now()),
@@ -119,13 +127,17 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       const now = sessions.userAtCommit(tx, signedIn.sessionId);
       const credential = tx.get(CREDENTIALS, now.id);
       if (credential?.password_hash !== stored.password_hash) throw new HttpError(409, 'The password was changed meanwhile; sign in again with the new one.');
+      // Every other session ends, and this one continues under a new cookie value (rotation):
+      // whoever copied the old value learns nothing that still works.
+      const rotated = sessions.start(tx, context.req, now.id, signedIn, true);
       return {
         ops: [
           credentialOp(now.id, passwordHash, clock.now()),
           ...endSessionsOps(tx, now.id, signedIn.sessionId),
+          ...rotated.ops,
           audit.entryOp(context.requestId, { action: 'portal.password_change', target_type: 'user', target_id: now.id, changes: {}, actor: asUser(now.id) }),
         ],
-        result: { status: 200, body: { data: privateUser(now) } },
+        result: { status: 200, headers: { 'Set-Cookie': rotated.setCookie }, body: { data: privateUser(now) } },
       };
     });
   }
@@ -164,15 +176,37 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
   }
 
   async function updateMe(context: PortalContext): Promise<Reply> {
-    const fields = readOwnProfileChange(await context.readJsonBody());
+    // The fields that re-authenticate an email change are read apart from the profile's.
+    const { current_password, code, recovery_code, ...profile } = await context.readJsonBody();
+    const fields = readOwnProfileChange(profile);
+    // A new sign-in email needs the password (and a code with two-factor sign-in on): a session
+    // alone must not be enough to take the account over.
+    const changesEmail = fields.email !== undefined && !isSameEmail(fields.email, context.user.email);
+    const proof = changesEmail ? await reauthenticateForEmail(context, { current_password, code, recovery_code }) : null;
     return context.commit((tx, user) => {
       const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      const spent = proof === null ? null : rules.spend(tx, user.id, proof);
+      if (proof !== null && spent === null) throw badRequest('The request body is invalid: code is wrong or was already used.', { code: 'is wrong or was already used' });
+      // An email change ends every other session, as a password change does.
+      const ended = changesEmail ? endSessionsOps(tx, user.id, context.signedIn?.sessionId ?? null) : [];
       const changes = Object.fromEntries(Object.keys(fields).map((field) => [field, { from: user[field as keyof UserRecord] ?? null, to: changed[field as keyof UserRecord] ?? null }]));
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.profile_update', target_type: 'user', target_id: user.id, changes, actor: asUser(user.id) })],
+        ops: [...ops, ...(spent === null ? [] : [spent]), ...ended, audit.entryOp(context.requestId, { action: 'portal.profile_update', target_type: 'user', target_id: user.id, changes, actor: asUser(user.id) })],
         reply: { status: 200, body: ownProfileBody(changed) },
       };
     });
+  }
+
+  /** The current password, and a code when two-factor sign-in is on (400 naming what is missing or wrong); what the code proved, to be spent. */
+  async function reauthenticateForEmail(context: PortalContext, given: Record<string, unknown>): Promise<SecondFactorProof | null> {
+    const present = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined));
+    const checker = new BodyChecker(present, ['current_password', 'code', 'recovery_code']);
+    const typed = readCurrentPassword(checker);
+    const input = readSecondFactor(checker);
+    checker.finish();
+    const address = deps.clientAddress(context.req);
+    await requireCurrentPassword(reauthentication, context.user, address, typed!);
+    return requireSecondFactor(reauthentication, context.user, address, input);
   }
 
   return [

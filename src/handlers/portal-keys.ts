@@ -22,6 +22,7 @@ import type { ApiRoute, PortalContext, PortalRoute, Reply } from '../http/route.
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { Store } from '../store/store.ts';
+import { assertWithinDailyLimit, KEYS_CREATED_PER_DAY } from '../portal/daily-limits.ts';
 import { usageBody, type UsageAnswerDeps } from './analytics.ts';
 
 export interface PortalKeyRoutesDeps extends UsageAnswerDeps {
@@ -65,7 +66,9 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
       assertWithinRole(granted, user, apiRoutes);
       const plan = planId === undefined ? entryPlan(currentPlans(tx)) : selfServicePlan(tx, planId);
       if (plan === undefined) throw conflict('The operator offers no self-service plan; ask the operator for a key.');
-      // Counted on the keys as they are when the write commits, so racing creates cannot pass 20.
+      // Counted on the keys as they are when the write commits, so racing creates cannot pass 20
+      // active keys, nor 50 created in a day.
+      assertWithinDailyLimit(keyCreationTimes(tx, user.id), KEYS_CREATED_PER_DAY, clock.now(), 'keys');
       const active = activeKeysOf(tx, user.id, clock.now());
       if (active >= MAX_ACTIVE_KEYS_PER_USER) {
         throw conflict(`You already have ${MAX_ACTIVE_KEYS_PER_USER} active keys, the most allowed. Revoke one (DELETE /portal/v1/keys/:id) before creating another.`);
@@ -171,6 +174,11 @@ export function ownKey(reader: RecordReader, keyId: string, user: UserRecord): K
 }
 
 /** Keys of the user neither revoked nor expired. */
+/** When each of the user's keys was made, revoked ones included (for the daily limit). */
+function keyCreationTimes(reader: RecordReader, userId: string): string[] {
+  return [...reader.values(KEYS)].filter((key) => key.user_id === userId).map((key) => key.created_at);
+}
+
 function activeKeysOf(reader: RecordReader, userId: string, nowMs: number): number {
   let count = 0;
   for (const key of reader.values(KEYS)) if (key.user_id === userId && key.revoked_at === null && !isExpired(key, nowMs)) count += 1;

@@ -14,6 +14,7 @@ import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
 import { BodyChecker } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
+import { assertWithinDailyLimit, PLAN_REQUESTS_PER_DAY } from '../portal/daily-limits.ts';
 import { ownKey } from './portal-keys.ts';
 
 export interface PortalPlanRoutesDeps {
@@ -57,6 +58,9 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
     return context.commit((tx, user) => {
       const key = ownKey(tx, keyId!, user);
       const request = newPlanRequest(tx, key, planId!, clock.now());
+      // Counted on the requests as they are when the write commits (also across instances).
+      const mine = [...tx.values(PLAN_REQUESTS)].filter((earlier) => earlier.user_id === user.id).map((earlier) => earlier.created_at);
+      assertWithinDailyLimit(mine, PLAN_REQUESTS_PER_DAY, clock.now(), 'plan requests');
       return {
         ops: [
           { op: 'put', collection: PLAN_REQUESTS, id: request.id, data: request },

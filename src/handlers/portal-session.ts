@@ -2,7 +2,8 @@
 // password and sets the session cookie; DELETE /portal/v1/session ends the session. A wrong
 // email, a wrong password and an account without a password get the same answer after the same
 // work (one scrypt each), and failures are limited per account and per address, each attempt
-// counted before its scrypt runs (src/portal/sign-in-limits.ts).
+// counted before its scrypt runs (src/portal/sign-in-limits.ts). With two-factor sign-in on, the
+// right password answers 202 with a ticket for the second step (portal-two-factor.ts).
 
 import { normalEmail } from '../domain/email.ts';
 import type { IncomingMessage } from 'node:http';
@@ -19,6 +20,9 @@ import { verifyAgainstDummy, verifyPassword } from '../portal/passwords.ts';
 import { CREDENTIALS, SESSIONS } from '../portal/records.ts';
 import type { PortalSessions } from '../portal/sessions.ts';
 import type { SignInLimits } from '../portal/sign-in-limits.ts';
+import { newTicket } from '../portal/sign-in-tickets.ts';
+import { hasTwoFactor } from '../portal/two-factor.ts';
+import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { RecordReader, Store, WriteOp } from '../store/store.ts';
 
 export interface PortalSessionRoutesDeps {
@@ -69,12 +73,21 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
 
     // Through the store itself: whatever session the browser had before plays no part (it ends).
-    return store.commit((tx) => {
+    return store.commit((tx): { ops: WriteOp[]; result: Reply } => {
       // Decided on the account as it is now: a password changed or an account suspended or
       // erased while scrypt ran makes this sign-in fail as if the password were wrong.
       const current = tx.get(USERS, user.id);
       const stored = tx.get(CREDENTIALS, user.id);
       if (current === undefined || userStatus(current) !== 'active' || stored?.password_hash !== credential.password_hash) throw wrongCredentials();
+      // With two-factor sign-in on, the right password earns a ticket, not a session: the
+      // session comes from POST /portal/v1/session/second-factor with the ticket and a code.
+      if (hasTwoFactor(tx, user.id)) {
+        const issued = newTicket(tx, user.id, stored.updated_at, deps.clock.now());
+        return {
+          ops: [...issued.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in_password', target_type: 'user', target_id: user.id, changes: { second_factor: 'totp' }, actor: { type: 'user', id: user.id } })],
+          result: { status: 202, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { second_factor: 'totp', ticket: issued.ticket } } },
+        };
+      }
       const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
         ops: [...started.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: user.id, changes: {}, actor: { type: 'user', id: user.id }, origin: originOf(context) })],

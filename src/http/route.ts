@@ -78,6 +78,8 @@ export interface ApiRoute {
  */
 export interface PortalContext extends RequestContext {
   readonly user: UserRecord;
+  /** The session the request came with (set before any session route runs). */
+  readonly signedIn: SignedIn | null;
   /**
    * As RequestContext.commit, and `user` is the signed-in user as they are now: a session ended
    * meanwhile (sign-out, password change, expiry) or a user suspended or erased is refused with 401.

@@ -7,6 +7,7 @@ import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/
 import { portalOperations, SESSION_COOKIE_SCHEME } from './portal.ts';
 import { portalSelfServiceOperations } from './portal-keys.ts';
 import { portalActivityOperations } from './portal-activity.ts';
+import { portalTwoFactorOperations } from './portal-two-factor.ts';
 import { operatorOperations } from './operator.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
@@ -123,6 +124,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     ...portalOperations,
     ...portalSelfServiceOperations,
     ...portalActivityOperations,
+    ...portalTwoFactorOperations,
   };
   const unused = new Set(Object.keys(details));
   const paths: Record<string, Record<string, Schema>> = {};

@@ -75,6 +75,7 @@ export const portalSelfServiceOperations: Operations = {
       '400': errorAnswer('Invalid body (bad permission entry, unknown or non-self-service plan, expires_at not in the future)'),
       '403': errorAnswer('A permission entry beyond your role (a member and any write on listings); details.permissions names it'),
       '409': errorAnswer('You already have 20 active keys'),
+      '429': errorAnswer('You created 50 keys in the last 24 hours (revoked ones count); wait Retry-After seconds'),
     },
     ...curl(`curl -s ${WRITE} -d '{"name":"laptop"}' ${BASE}/keys`),
   },
@@ -143,13 +144,14 @@ export const portalSelfServiceOperations: Operations = {
   },
   'POST /portal/v1/plan-requests': {
     operationId: 'portalRequestPlan',
-    description: 'Asks the operator to move one of your keys to a plan that is not self-service. One pending request per key; approval changes the key\'s limit at once.',
+    description: 'Asks the operator to move one of your keys to a plan that is not self-service. One pending request per key, at most 10 requests in 24 hours; approval changes the key\'s limit at once.',
     requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['key_id', 'plan'], properties: { key_id: { type: 'string' }, plan: { type: 'string' } } }),
     responses: {
       '201': answer('Pending', dataOf(ref('PlanRequest'))),
       '400': errorAnswer('Unknown plan, or a self-service one (switch to it with PATCH)'),
       '404': keyNotFound,
       '409': errorAnswer('The key is revoked or expired, already on that plan, or has a pending request'),
+      '429': errorAnswer('You made 10 plan requests in the last 24 hours; wait Retry-After seconds'),
     },
     ...curl(`curl -s ${WRITE} -d '{"key_id":"${KEY_ID}","plan":"business"}' ${BASE}/plan-requests`),
   },

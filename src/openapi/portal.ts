@@ -67,7 +67,7 @@ export const portalOperations: Operations = {
   'POST /portal/v1/session': {
     operationId: 'portalSignIn',
     description:
-      'Signs in with email and password and sets the session cookie. A wrong email and a wrong password get the same 401 after the same work. ' +
+      'Signs in with email and password and sets the session cookie; with two-factor sign-in on, answers 202 with a ticket for the second step instead. A wrong email and a wrong password get the same 401 after the same work. ' +
       'Each attempt takes its place in the account\'s (10 failures per 15 minutes) and the address\'s failure limits before the password is checked, and gives it back if the password is right: ' +
       'past either, or with 2 attempts of the account or address already being checked, 429 with Retry-After at once, even with the right password.',
     security: [],
@@ -79,6 +79,10 @@ export const portalOperations: Operations = {
     }),
     responses: {
       '201': answer('Signed in; the cookie is set', dataOf(ref('User')), setCookie),
+      '202': answer(
+        'The password is right and two-factor sign-in is on: no cookie yet; send the ticket with a code to POST /portal/v1/session/second-factor',
+        dataOf({ type: 'object', required: ['second_factor', 'ticket'], properties: { second_factor: { const: 'totp' }, ticket: { type: 'string' } } }),
+      ),
       '400': errorAnswer('Invalid body'),
       '401': errorAnswer('The email or password is wrong'),
       '403': errorAnswer('The account is suspended (said only to someone with the right password)'),
@@ -98,7 +102,7 @@ export const portalOperations: Operations = {
     operationId: 'portalSetPassword',
     description:
       'With `invitation` (no session needed): sets the password of the invited user, uses up the invitation, ends every session of that user and signs in (201, cookie). ' +
-      'Without it, with a session: changes the password given the current one (200); every other session of the user ends. ' +
+      'Without it, with a session: changes the password given the current one (200); every other session of the user ends, and this one gets a new cookie value (the old one stops working). ' +
       'A wrong `current_password` counts as a failed sign-in, and a wrong invitation as a failure of the address; both are limited as sign-ins are (429 before anything is checked).',
     security: [{ sessionCookie: [] }, {}],
     requestBody: jsonBody({
@@ -108,7 +112,7 @@ export const portalOperations: Operations = {
       ],
     }),
     responses: {
-      '200': answer('Changed; other sessions ended', dataOf(ref('User'))),
+      '200': answer('Changed; other sessions ended, and this one continues under a new cookie value', dataOf(ref('User')), setCookie),
       '201': answer('Password set from the invitation; signed in', dataOf(ref('User')), setCookie),
       '400': errorAnswer('Invalid body: a password too short, too long or too common, an invitation used, replaced or expired, or a wrong current_password'),
       '401': errorAnswer('No invitation and no session'),
@@ -146,8 +150,28 @@ export const portalOperations: Operations = {
   },
   'PUT /portal/v1/me': {
     operationId: 'portalUpdateMe',
-    description: 'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me: the email (what you sign in with) can be changed but not cleared.',
+    description:
+      'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me: the email (what you sign in with) can be changed but not cleared. ' +
+      'A new email needs `current_password` (and, with two-factor sign-in on, `code` or `recovery_code`), and ends every other session of yours; wrong ones count as failed sign-ins.',
     ...PROFILE_CHANGE,
+    requestBody: jsonBody(
+      {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          ...PROFILE_FIELDS,
+          current_password: { ...typedPassword, description: 'Needed to change the email' },
+          code: { type: 'string', maxLength: 64, description: 'With two-factor sign-in on, needed to change the email' },
+          recovery_code: { type: 'string', maxLength: 64, description: 'In place of code' },
+        },
+      },
+      'Any non-empty subset of name, bio, website, avatar_url, email; to change the email, also current_password (and code or recovery_code)',
+    ),
+    responses: {
+      ...PROFILE_CHANGE.responses,
+      '400': errorAnswer('Invalid body; `details` names each bad field (current_password or code missing or wrong for an email change)'),
+      '429': tooMany,
+    },
     ...curl(`curl -s -b cookies.txt -X PUT ${ORIGIN} ${JSON_TYPE} -d '{"bio":"I build agents"}' http://127.0.0.1:3000/portal/v1/me`),
   },
 };

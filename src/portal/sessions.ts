@@ -1,8 +1,9 @@
 // Portal sessions: a random 256-bit value in a cookie, known to the store only by its SHA-256
 // (records.ts), so a session made on one instance is honoured by every instance sharing the
 // database. A session ends after 24 h without use (idle), 7 days after sign-in (absolute), at
-// sign-out, and whenever its user changes password, is suspended or erased. Use is recorded at
-// most every few minutes, not on every request, so reading pages costs no writes.
+// sign-out, and whenever its user changes password, is suspended or erased; a user holds at most
+// 20 (a new one ends the oldest). Use is recorded at most every few minutes, not on every
+// request, so reading pages costs no writes.
 
 import type { IncomingMessage } from 'node:http';
 import type { Clock } from '../clock.ts';
@@ -20,6 +21,8 @@ export const IDLE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export const ABSOLUTE_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
 /** Use is written down when the last record of it is older than this. */
 export const TOUCH_INTERVAL_MS = 5 * 60 * 1000;
+/** Live sessions a user may hold at once; a new one ends the oldest. */
+export const MAX_SESSIONS_PER_USER = 20;
 
 export const SESSION_REQUIRED = 'Sign in first: this needs a portal session.';
 
@@ -84,8 +87,10 @@ export class PortalSessions {
    * A session for `userId`, to be written with the sign-in (or password) change that makes it,
    * read through `reader` (the write's transaction). The session the browser had until now, if
    * any, ends in the same write: its cookie is replaced, and no session outlives its cookie.
+   * A user keeps at most MAX_SESSIONS_PER_USER: the oldest end to make room (unless the caller
+   * ends every other session in the same write anyway: `othersEnd`).
    */
-  start(reader: RecordReader, req: IncomingMessage, userId: string, replacing: SignedIn | null): NewSession {
+  start(reader: RecordReader, req: IncomingMessage, userId: string, replacing: SignedIn | null, othersEnd = false): NewSession {
     const value = newSecret();
     const now = this.clock.now();
     const session: SessionRecord = {
@@ -96,8 +101,9 @@ export class PortalSessions {
       expires_at: isoTime(now + ABSOLUTE_TIMEOUT_MS),
     };
     const ended: WriteOp[] = replacing !== null && reader.get(SESSIONS, replacing.sessionId) !== undefined ? [{ op: 'del', collection: SESSIONS, id: replacing.sessionId }] : [];
+    const evicted = othersEnd ? [] : oldestBeyondCap(reader, userId, replacing?.sessionId ?? null);
     return {
-      ops: [...ended, { op: 'put', collection: SESSIONS, id: session.id, data: session }],
+      ops: [...ended, ...evicted, { op: 'put', collection: SESSIONS, id: session.id, data: session }],
       sessionId: session.id,
       setCookie: setSessionCookie(value, this.https(req), ABSOLUTE_TIMEOUT_MS / 1000),
     };
@@ -139,6 +145,14 @@ export class PortalSessions {
       .catch((error: Error) => this.warn(`could not record a portal session's use: ${error.message}`))
       .finally(() => this.touching.delete(sessionId));
   }
+}
+
+/** Deletes the user's oldest sessions (but `keptId`, which the caller replaces) so that a new one makes no more than MAX_SESSIONS_PER_USER. */
+function oldestBeyondCap(reader: RecordReader, userId: string, keptId: string | null): WriteOp[] {
+  const held = [...reader.values(SESSIONS)].filter((session) => session.user_id === userId && session.id !== keptId);
+  if (held.length < MAX_SESSIONS_PER_USER) return [];
+  held.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  return held.slice(0, held.length - (MAX_SESSIONS_PER_USER - 1)).map((session) => ({ op: 'del', collection: SESSIONS, id: session.id }));
 }
 
 /** The 401 of a portal route without a live session. */

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { signedInUser, sameOrigin, type PortalUser } from '../helpers/portal.ts';
 import { ADMIN_TOKEN, startServer, type TestResponse, type TestServer } from '../helpers/server.ts';
+import { enrolTwoFactor, passwordStep } from '../helpers/two-factor.ts';
 
 interface Operation {
   method: string;
@@ -196,10 +197,18 @@ const EXAMPLE_PREPARATION: Record<string, (world: World, path: string, body: Rec
     await signedInUser(world.server, { email: body!.email, password: body!.password });
   },
   'POST /portal/v1/plan-requests': async () => {},
+  'POST /portal/v1/two-factor': async (world, _path, body) => {
+    world.portal = await signedInUser(world.server, { password: body!.current_password });
+  },
 };
 
-/** Examples a fresh server cannot run as written, and why (none so far). */
-const EXAMPLES_NOT_RUN: Record<string, string> = {};
+/** Examples a fresh server cannot run as written, and why. */
+const TOTP_CODE = 'the code in the example is what an authenticator app would show at one moment for one secret; test/portal/two-factor.test.ts sends real ones';
+const EXAMPLES_NOT_RUN: Record<string, string> = {
+  'POST /portal/v1/two-factor/confirm': TOTP_CODE,
+  'DELETE /portal/v1/two-factor': TOTP_CODE,
+  'POST /portal/v1/session/second-factor': TOTP_CODE,
+};
 
 /** The placeholder the password example holds where the invitation link's token goes. */
 const INVITATION_PLACEHOLDER = '<token from the link>';
@@ -351,6 +360,48 @@ const GENERAL: Record<string, (operation: Operation) => Provoke | undefined> = {
 
 /** Cases that depend on the operation: the conflicts, and the limits of a single route. */
 const SPECIFIC: Record<string, Provoke> = {
+  '409 POST /portal/v1/two-factor': async (world) => {
+    await enrolTwoFactor(world.server, world.portal, Date.now());
+    return enrolAgain(world);
+  },
+  '429 POST /portal/v1/two-factor': async (world) => {
+    await spendAccountFailures(world);
+    return enrolAgain(world);
+  },
+  '409 DELETE /portal/v1/two-factor': async (world) =>
+    world.send('DELETE', '/portal/v1/two-factor', { headers: world.portal.headers, body: { current_password: world.portal.password, code: '123456' } }),
+  '429 DELETE /portal/v1/two-factor': async (world) => {
+    await enrolTwoFactor(world.server, world.portal, Date.now());
+    await spendAccountFailures(world);
+    return world.send('DELETE', '/portal/v1/two-factor', { headers: world.portal.headers, body: { current_password: world.portal.password, code: '123456' } });
+  },
+  '409 POST /portal/v1/two-factor/confirm': async (world) => world.send('POST', '/portal/v1/two-factor/confirm', { headers: world.portal.headers, body: { code: '123456' } }),
+  '429 POST /portal/v1/two-factor/confirm': async (world) => {
+    assert.equal((await enrolAgain(world)).status, 201);
+    await spendAccountFailures(world);
+    return world.send('POST', '/portal/v1/two-factor/confirm', { headers: world.portal.headers, body: { code: '123456' } });
+  },
+  '401 POST /portal/v1/session/second-factor': async (world) =>
+    world.send('POST', '/portal/v1/session/second-factor', { headers: sameOrigin(world.server), body: { ticket: 'a'.repeat(43), code: '123456' } }),
+  '429 POST /portal/v1/session/second-factor': async (world) => {
+    await enrolTwoFactor(world.server, world.portal, Date.now());
+    const ticket = await passwordStep(world.server, world.portal.email, world.portal.password);
+    await spendAccountFailures(world);
+    return world.send('POST', '/portal/v1/session/second-factor', { headers: sameOrigin(world.server), body: { ticket, code: '123456' } });
+  },
+  '429 PUT /portal/v1/me': async (world) => {
+    await spendAccountFailures(world);
+    return world.send('PUT', '/portal/v1/me', { headers: world.portal.headers, body: { email: 'moved@example.com', current_password: world.portal.password } });
+  },
+  '429 POST /portal/v1/keys': async (world) => {
+    // 50 keys created in a day, revoked as they come (revoking gives no place back).
+    for (let index = 0; index < 50; index += 1) await world.send('DELETE', `/portal/v1/keys/${await world.portalKey()}`, { headers: world.portal.headers });
+    return world.send('POST', '/portal/v1/keys', { headers: world.portal.headers, body: { name: 'the 51st today' } });
+  },
+  '429 POST /portal/v1/plan-requests': async (world) => {
+    for (let index = 0; index < 10; index += 1) await world.planRequest();
+    return world.send('POST', '/portal/v1/plan-requests', { headers: world.portal.headers, body: { key_id: await world.portalKey(), plan: 'business' } });
+  },
   '409 POST /admin/v1/users/{id}/invitations': async (world) => {
     const noEmail = (await world.server.admin('POST', '/admin/v1/users', { name: 'No Email', role: 'member' })).body.data.id;
     return world.server.admin('POST', `/admin/v1/users/${noEmail}/invitations`);
@@ -421,7 +472,7 @@ const SPECIFIC: Record<string, Provoke> = {
   },
   '409 PUT /portal/v1/me': async (world) => {
     await world.user({ email: 'taken4@example.com' });
-    return world.send('PUT', '/portal/v1/me', { headers: world.portal.headers, body: { email: 'taken4@example.com' } });
+    return world.send('PUT', '/portal/v1/me', { headers: world.portal.headers, body: { email: 'taken4@example.com', current_password: world.portal.password } });
   },
   '409 PATCH /portal/v1/keys/{id}': async (world) => {
     const id = await world.portalKey();
@@ -470,6 +521,17 @@ const SPECIFIC: Record<string, Provoke> = {
     return world.send('POST', '/portal/v1/session', { headers: sameOrigin(world.server), body: { email: world.portal.email, password: world.portal.password } });
   },
 };
+
+/** 10 wrong passwords for the portal user: the account's failure limit is spent (the next check is 429). */
+async function spendAccountFailures(world: World): Promise<void> {
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    await world.send('POST', '/portal/v1/session', { headers: sameOrigin(world.server), body: { email: world.portal.email, password: 'not the password' } });
+  }
+}
+
+function enrolAgain(world: World): Promise<TestResponse> {
+  return world.send('POST', '/portal/v1/two-factor', { headers: world.portal.headers, body: { current_password: world.portal.password } });
+}
 
 /** Documented statuses no test request can provoke on a healthy server, with the reason. */
 const NOT_PROVOKED: Array<[pattern: RegExp, reason: string]> = [

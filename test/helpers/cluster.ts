@@ -3,8 +3,10 @@
 // many instances. Each instance listens on a free port and can be stopped or SIGKILLed alone.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './eventually.ts';
+import { skipUnlessServices, startPostgres, startRedis, type PostgresService, type RedisService } from './services.ts';
 
 export const CLUSTER_ADMIN_TOKEN = 'cluster-operator-token-0123456789';
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -78,6 +80,32 @@ export async function startInstances(databaseUrl: string, redisUrl: string, env:
   const first = await startInstance(databaseUrl, redisUrl, env);
   const others = await Promise.all(Array.from({ length: count - 1 }, () => startInstance(databaseUrl, redisUrl, env)));
   return [first, ...others];
+}
+
+/**
+ * For a whole test file: `count` instances on a fresh PostgreSQL database and a Redis, started
+ * before its first test and stopped (with the services) after its last. `instances` is filled
+ * when the tests run; `skip` says why not when PostgreSQL or Redis is missing.
+ * @example
+ *   const cluster = clusterForFile('two_factor');
+ *   test('…', { skip: cluster.skip }, async () => { cluster.instances[0]!.url … });
+ */
+export function clusterForFile(databaseName: string, count = 3): { skip: false | string; instances: Instance[] } {
+  const cluster = { skip: skipUnlessServices('postgresBin', 'redisServer'), instances: [] as Instance[] };
+  let postgres: PostgresService | undefined;
+  let redis: RedisService | undefined;
+  before(async () => {
+    if (cluster.skip) return;
+    postgres = await startPostgres();
+    redis = await startRedis();
+    cluster.instances.push(...(await startInstances(postgres.createDatabase(databaseName), redis.url, {}, count)));
+  });
+  after(async () => {
+    await Promise.all(cluster.instances.map((instance) => instance.stop()));
+    await redis?.destroy();
+    await postgres?.destroy();
+  });
+  return cluster;
 }
 
 export interface Answer {

@@ -74,6 +74,10 @@ const WRITE_CALLS: Record<string, (server: TestServer) => Promise<WriteCall>> = 
     const user = await server.createUser({ email: `invited-${Math.random().toString(36).slice(2)}@example.com` });
     return { method: 'POST', path: `/admin/v1/users/${user.id}/invitations`, action: 'user.invite', targetId: user.id };
   },
+  'DELETE /admin/v1/users/:id/two-factor': async (server) => {
+    const user = await server.createUser();
+    return { method: 'DELETE', path: `/admin/v1/users/${user.id}/two-factor`, action: 'user.two_factor_reset', targetId: user.id };
+  },
   'POST /admin/v1/compact': async () => ({ method: 'POST', path: '/admin/v1/compact', action: 'store.compact', targetId: 'log' }),
   'POST /admin/v1/listings/:id/remove': async (server) => {
     const listing = await listingOf(server);

@@ -142,7 +142,7 @@ test('GET/PUT /portal/v1/me: the rules of PUT /v1/users/me; the change is audite
   assert.equal((await put({ nickname: 'x' })).status, 400);
   assert.equal((await put({})).status, 400);
   assert.equal((await put({ website: 'ftp://example.com' })).status, 400);
-  assert.equal((await put({ email: 'taken@example.com' })).status, 409);
+  assert.equal((await put({ email: 'taken@example.com', current_password: ada.password })).status, 409);
   assert.equal((await put({ email: '' })).status, 400, 'the sign-in email cannot be cleared');
   const me = await server.request('GET', '/portal/v1/me', { headers: ada.headers });
   assert.equal((await put({ bio: 'x' }, { 'if-match': '"stale"' })).status, 412);

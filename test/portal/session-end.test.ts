@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sameOrigin, signedInUser, signIn } from '../helpers/portal.ts';
+import { cookieFrom, sameOrigin, signedInUser, signIn } from '../helpers/portal.ts';
 import { startServer } from '../helpers/server.ts';
 import { SESSIONS } from '../../src/portal/records.ts';
 
@@ -33,13 +33,13 @@ test('erasure ends every session and forgets the password', async (t) => {
   assert.deepEqual(left, [], 'no session, password or invitation of the erased user is kept');
 });
 
-test('a password change keeps the session that made it and ends every other; the old password stops working', async (t) => {
+test('a password change keeps the session that made it (under a new cookie value) and ends every other; the old password stops working', async (t) => {
   const server = await startServer(t);
   const ada = await signedInUser(server);
   const other = await signIn(server, ada.email, ada.password);
   const changed = await server.request('POST', '/portal/v1/password', { headers: ada.headers, body: { current_password: ada.password, password: 'a brand new passphrase' } });
   assert.equal(changed.status, 200, changed.text);
-  assert.equal((await server.request('GET', '/portal/v1/me', { headers: ada.headers })).status, 200, 'the session that changed it stays');
+  assert.equal((await server.request('GET', '/portal/v1/me', { headers: { cookie: cookieFrom(changed)! } })).status, 200, 'the session that changed it stays, rotated');
   assert.equal((await server.request('GET', '/portal/v1/me', { headers: other.headers })).status, 401, 'every other session ended');
   assert.equal((await server.request('POST', '/portal/v1/session', { headers: sameOrigin(server), body: { email: ada.email, password: ada.password } })).status, 401);
   await signIn(server, ada.email, 'a brand new passphrase');
