@@ -5,6 +5,7 @@
 // other client's latencies. `--encoding identity` runs the same loop without compression.
 // Usage: node --import tsx bench/compression-stall.ts [--seconds 10] [--encoding br|gzip|identity]
 
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -33,6 +34,16 @@ function randomAstralText(length: number): string {
   const codes = new Uint32Array(length);
   crypto.getRandomValues(codes);
   return String.fromCodePoint(...Array.from(codes, (code) => 0x20000 + (code % 0xa6e0)));
+}
+
+/** CPU ms of this process's main thread alone (Linux), which other processes' load does not inflate; null elsewhere. */
+function mainThreadCpuMs(): number | null {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -76,13 +87,16 @@ const light = (async () => {
 })();
 delay.enable();
 const utilisationBefore = perf.eventLoopUtilization();
+const cpuBefore = mainThreadCpuMs();
 await Promise.all([heavy, light]);
 const utilisation = perf.eventLoopUtilization(utilisationBefore);
+const cpuAfter = mainThreadCpuMs();
 delay.disable();
 latencies.sort((a, b) => a - b);
 console.log(`${pages} uncached ${encoding} pages of ~2 MB in ${seconds} s`);
 // The event loop's busy time, which a machine busy with other work inflates less than the delay.
 console.log(`event loop busy ${(utilisation.utilization * 100).toFixed(0)}% of the time: ${(utilisation.active / Math.max(1, pages)).toFixed(1)} ms per heavy page (the light requests' share included)`);
+if (cpuBefore !== null && cpuAfter !== null) console.log(`main thread CPU ${((cpuAfter - cpuBefore) / Math.max(1, pages)).toFixed(1)} ms per heavy page (the light requests' share included)`);
 console.log(`event-loop delay: p50 ${(delay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`);
 console.log(`other client GET /v1/listings/:id: ${latencies.length} requests, p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`);
 await app.close(2_000);
