@@ -15,6 +15,10 @@
 // pool keeps threads for the file log's writes and fsyncs, and the largest answers get a lower
 // brotli quality, which costs a tenth of the time on text that hardly compresses. The time a
 // pool thread spends is told to the request that asked for it, for its key's CPU budget.
+// A pool job's output comes back in chunks, each one a callback on the event loop: with zlib's
+// 16 KiB default a 1 MiB page was 64 of them, and on a busy machine each one can be held up, so
+// the main thread spent tens of milliseconds per page on it; a chunk the size of the answer (up
+// to 1 MiB) makes it one to a few.
 
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync, type BrotliOptions } from 'node:zlib';
 import { keptCopy } from './kept-bytes.ts';
@@ -31,6 +35,8 @@ export const MAX_SYNC_COMPRESSED_BYTES = 32 * 1024;
 const LARGE_ANSWER_BYTES = 256 * 1024;
 /** Compressions running in the thread pool at once (libuv has 4 threads; the log needs some). */
 const MAX_BACKGROUND_JOBS = 2;
+/** The largest output chunk of a pool job (zlib's default is 16 KiB). */
+const MAX_POOL_CHUNK_BYTES = 1024 * 1024;
 
 /** Brotli's default (11) is far slower than gzip; 5 still beats gzip on size at a similar cost. */
 const BROTLI_OPTIONS: BrotliOptions = { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } };
@@ -89,10 +95,14 @@ async function compressInPool(bytes: Buffer, encoding: Encoding, onPoolWork: ((m
   // From its turn to its result: a pool thread busy with this job alone.
   const began = performance.now();
   try {
+    // Output about the input's size at most (text that does not compress), in one chunk or a few.
+    const chunkSize = Math.min(MAX_POOL_CHUNK_BYTES, bytes.length + 1024);
     return await new Promise<Buffer>((resolve, reject) => {
       const done = (error: Error | null, result: Buffer): void => (error ? reject(error) : resolve(result));
-      if (encoding === 'br') brotliCompress(bytes, bytes.length >= LARGE_ANSWER_BYTES ? LARGE_BROTLI_OPTIONS : BROTLI_OPTIONS, done);
-      else gzip(bytes, done);
+      if (encoding === 'br') {
+        const quality = bytes.length >= LARGE_ANSWER_BYTES ? LARGE_BROTLI_OPTIONS : BROTLI_OPTIONS;
+        brotliCompress(bytes, { ...quality, chunkSize, params: { ...quality.params, [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }, done);
+      } else gzip(bytes, { chunkSize }, done);
     });
   } finally {
     onPoolWork?.(performance.now() - began);
