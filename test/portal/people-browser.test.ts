@@ -135,3 +135,16 @@ test('a new key comes with a ready curl and fetch line against this server, with
   assert.equal(listed.status, 200);
   assert.deepEqual(problems(), []);
 });
+
+test('"Create an account" is offered only when PORTAL_SIGNUP=open; the page knows before showing the form', { skip, timeout: 120_000 }, async (t) => {
+  const browser = await browserFor(t);
+  for (const [signup, offered] of [['invite', 0], ['open', 1]] as const) {
+    const server = await startServer(t, { env: { ...ENV, PORTAL_SIGNUP: signup } });
+    const context = await browser.newContext({ viewport: { width: 390, height: 800 } });
+    t.after(() => context.close());
+    const page = await context.newPage();
+    await page.goto(`${server.url}/portal`);
+    await page.locator('#sign-in-form').waitFor();
+    assert.equal(await page.locator('#entrance button', { hasText: 'Create an account' }).count(), offered, `PORTAL_SIGNUP=${signup}`);
+  }
+});
