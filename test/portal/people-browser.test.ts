@@ -148,3 +148,19 @@ test('"Create an account" is offered only when PORTAL_SIGNUP=open; the page know
     assert.equal(await page.locator('#entrance button', { hasText: 'Create an account' }).count(), offered, `PORTAL_SIGNUP=${signup}`);
   }
 });
+
+test('the Activity page lists the sign-in just made, with its address and browser, newest first', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  await portal(server, user, 'POST', '/keys', { name: 'laptop' });
+  const { page, problems } = await signedInPage(t, server, user, 390);
+  await page.locator('.tab[data-page=activity]').click();
+  const first = page.locator('.activity li').first();
+  await first.waitFor();
+  const text = await first.innerText();
+  assert.match(text, /Signed in/);
+  assert.match(text, /127\.0\.0\.1/);
+  assert.match(text, /HeadlessChrome|Chrome/);
+  assert.ok((await page.locator('.activity li', { hasText: 'Key created' }).count()) >= 1);
+  assert.deepEqual(problems(), []);
+});
