@@ -46,6 +46,7 @@ import { portalKeyRoutes } from './handlers/portal-keys.ts';
 import { portalPlanRoutes } from './handlers/portal-plans.ts';
 import { portalWebhookRoutes } from './handlers/portal-webhooks.ts';
 import { portalActivityRoutes } from './handlers/portal-activity.ts';
+import { portalSettingsRoutes } from './handlers/portal-settings.ts';
 import { ActivityLog } from './audit/activity.ts';
 import { portalListingRoutes } from './handlers/portal-listings.ts';
 import { prepareDummyHash, scryptLoad } from './portal/passwords.ts';
@@ -219,6 +220,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
     ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),
     ...portalActivityRoutes({ activity, clock }),
+    ...portalSettingsRoutes({ signup: config.portalSignup, origin: sessions.origin }),
   ];
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request.

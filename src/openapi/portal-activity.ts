@@ -1,6 +1,7 @@
-// OpenAPI details of the signed-in user's activity log (GET /portal/v1/activity).
+// OpenAPI details of the signed-in user's activity log (GET /portal/v1/activity) and of the
+// settings the portal page reads before anyone signs in (GET /portal/v1/settings).
 
-import { answer, curl, errorAnswer, listOf, PAGE_PARAMS, type Operations } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, listOf, PAGE_PARAMS, type Operations } from './schema.ts';
 
 const activityEntry = {
   type: 'object',
@@ -28,6 +29,24 @@ const activityEntry = {
 };
 
 export const portalActivityOperations: Operations = {
+  'GET /portal/v1/settings': {
+    operationId: 'portalSettings',
+    description: 'Open (no session): whether anyone may sign up (`open`) or only the invited (`invite`), as PORTAL_SIGNUP says, and the address programs call the API at (MARKETPLACE_URL, else the origin of this request; null without a usable Host).',
+    security: [],
+    responses: {
+      '200': answer(
+        'Settings',
+        dataOf({
+          type: 'object',
+          additionalProperties: false,
+          required: ['signup', 'api_base_url'],
+          properties: { signup: { enum: ['invite', 'open'] }, api_base_url: { type: ['string', 'null'], examples: ['https://market.example.com'] } },
+        }),
+      ),
+      '400': errorAnswer('An unknown query parameter'),
+    },
+    ...curl("curl -s 'http://127.0.0.1:3000/portal/v1/settings'"),
+  },
   'GET /portal/v1/activity': {
     operationId: 'portalActivity',
     description:

@@ -83,12 +83,17 @@ export const portal = {
 
   listPlans: () => request('GET', '/plans'),
   requestPlan: (keyId, plan) => request('POST', '/plan-requests', { body: { key_id: keyId, plan } }),
+  listPlanRequests: () => request('GET', '/plan-requests', { query: { limit: 100 } }),
+  cancelPlanRequest: (requestId) => request('DELETE', `/plan-requests/${id(requestId)}`),
+  settings: () => request('GET', '/settings', { quiet: true }),
+  activity: (query) => request('GET', '/activity', { query }),
 
   listWebhooks: () => request('GET', '/webhooks'),
   createWebhook: (webhook) => request('POST', '/webhooks', { body: webhook }),
   removeWebhook: (webhookId) => request('DELETE', `/webhooks/${id(webhookId)}`),
   testWebhook: (webhookId) => request('POST', `/webhooks/${id(webhookId)}/test`),
   webhookDeliveries: (webhookId) => request('GET', `/webhooks/${id(webhookId)}/deliveries`),
+  redeliver: (webhookId, eventId) => request('POST', `/webhooks/${id(webhookId)}/deliveries/${id(eventId)}/redeliver`),
 
   listListings: (query) => request('GET', '/listings', { query }),
   createListing: (listing) => request('POST', '/listings', { body: listing }),

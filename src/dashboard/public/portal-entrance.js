@@ -47,7 +47,13 @@ function signInForm({ onSignedIn, showSignUp }) {
     el('h2', { id: 'sign-in-title' }, 'Sign in'),
     el('p', {}, 'Sign in to make and manage your API keys, watch your usage, test your webhooks and look after your listings.'),
     el('form', { id: 'sign-in-form', novalidate: true, onsubmit }, field('Email', email), field('Password', password), el('div', { class: 'actions' }, submit)),
-    el('p', { class: 'hint' }, 'No password yet, or forgot it? Ask the marketplace\u2019s operator for an invitation link. ', el('button', { type: 'button', class: 'link', onclick: showSignUp }, 'Create an account')),
+    el(
+      'p',
+      { class: 'hint' },
+      'No password yet, or forgot it? Ask the marketplace\u2019s operator for an invitation link. ',
+      // Offered only where anyone may sign up (PORTAL_SIGNUP=open), never to fail after three fields.
+      showSignUp ? el('button', { type: 'button', class: 'link', onclick: showSignUp }, 'Create an account') : null,
+    ),
   );
 }
 
@@ -111,11 +117,21 @@ function signUpForm({ onSignedIn, showSignIn }) {
   );
 }
 
+/** Whether anyone may sign up here; asked of the server before the sign-in form is shown. */
+async function signupIsOpen() {
+  try {
+    return (await portal.settings()).data.signup === 'open';
+  } catch {
+    return false;
+  }
+}
+
 /** Fills `area` with the right way in for this address. */
-export function showEntrance(area, { onSignedIn }) {
+export async function showEntrance(area, { onSignedIn }) {
   const invitation = invitationFromHash();
+  const open = invitation ? false : await signupIsOpen();
   const showSignIn = () => {
-    replaceChildren(area, signInForm({ onSignedIn, showSignUp }));
+    replaceChildren(area, signInForm({ onSignedIn, showSignUp: open ? showSignUp : null }));
     area.querySelector('input')?.focus();
   };
   const showSignUp = () => {

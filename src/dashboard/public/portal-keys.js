@@ -1,8 +1,11 @@
 // The portal's keys page: the user's keys as cards (no table, so nothing scrolls sideways on a
 // phone), a form that makes a key at the least privilege with a preview of what it may do, the
-// copy-once box for a new secret, and per key: usage, rename, permissions, plan, roll, revoke.
+// copy-once box for a new secret with a ready first request, and per key: its plan request
+// (state, the operator's note, cancel while pending), usage, rename, permissions, plan, roll,
+// revoke.
 
 import { copyOnceBox } from './copy-once.js';
+import { firstRequestBox } from './first-request.js';
 import { confirmDialog, formDialog } from './dialog.js';
 import { el, field, replaceChildren, uniqueId } from './dom.js';
 import { formatCount, formatDate, formatRelative } from './format.js';
@@ -67,25 +70,36 @@ function permissionPicker(role, initial) {
   };
 }
 
-function planSelect(plans, current) {
-  const select = el('select', { name: 'plan' }, plans.map((plan) => el('option', { value: plan.id }, planLabel(plan))));
+const REQUEST_WORDS = { pending: 'pending', approved: 'approved', declined: 'declined', cancelled: 'cancelled' };
+
+/** The key's open or most recent plan request (`requests` are newest first), or null. */
+function latestRequest(key, requests) {
+  return requests.find((request) => request.key_id === key.id) ?? null;
+}
+
+function planSelect(plans, current, pendingPlanId = null) {
+  const select = el('select', { name: 'plan' }, plans.map((plan) => el('option', { value: plan.id }, `${planLabel(plan)}${plan.id === pendingPlanId ? ' — requested, waiting' : ''}`)));
   if (current) select.value = current.id;
   return select;
 }
 
 /** The keys page for `user`; `plans` are the operator's plans. */
 export function keysPage(user) {
-  const state = { keys: [], plans: [], revealed: null, usageKeyId: null };
+  const state = { keys: [], plans: [], requests: [], apiBase: window.location.origin, revealed: null, usageKeyId: null };
   const list = el('div', { class: 'key-cards', 'aria-live': 'polite' });
   const formArea = el('div');
   const usageArea = el('div', { class: 'usage-area' });
+  // Says where programs send their requests, once the server has said its address.
+  const baseHint = el('p', { class: 'hint' });
   let usage = null;
 
   async function load() {
     try {
-      const [keys, plans] = await Promise.all([portal.listKeys(), portal.listPlans()]);
+      const [keys, plans, requests, settings] = await Promise.all([portal.listKeys(), portal.listPlans(), portal.listPlanRequests(), portal.settings().catch(() => null)]);
       state.keys = listOf(keys);
       state.plans = listOf(plans);
+      state.requests = listOf(requests);
+      if (settings?.data?.api_base_url) state.apiBase = settings.data.api_base_url;
     } catch (error) {
       showError(error, 'Could not load your keys');
     }
@@ -93,6 +107,7 @@ export function keysPage(user) {
   }
 
   function draw() {
+    baseHint.textContent = `Send a key as "Authorization: Bearer <key>" to ${state.apiBase}/v1. Up to 20 keys at a time.`;
     replaceChildren(formArea, state.revealed ? revealBox(state.revealed) : createForm());
     const active = state.keys.filter((key) => !key.revoked_at);
     const revoked = state.keys.filter((key) => key.revoked_at);
@@ -158,7 +173,10 @@ export function keysPage(user) {
       noun: 'key',
       heading: `Your key ${displayName(created)}: copy it now`,
       warning: 'This is the only time the whole key is shown; the server keeps only a hash of it. If you lose it, roll the key to get a new secret.',
-      extra: graceUntil && Date.parse(graceUntil) > Date.now() ? el('p', { class: 'grace' }, `The old secret keeps working until ${formatDate(graceUntil)}; then only this one does.`) : null,
+      extra: [
+        graceUntil && Date.parse(graceUntil) > Date.now() ? el('p', { class: 'grace' }, `The old secret keeps working until ${formatDate(graceUntil)}; then only this one does.`) : null,
+        firstRequestBox(state.apiBase, created.key),
+      ],
       hideLabel: 'I have stored it: hide the key',
       onHide: () => {
         state.revealed = null;
@@ -181,13 +199,16 @@ export function keysPage(user) {
       key.previous_secret_expires_at && Date.parse(key.previous_secret_expires_at) > Date.now() ? ['Old secret until', formatDate(key.previous_secret_expires_at)] : null,
       revoked ? ['Revoked', formatDate(key.revoked_at)] : null,
     ].filter(Boolean);
+    const request = latestRequest(key, state.requests);
     const actions = revoked
       ? []
       : [
           el('button', { type: 'button', class: 'secondary small', onclick: () => showUsage(key) }, 'Usage'),
           el('button', { type: 'button', class: 'secondary small', onclick: () => rename(key) }, 'Rename'),
           el('button', { type: 'button', class: 'secondary small', onclick: () => editPermissions(key) }, 'Permissions'),
-          el('button', { type: 'button', class: 'secondary small', onclick: () => changePlan(key) }, 'Plan'),
+          // An expired key's plan can no longer change (the server refuses it too).
+          expired ? null : el('button', { type: 'button', class: 'secondary small', onclick: () => changePlan(key, request) }, 'Plan'),
+          request?.status === 'pending' ? el('button', { type: 'button', class: 'secondary small', onclick: () => cancelRequest(key, request) }, 'Cancel request') : null,
           el('button', { type: 'button', class: 'secondary small', onclick: () => roll(key) }, 'Roll'),
           el('button', { type: 'button', class: 'danger small', onclick: () => revoke(key) }, 'Revoke'),
         ];
@@ -198,8 +219,38 @@ export function keysPage(user) {
       el('code', { class: 'key-label' }, keyLabel(key)),
       el('dl', { class: 'key-facts' }, facts.map(([term, value]) => [el('dt', {}, term), el('dd', {}, value)])),
       el('p', { class: 'entries' }, key.permissions.map((entry) => el('code', { title: describePermission(entry) }, entry))),
-      actions.length > 0 ? el('div', { class: 'card-actions' }, actions) : null,
+      request ? requestLine(request) : null,
+      actions.some(Boolean) ? el('div', { class: 'card-actions' }, actions.filter(Boolean)) : null,
     );
+  }
+
+  function requestLine(request) {
+    const plan = state.plans.find((candidate) => candidate.id === request.plan);
+    const name = plan ? plan.name : request.plan;
+    const when = request.status === 'pending' ? `asked ${formatDate(request.created_at)}` : `${formatDate(request.decided_at ?? request.created_at)}`;
+    return el(
+      'p',
+      { class: `plan-request ${request.status}`, dataset: { state: request.status } },
+      el('span', { class: 'plan-request-what' }, `Plan request: ${name} · `, el('strong', {}, REQUEST_WORDS[request.status] ?? request.status), ` · ${when}`),
+      request.note ? el('span', { class: 'plan-request-note' }, `Operator's note: ${request.note}`) : null,
+    );
+  }
+
+  async function cancelRequest(key, request) {
+    const plan = state.plans.find((candidate) => candidate.id === request.plan);
+    const confirmed = await confirmDialog({
+      title: `Cancel the request for ${plan ? plan.name : request.plan}?`,
+      message: `${displayName(key)} stays on its plan; you can ask again later.`,
+      confirmLabel: 'Cancel the request',
+    });
+    if (!confirmed) return;
+    try {
+      await portal.cancelPlanRequest(request.id);
+      showNotice('Plan request cancelled.');
+    } catch (error) {
+      showError(error, 'Could not cancel the request');
+    }
+    await load();
   }
 
   function showUsage(key) {
@@ -244,9 +295,10 @@ export function keysPage(user) {
     await change(key, { permissions }, `Permissions of ${displayName(key)} saved; they apply from the next request.`);
   }
 
-  async function changePlan(key) {
+  async function changePlan(key, request) {
     const current = planOf(key, state.plans);
-    const select = planSelect(state.plans, current);
+    const pending = request?.status === 'pending' ? request.plan : null;
+    const select = planSelect(state.plans, current, pending);
     select.id = 'dialog-plan';
     const chosen = await formDialog({
       title: `Plan of ${displayName(key)}`,
@@ -260,6 +312,10 @@ export function keysPage(user) {
       focus: () => select.focus(),
     });
     if (chosen === null || (current && chosen.id === current.id)) return;
+    if (chosen.id === pending) {
+      showNotice(`${chosen.name} is already asked for; the operator will decide.`);
+      return;
+    }
     if (chosen.self_service) {
       await change(key, { plan: chosen.id }, `${displayName(key)} is now on ${chosen.name}: ${formatCount(chosen.rate_limit)} requests a minute.`);
       return;
@@ -270,6 +326,7 @@ export function keysPage(user) {
     } catch (error) {
       showError(error, 'Could not ask for the plan');
     }
+    await load();
   }
 
   async function change(key, changes, message) {
@@ -329,7 +386,7 @@ export function keysPage(user) {
     'section',
     { class: 'portal-keys', 'aria-labelledby': 'keys-title' },
     el('h2', { id: 'keys-title' }, 'API keys'),
-    el('p', { class: 'hint' }, 'Send a key as "Authorization: Bearer <key>" to /v1. Up to 20 keys at a time.'),
+    baseHint,
     formArea,
     list,
     usageArea,

@@ -1,5 +1,7 @@
 // The portal's webhooks page: the user's endpoints, a form to register one (its signing secret
-// shown once), and per endpoint: send a signed test ping, see the last 50 deliveries, remove.
+// shown once), and per endpoint: its last delivery, send a signed test ping, see the last 50
+// deliveries coloured by state (the receiver's HTTP status or "no answer", the next retry) and
+// send any of them again, remove.
 
 import { copyOnceBox } from './copy-once.js';
 import { confirmDialog } from './dialog.js';
@@ -10,24 +12,55 @@ import { listOf, portal } from './portal-api.js';
 
 const EVENTS = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping'];
 
-function deliveriesList(deliveries) {
+const STATE_WORDS = { delivered: 'delivered', retrying: 'retrying', failed: 'failed' };
+
+/** "HTTP 204", or "no answer" when none arrived (timeout, refused connection). */
+function answerWords(responseStatus) {
+  return responseStatus === null || responseStatus === undefined ? 'no answer' : `HTTP ${responseStatus}`;
+}
+
+/** One line for a webhook's most recent attempt. */
+function lastDeliveryLine(last) {
+  if (!last) return el('p', { class: 'last-delivery muted' }, 'Last delivery: none yet.');
+  return el(
+    'p',
+    { class: 'last-delivery', dataset: { state: last.status } },
+    'Last delivery: ',
+    el('strong', {}, STATE_WORDS[last.status] ?? last.status),
+    ` · ${answerWords(last.response_status)} · ${last.type} · ${formatDate(last.at)}`,
+  );
+}
+
+/** The outcomes, newest first, each coloured by its state, with a button to send that event again. */
+function deliveriesList(deliveries, onRedeliver) {
   if (deliveries.length === 0) return el('p', { class: 'empty' }, 'No deliveries yet.');
   return el(
     'ol',
     { class: 'deliveries' },
-    deliveries.map((delivery) => {
-      const ok = typeof delivery.status === 'number' ? delivery.status >= 200 && delivery.status < 300 : delivery.outcome === 'delivered';
-      return el(
+    deliveries.map((delivery) =>
+      el(
         'li',
-        { class: ok ? 'good' : 'bad' },
-        el('span', { class: 'delivery-event' }, el('code', {}, delivery.event ?? delivery.type ?? 'event')),
-        el('span', {}, formatDate(delivery.at ?? delivery.time ?? delivery.delivered_at ?? delivery.created_at)),
-        el('span', {}, `status ${delivery.status ?? delivery.outcome ?? '—'}`),
-        el('span', {}, `${delivery.attempts ?? 1} attempt${(delivery.attempts ?? 1) === 1 ? '' : 's'}`),
-        delivery.duration_ms !== undefined ? el('span', {}, `${delivery.duration_ms} ms`) : null,
-      );
-    }),
+        { dataset: { state: delivery.status } },
+        el('span', { class: 'delivery-state' }, STATE_WORDS[delivery.status] ?? delivery.status),
+        el('span', { class: 'delivery-event' }, el('code', {}, delivery.event)),
+        el('span', {}, answerWords(delivery.response_status)),
+        el('span', {}, formatDate(delivery.at)),
+        el('span', {}, `attempt ${delivery.attempts}`),
+        el('span', {}, `${delivery.duration_ms} ms`),
+        delivery.status === 'retrying' && delivery.next_attempt_at ? el('span', {}, `next try ${formatDate(delivery.next_attempt_at)}`) : null,
+        el('button', { type: 'button', class: 'secondary small', onclick: () => onRedeliver(delivery) }, 'Send again'),
+      ),
+    ),
   );
+}
+
+/** Waits (a few seconds at most) until the webhook has an outcome newer than `since`. */
+async function untilNewOutcome(webhookId, since) {
+  for (let tries = 0; tries < 20; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const newest = listOf(await portal.webhookDeliveries(webhookId))[0];
+    if (newest && newest.at > since) return;
+  }
 }
 
 export function webhooksPage() {
@@ -99,9 +132,19 @@ export function webhooksPage() {
     const deliveries = el('div', { class: 'deliveries-area' });
     async function showDeliveries() {
       try {
-        replaceChildren(deliveries, el('h4', {}, 'Last deliveries'), deliveriesList(listOf(await portal.webhookDeliveries(webhook.id))));
+        replaceChildren(deliveries, el('h4', {}, 'Last deliveries'), deliveriesList(listOf(await portal.webhookDeliveries(webhook.id)), redeliver));
       } catch (error) {
         showError(error, 'Could not load the deliveries');
+      }
+    }
+    async function redeliver(delivery) {
+      try {
+        await portal.redeliver(webhook.id, delivery.event_id);
+        showNotice(`The ${delivery.event} event is on its way again, freshly signed.`);
+        await untilNewOutcome(webhook.id, delivery.at);
+        await showDeliveries();
+      } catch (error) {
+        showError(error, 'Could not send it again');
       }
     }
     async function test() {
@@ -130,6 +173,7 @@ export function webhooksPage() {
       el('header', { class: 'card-head' }, el('h3', { class: 'url' }, webhook.url), el('span', { class: `badge ${webhook.active === false ? 'danger' : 'ok'}` }, webhook.active === false ? 'switched off' : 'active')),
       el('p', { class: 'entries' }, (webhook.events ?? []).map((event) => el('code', {}, event))),
       el('p', { class: 'muted' }, `Registered ${formatDate(webhook.created_at)}`),
+      lastDeliveryLine(webhook.last_delivery),
       el(
         'div',
         { class: 'card-actions' },
