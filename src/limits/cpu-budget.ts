@@ -1,7 +1,7 @@
 // How much CPU time each key has used in the last minute, and whether it may use more. A
 // request's synchronous work (the handler, serialising, compressing in-line, the answer's bytes)
 // is timed with the monotonic clock and charged to its key as CPU time: the time on the clock
-// scaled by the share of the event loop's busy time in which the process was actually on a
+// scaled by the share of the event loop's busy time in which its thread was actually on a
 // processor, measured every quarter of a second (src/limits/on-cpu-share.ts). On an idle
 // machine the share is 1 and the charge is the time on the clock; on a machine with more
 // runnable work than cores, the time the process waited for a core is not charged to the key
@@ -90,7 +90,7 @@ export class CpuBudget {
 
   /**
    * Charges `wallMs` of the key's work, timed with performance.now() and ending at `now`, as
-   * the CPU time it used (the clock's time scaled by the share the process was on a processor).
+   * the CPU time it used (the clock's time scaled by the share the loop thread was on a processor).
    */
   chargeTimed(keyId: string, wallMs: number, now: number): void {
     this.charge(keyId, this.onCpu.cpuOf(wallMs, now));
