@@ -110,12 +110,18 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
 
   /** Charges a thread-pool job's time (a large answer compressed) to the request's key, if it has one. */
   function chargeBackgroundWork(context: Context, ms: number): void {
-    if (context.caller) cpuBudget!.charge(context.caller.key.id, ms);
+    if (context.caller) cpuBudget!.chargeTimed(context.caller.key.id, ms, performance.now());
   }
 
-  /** Charges the event-loop time since `began` to the request's key, if it has one. */
+  /**
+   * Charges the event-loop work since `began` to the request's key, if it has one, as CPU time:
+   * not the time the process waited for a processor meanwhile (CpuBudget.chargeTimed).
+   */
   function chargeSince(context: Context, began: number): void {
-    if (cpuBudget !== null && context.caller) cpuBudget.charge(context.caller.key.id, performance.now() - began);
+    if (cpuBudget !== null && context.caller) {
+      const now = performance.now();
+      cpuBudget.chargeTimed(context.caller.key.id, now - began, now);
+    }
   }
 
   /**

@@ -1,16 +1,23 @@
-// How much of the event loop's time each key has used in the last minute, and whether it may
-// use more. A request's synchronous work (the handler, serialising, compressing in-line, the
-// answer's bytes) is timed with the monotonic clock and charged to its key; a key whose charges
-// in the last 60 s exceed its budget is refused with 429 until enough of them are older than
-// a minute. The budget is `budgetMs` per minute for a key with the default rate limit of 100
-// requests a minute, and grows in proportion for keys granted more requests, up to four times
-// that (20% of one core by default): a key granted 1,000 requests a minute gets room for heavier
-// work, but no key, whatever its limit and whatever it asks, takes more of the server than that.
+// How much CPU time each key has used in the last minute, and whether it may use more. A
+// request's synchronous work (the handler, serialising, compressing in-line, the answer's bytes)
+// is timed with the monotonic clock and charged to its key as CPU time: the time on the clock
+// scaled by the share of the event loop's busy time in which its thread was actually on a
+// processor, measured every quarter of a second (src/limits/on-cpu-share.ts). On an idle
+// machine the share is 1 and the charge is the time on the clock; on a machine with more
+// runnable work than cores, the time the process waited for a core is not charged to the key
+// whose request it was serving. A key whose charges in the last 60 s exceed its budget is
+// refused with 429 until enough of them are older than a minute. The budget is `budgetMs` per
+// minute for a key with the default rate limit of 100 requests a minute, and grows in
+// proportion for keys granted more requests, up to four times that (20% of one core by
+// default): a key granted 1,000 requests a minute gets room for heavier work, but no key,
+// whatever its limit and whatever it asks, takes more of the server than that.
 // The work counted is the request's synchronous work on the event loop plus the time a
-// thread-pool job spent compressing its answer. Per process: each instance counts the time it
-// spent itself, which is the resource it protects.
+// thread-pool job spent compressing its answer (scaled the same way). Per process: each
+// instance counts the time it spent itself, which is the resource it protects.
 //
 // Memory per key is O(1): twelve 5-second buckets. Keys idle for a minute are forgotten.
+
+import { OnCpuShare } from './on-cpu-share.ts';
 
 const BUCKETS = 12;
 const BUCKET_MS = 5_000;
@@ -27,17 +34,20 @@ interface KeyUse {
 }
 
 export interface CpuBudgetOptions {
-  /** ms of event-loop time per minute for a key with rate limit 100; 0 turns the budget off. */
+  /** ms of CPU time per minute for a key with rate limit 100; 0 turns the budget off. */
   budgetMs: number;
   monotonicNow: () => number;
   /** Most keys tracked at once; past it, keys idle for a minute are dropped first, then the oldest. */
   maxKeys?: number;
+  /** Turns time on the clock into CPU time; by default, this process's own measure. */
+  onCpu?: OnCpuShare;
 }
 
 export class CpuBudget {
   private readonly budgetMs: number;
   private readonly monotonicNow: () => number;
   private readonly maxKeys: number;
+  private readonly onCpu: OnCpuShare;
   private readonly uses = new Map<string, KeyUse>();
   private nextSweepAt: number;
 
@@ -45,6 +55,7 @@ export class CpuBudget {
     this.budgetMs = options.budgetMs;
     this.monotonicNow = options.monotonicNow;
     this.maxKeys = options.maxKeys ?? 100_000;
+    this.onCpu = options.onCpu ?? new OnCpuShare();
     this.nextSweepAt = this.monotonicNow() + WINDOW_MS;
   }
 
@@ -77,7 +88,15 @@ export class CpuBudget {
     return Math.ceil(WINDOW_MS / 1000);
   }
 
-  /** Adds `ms` of work to the key's last minute. */
+  /**
+   * Charges `wallMs` of the key's work, timed with performance.now() and ending at `now`, as
+   * the CPU time it used (the clock's time scaled by the share the loop thread was on a processor).
+   */
+  chargeTimed(keyId: string, wallMs: number, now: number): void {
+    this.charge(keyId, this.onCpu.cpuOf(wallMs, now));
+  }
+
+  /** Adds `ms` of CPU time to the key's last minute. */
   charge(keyId: string, ms: number): void {
     const now = this.monotonicNow();
     if (now >= this.nextSweepAt) this.sweep(now);

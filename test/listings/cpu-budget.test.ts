@@ -3,14 +3,17 @@
 // budget, before its rate limit would stop it, while another key goes on being served; the
 // refusals are counted in /metrics, and once the minute has passed the key is admitted again.
 // The budget is set tiny here (KEY_CPU_BUDGET_MS=5) so a few searches over 3,000 listings pass it.
+// The clock-to-CPU share is checked on its own with made-up usage figures.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../../src/domain/records.ts';
 import { CpuBudget } from '../../src/limits/cpu-budget.ts';
+import { OnCpuShare, type ProcessUsage } from '../../src/limits/on-cpu-share.ts';
 import { ADMIN_TOKEN, startServer } from '../helpers/server.ts';
 import { VOCABULARY } from './search-reference.ts';
+import { vocabularyListingOps } from './vocabulary-listings.ts';
 
 test('a key past its CPU budget gets 429 with Retry-After while another key is served; counted in /metrics; admitted again a minute later', async (t) => {
   const clock = new ManualClock();
@@ -18,21 +21,7 @@ test('a key past its CPU budget gets 429 with Retry-After while another key is s
   const creator = await server.userWithKey('creator', ['read:listings', 'write:listings'], 100);
   const other = await server.userWithKey('member', ['read:listings'], 100);
   const at = new Date(clock.now()).toISOString();
-  const ops = Array.from({ length: 3_000 }, (_, number) => {
-    const listing: ListingRecord = {
-      id: `lst_${number.toString().padStart(8, '0')}`,
-      title: `${VOCABULARY[number % VOCABULARY.length]} ${VOCABULARY[(number * 7) % VOCABULARY.length]}`,
-      description: VOCABULARY.slice(number % 9, (number % 9) + 6).join(' '),
-      type: LISTING_TYPES[number % LISTING_TYPES.length]!,
-      price: number % 500,
-      tags: [],
-      status: 'active',
-      owner_id: creator.userId,
-      created_at: at,
-      updated_at: at,
-    };
-    return { op: 'put' as const, collection: LISTINGS, id: listing.id, data: listing };
-  });
+  const ops = vocabularyListingOps(3_000, creator.userId, at);
   await server.app.store.write(ops);
 
   // Distinct searches, each sorted over thousands of matches: none is a cached page.
@@ -128,4 +117,32 @@ test('the time a worker thread spends compressing a large answer is charged to t
     }
   }
   assert.ok(refusedAfter !== null, 'refused within 12 large compressed pages');
+});
+
+test("work timed with the clock is charged as CPU time: scaled by the share of the loop's busy time the process was on a processor, measured every 250 ms, never above 1", () => {
+  let usage: ProcessUsage = { cpuMs: 0, activeMs: 0 };
+  const share = new OnCpuShare(() => usage, 0);
+  assert.equal(share.cpuOf(10, 100), 10, 'until measured, the time on the clock');
+  // A quarter of a second in which the loop was busy 200 ms but on a processor only 50 ms of them.
+  usage = { cpuMs: 50, activeMs: 200 };
+  assert.equal(share.cpuOf(10, 249), 10, 'measured again only after 250 ms');
+  assert.equal(share.cpuOf(10, 250), 2.5);
+  assert.equal(share.current(), 0.25);
+  // Threads beside the loop (garbage collection, compression) used more than the loop's busy time.
+  usage = { cpuMs: 500, activeMs: 300 };
+  assert.equal(share.cpuOf(10, 500), 10, 'capped at the time on the clock');
+  // An all but idle interval says nothing: the share before it is kept.
+  usage = { cpuMs: 500.4, activeMs: 300.5 };
+  assert.equal(share.cpuOf(10, 750), 10);
+  usage = { cpuMs: 510.4, activeMs: 340.5 };
+  assert.equal(share.cpuOf(8, 1_000), 2);
+
+  let now = 0;
+  const budget = new CpuBudget({ budgetMs: 100, monotonicNow: () => now, onCpu: share });
+  budget.chargeTimed('key_a', 400, 1_000);
+  assert.equal(budget.waitSeconds('key_a', 100), 0, '400 ms on the clock at a share of 1/4 is 100 ms of CPU: within the budget');
+  budget.chargeTimed('key_a', 4, 1_000);
+  assert.ok(budget.waitSeconds('key_a', 100) > 0, 'past it');
+  now = 60_000;
+  assert.equal(budget.waitSeconds('key_a', 100), 0);
 });
