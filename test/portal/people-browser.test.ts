@@ -201,3 +201,18 @@ test('an invitation link pasted into a tab already on /portal is followed, signe
   const signIn = await server.request('POST', '/portal/v1/session', { headers: { origin: server.url }, body: { email: user.email, password: third } });
   assert.equal(signIn.status, 201, 'the new password works');
 });
+
+test('at 390 px every button of the keys and webhooks pages is at least 44 px tall', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  await portal(server, user, 'POST', '/keys', { name: 'laptop' });
+  const { page } = await signedInPage(t, server, user, 390);
+  await page.locator('.key-card').first().waitFor();
+  for (const tab of ['keys', 'webhooks']) {
+    await page.locator(`.tab[data-page=${tab}]`).click();
+    await page.locator('.view section').first().waitFor();
+    const heights = await page.locator('button:visible').evaluateAll((buttons) => buttons.map((button) => [(button as any).textContent.trim(), Math.round((button as any).getBoundingClientRect().height)] as const));
+    const small = heights.filter(([, height]) => height < 44);
+    assert.deepEqual(small, [], `buttons under 44 px on ${tab}`);
+  }
+});
