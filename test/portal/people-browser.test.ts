@@ -164,3 +164,55 @@ test('the Activity page lists the sign-in just made, with its address and browse
   assert.ok((await page.locator('.activity li', { hasText: 'Key created' }).count()) >= 1);
   assert.deepEqual(problems(), []);
 });
+
+test('an invitation link pasted into a tab already on /portal is followed, signed out or in, and its token leaves the address bar', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  const browser = await browserFor(t);
+  const context = await browser.newContext({ viewport: { width: 390, height: 800 } });
+  t.after(() => context.close());
+  const page = await context.newPage();
+  await page.goto(`${server.url}/portal`);
+  await page.locator('#sign-in-form').waitFor();
+
+  // Signed out: the fragment changes in the same tab.
+  const first = (await server.admin('POST', `/admin/v1/users/${user.userId}/invitations`)).body.data.url as string;
+  await page.goto(first);
+  await page.locator('#set-password-form').waitFor({ timeout: 10_000 });
+  assert.ok(!page.url().includes('invitation'), `the token left the address bar: ${page.url()}`);
+  const newPassword = 'a brand new passphrase 1';
+  await page.locator('#set-password-form input[name=new-password]').fill(newPassword);
+  await page.locator('#set-password-form input[name=repeat-password]').fill(newPassword);
+  await page.locator('#set-password-button').click();
+  await page.locator('#sign-out').waitFor();
+
+  // Signed in: a reset link for the same account, pasted into the same tab.
+  const second = (await server.admin('POST', `/admin/v1/users/${user.userId}/invitations`)).body.data.url as string;
+  await page.goto(second);
+  await page.locator('#set-password-form').waitFor({ timeout: 10_000 });
+  assert.ok(!page.url().includes('invitation'), `the token left the address bar while signed in: ${page.url()}`);
+  const historyHasToken = await page.evaluate(() => (globalThis as any).location.href.includes('invitation'));
+  assert.equal(historyHasToken, false);
+  const third = 'another brand new passphrase 2';
+  await page.locator('#set-password-form input[name=new-password]').fill(third);
+  await page.locator('#set-password-form input[name=repeat-password]').fill(third);
+  await page.locator('#set-password-button').click();
+  await page.locator('#sign-out').waitFor();
+  const signIn = await server.request('POST', '/portal/v1/session', { headers: { origin: server.url }, body: { email: user.email, password: third } });
+  assert.equal(signIn.status, 201, 'the new password works');
+});
+
+test('at 390 px every button of the keys and webhooks pages is at least 44 px tall', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  await portal(server, user, 'POST', '/keys', { name: 'laptop' });
+  const { page } = await signedInPage(t, server, user, 390);
+  await page.locator('.key-card').first().waitFor();
+  for (const tab of ['keys', 'webhooks']) {
+    await page.locator(`.tab[data-page=${tab}]`).click();
+    await page.locator('.view section').first().waitFor();
+    const heights = await page.locator('button:visible').evaluateAll((buttons) => buttons.map((button) => [(button as any).textContent.trim(), Math.round((button as any).getBoundingClientRect().height)] as const));
+    const small = heights.filter(([, height]) => height < 44);
+    assert.deepEqual(small, [], `buttons under 44 px on ${tab}`);
+  }
+});

@@ -126,9 +126,9 @@ async function signupIsOpen() {
   }
 }
 
-/** Fills `area` with the right way in for this address. */
-export async function showEntrance(area, { onSignedIn }) {
-  const invitation = invitationFromHash();
+/** Fills `area` with the right way in: the invitation's password form when given one (or one is in the address). */
+export async function showEntrance(area, { onSignedIn, invitation: given = null }) {
+  const invitation = given ?? invitationFromHash();
   const open = invitation ? false : await signupIsOpen();
   const showSignIn = () => {
     replaceChildren(area, signInForm({ onSignedIn, showSignUp: open ? showSignUp : null }));

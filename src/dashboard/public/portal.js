@@ -4,7 +4,7 @@
 import { el, replaceChildren } from './dom.js';
 import { clearNotice, showError, showNotice } from './notice.js';
 import { onSignedOut, portal } from './portal-api.js';
-import { showEntrance } from './portal-entrance.js';
+import { invitationFromHash, showEntrance } from './portal-entrance.js';
 import { activityPage } from './portal-activity.js';
 import { keysPage } from './portal-keys.js';
 import { listingsPage } from './portal-listings.js';
@@ -45,13 +45,33 @@ function showWorkspace(user) {
   open(pages[0]);
 }
 
-function showSignIn(message) {
+function showSignIn(message, invitation = null) {
   replaceChildren(workspace);
   replaceChildren(session);
   workspace.hidden = true;
   entrance.hidden = false;
-  showEntrance(entrance, { onSignedIn: start });
+  showEntrance(entrance, { onSignedIn: start, invitation });
   if (message) showError(new Error(message));
+}
+
+/**
+ * The invitation (or password-reset) token in the address, taken out of the address bar and of
+ * this history entry at once, so it is neither shown, bookmarked nor left behind; or null.
+ */
+function takeInvitation() {
+  const token = invitationFromHash();
+  if (token !== null) history.replaceState(null, '', window.location.pathname + window.location.search);
+  return token;
+}
+
+/**
+ * Follows an invitation link whenever one arrives, also in a tab already on /portal and while
+ * signed in: its form sets the password of the account the link was made for and signs in as
+ * that account (a link for someone else signs this one out).
+ */
+function followInvitation(token) {
+  showSignIn(null, token);
+  showNotice('This link sets the password of the account it was made for; setting it signs you in as that account.');
 }
 
 async function signOut() {
@@ -65,6 +85,11 @@ async function signOut() {
 }
 
 async function start() {
+  const invitation = takeInvitation();
+  if (invitation !== null) {
+    followInvitation(invitation);
+    return;
+  }
   try {
     const answer = await portal.me();
     showWorkspace(answer.data);
@@ -75,4 +100,8 @@ async function start() {
 }
 
 onSignedOut(() => showSignIn('Your session has ended. Sign in again.'));
+window.addEventListener('hashchange', () => {
+  const invitation = takeInvitation();
+  if (invitation !== null) followInvitation(invitation);
+});
 start();
