@@ -156,9 +156,13 @@ function windowFigures(samples: Sample[], server: Server, from: number, to: numb
   const figures = (kind: Sample['kind']): CompactionLatency => {
     const inWindow = samples.filter((sample) => sample.kind === kind && sample.answeredAt >= from && sample.sentAt <= to);
     const latencies = inWindow.map((sample) => sample.answeredAt - sample.sentAt).sort((left, right) => left - right);
+    const failed = inWindow.filter((sample) => sample.status < 200 || sample.status >= 300);
+    const errorStatuses: Record<string, number> = {};
+    for (const sample of failed) errorStatuses[sample.status] = (errorStatuses[sample.status] ?? 0) + 1;
     return {
       count: latencies.length,
-      errors: inWindow.filter((sample) => sample.status < 200 || sample.status >= 300).length,
+      errors: failed.length,
+      errorStatuses,
       p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? NaN,
       maxMs: latencies.at(-1) ?? NaN,
     };

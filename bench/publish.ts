@@ -2,7 +2,7 @@
 // file(s) from bench/results/ (git-ignored) to the committed docs/performance-results*.json,
 // byte for byte, then rewrites every marked results block of README.md and docs/*.md from the
 // committed files. `npm run check:docs` fails when a block differs from what they render.
-// Usage: npm run bench:publish [-- --only main,scale,startup] [--from DIR] [--render-only]
+// Usage: npm run bench:publish [-- --only main,scale,startup,compaction] [--from DIR] [--render-only]
 
 import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -13,8 +13,9 @@ import { parseResults, PUBLISH_COMMAND, readPublished, renderBlock, RESULT_FILES
 const USAGE = `${PUBLISH_COMMAND} [-- options]
   Copies the latest bench run(s) from bench/results/ into the committed docs/performance-results*.json
   and rewrites the results blocks of README.md and docs/*.md from them.
-  --only main,scale,startup  which runs to publish (default: each of latest.json, latest-scale.json and
-                             latest-startup.json that bench/results/ holds; the others stay as published)
+  --only main,scale,startup,compaction  which runs to publish (default: each of latest.json, latest-scale.json,
+                             latest-startup.json and latest-compaction.json that bench/results/ holds; the others
+                             stay as published)
   --from DIR                 take the runs from DIR instead of bench/results/
   --render-only              copy nothing: only rewrite the blocks from the committed files`;
 

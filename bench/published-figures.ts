@@ -8,13 +8,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import type { GoalVerdict, ScenarioResult, TargetSummary } from './rounds.ts';
-import { formatDecimal, formatInteger, type MainResults, type RunContext, type ScaleResults, type StartupResults } from './report.ts';
+import { formatDecimal, formatInteger, type CompactionResults, type CompactionRun, type MainResults, type RunContext, type ScaleResults, type StartupResults } from './report.ts';
 
 /** The bench's output in bench/results/ → the committed copy, per kind of run. */
 export const RESULT_FILES = {
   main: { bench: 'latest.json', published: 'docs/performance-results.json', command: 'npm run bench' },
   scale: { bench: 'latest-scale.json', published: 'docs/performance-results-scale.json', command: 'npm run bench -- --scale' },
   startup: { bench: 'latest-startup.json', published: 'docs/performance-results-startup.json', command: 'npm run bench -- --startup' },
+  compaction: { bench: 'latest-compaction.json', published: 'docs/performance-results-compaction.json', command: 'npm run bench:compaction' },
 } as const;
 
 export type ResultKind = keyof typeof RESULT_FILES;
@@ -25,13 +26,14 @@ export interface PublishedResults {
   main: MainResults | null;
   scale: ScaleResults | null;
   startup: StartupResults | null;
+  compaction: CompactionResults | null;
 }
 
 /** The command that copies a run into the committed files and renders the blocks. */
 export const PUBLISH_COMMAND = 'npm run bench:publish';
 
 /** Parses one result file and checks it holds a run of the expected kind. */
-export function parseResults(text: string, kind: ResultKind, where: string): MainResults | ScaleResults | StartupResults {
+export function parseResults(text: string, kind: ResultKind, where: string): MainResults | ScaleResults | StartupResults | CompactionResults {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -41,7 +43,7 @@ export function parseResults(text: string, kind: ResultKind, where: string): Mai
   const found = typeof parsed === 'object' && parsed !== null ? (parsed as { kind?: unknown }).kind : undefined;
   if (found !== kind) throw new Error(`${where} holds ${found === undefined ? 'no "kind"' : `a "${String(found)}" run`}, not a "${kind}" run (${RESULT_FILES[kind].command})`);
   if (typeof (parsed as { started_at?: unknown }).started_at !== 'string') throw new Error(`${where} has no "started_at": not a file the bench wrote`);
-  return parsed as MainResults | ScaleResults | StartupResults;
+  return parsed as MainResults | ScaleResults | StartupResults | CompactionResults;
 }
 
 /** The committed results of the repository at `root`. */
@@ -50,7 +52,12 @@ export function readPublished(root: string): PublishedResults {
     const path = join(root, RESULT_FILES[kind].published);
     return existsSync(path) ? parseResults(readFileSync(path, 'utf8'), kind, RESULT_FILES[kind].published) : null;
   };
-  return { main: read('main') as MainResults | null, scale: read('scale') as ScaleResults | null, startup: read('startup') as StartupResults | null };
+  return {
+    main: read('main') as MainResults | null,
+    scale: read('scale') as ScaleResults | null,
+    startup: read('startup') as StartupResults | null,
+    compaction: read('compaction') as CompactionResults | null,
+  };
 }
 
 /** Block names and what each renders; `doc` is the markdown file's path from the root, for relative links. */
@@ -59,6 +66,7 @@ const BLOCKS: Record<string, (published: PublishedResults, doc: string) => strin
   main: mainBlock,
   scale: scaleBlock,
   startup: startupBlock,
+  compaction: compactionBlock,
 };
 
 /** The rendering of block `name` for the markdown file `doc`, or null for an unknown name. */
@@ -311,5 +319,51 @@ function summaryBlock(published: PublishedResults, doc: string): string {
     `On ${run.machine?.cpus ?? '?'} × ${run.machine?.cpu_model ?? '?'} with ${formatInteger(run.dataset?.listings)} listings, shipped defaults: ${listText(figures)}.` +
       startupText,
     `${runLine(run, doc, 'main')} Every scenario, the baselines and how to measure: [docs/performance.md](${relative(dirname(doc), 'docs/performance.md')}).`,
+  ].join('\n');
+}
+
+/** The goals of a compaction beside traffic, for one run: absolute bounds, and within 2× of the same traffic without it. */
+function compactionGoals(run: CompactionRun): string {
+  const { without, during } = run;
+  const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
+  return [
+    `worst write ≤ 100 ms: ${verdict(during.write.maxMs <= 100)}`,
+    `≤ 2 × without: ${verdict(during.write.maxMs <= 2 * without.write.maxMs)} (${formatDecimal(during.write.maxMs / without.write.maxMs)} ×)`,
+    `event-loop delay ≤ 20 ms: ${verdict(during.loopDelayMaxMs <= 20)}`,
+    `≤ 2 × without: ${verdict(during.loopDelayMaxMs <= 2 * without.loopDelayMaxMs)} (${formatDecimal(during.loopDelayMaxMs / without.loopDelayMaxMs)} ×)`,
+  ].join('; ');
+}
+
+function compactionBlock(published: PublishedResults, doc: string): string {
+  const run = published.compaction;
+  if (run === null) return notPublished('compaction');
+  const { traffic } = run;
+  const servers = run.servers.map((server) => `${server.label}: commit \`${server.git_commit?.slice(0, 7) ?? '?'}\``).join(', ');
+  const pair = (without: number, during: number) => `${formatInteger(without)} / **${formatInteger(during)}**`;
+  const rows = run.runs.map((item) => [
+    formatInteger(item.listings),
+    `${item.label} (${item.repeat})`,
+    `${formatDecimal(item.compactionSeconds)} s`,
+    pair(item.without.write.maxMs, item.during.write.maxMs),
+    pair(item.without.write.p99Ms, item.during.write.p99Ms),
+    pair(item.without.read.maxMs, item.during.read.maxMs),
+    pair(item.without.loopDelayMaxMs, item.during.loopDelayMaxMs),
+    `${formatInteger(item.during.write.count)} / ${formatInteger(item.during.read.count)}`,
+    formatInteger(item.without.write.errors + item.without.read.errors + item.during.write.errors + item.during.read.errors),
+    item.label === 'this code' ? compactionGoals(item) : '–',
+  ]);
+  return [
+    runLine(run, doc, 'compaction'),
+    '',
+    `Servers: ${servers}. Listings of about 1 KB, 80% of them updated once; ${traffic.writers} clients each updating a listing ${traffic.writes_per_s_each} times a second and ` +
+      `${traffic.readers} each reading one ${traffic.reads_per_s_each} times a second (each waits for its answer); after ${traffic.warmup_s} s of traffic, ${traffic.repeats === 1 ? 'once' : `${traffic.repeats} times`}: ` +
+      `a window of ${traffic.without_s} s without compaction, then \`POST /admin/v1/compact\` (its window lasts until it answers). A request counts in a window when it was in flight during it. ` +
+      'Latencies are measured by the clients, the event-loop delay inside the server. Each cell: without / **during** the compaction.',
+    '',
+    ...table(
+      ['listings', 'server (repeat)', 'compaction took', 'worst write ms', 'p99 write ms', 'worst read ms', 'event-loop delay max ms', 'writes / reads during', 'errors', 'goals'],
+      ['---:', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---'],
+      rows,
+    ),
   ].join('\n');
 }

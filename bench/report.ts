@@ -52,6 +52,8 @@ export interface ScaleResults extends RunContext {
 export interface CompactionLatency {
   count: number;
   errors: number;
+  /** The failed ones by status ("0": no answer, a socket error); absent in files of the first runs. */
+  errorStatuses?: Record<string, number>;
   p99Ms: number;
   maxMs: number;
 }

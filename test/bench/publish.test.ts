@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { findMarkedBlocks, staleBlocks } from '../../bench/marked-blocks.ts';
 import { publish } from '../../bench/publish.ts';
 import { readPublished, renderBlock, RESULT_FILES, type PublishedResults } from '../../bench/published-figures.ts';
-import type { MainResults, ScaleResults, StartupResults } from '../../bench/report.ts';
+import type { CompactionResults, MainResults, ScaleResults, StartupResults } from '../../bench/report.ts';
 import { documentationFiles, publishedFigureProblems } from '../docs/check-docs.ts';
 import { temporaryDir } from '../helpers/server.ts';
 
@@ -38,7 +38,7 @@ function mainRun(): MainResults {
 }
 
 function only(main: MainResults | null, more: Partial<PublishedResults> = {}): PublishedResults {
-  return { main, scale: null, startup: null, ...more };
+  return { main, scale: null, startup: null, compaction: null, ...more };
 }
 
 test('the main block names the run (date, commit, machine, load) and shows each scenario with its ratios and targets', () => {
@@ -154,6 +154,33 @@ test('scale and start-up blocks: one row per size, the start-up medians; a run n
   assert.equal(renderBlock('no-such-block', published, 'README.md'), null);
 });
 
+test('the compaction block: one row per window pair, without / during, and the goals for this code only', () => {
+  const window = (writeMax: number, loop: number) => ({ seconds: 10, read: { count: 900, errors: 0, p99Ms: 40, maxMs: 60 }, write: { count: 200, errors: 0, p99Ms: 80, maxMs: writeMax }, loopDelayMaxMs: loop });
+  const run = {
+    ...mainRun(),
+    kind: 'compaction',
+    git_commit: '1234567890',
+    servers: [
+      { label: 'this code', entry: '/a/src/main.ts', git_commit: '1234567890' },
+      { label: 'compared', entry: '/b/src/main.ts', git_commit: 'abcdefabcd' },
+    ],
+    traffic: { writers: 4, readers: 8, writes_per_s_each: 25, reads_per_s_each: 50, warmup_s: 10, without_s: 10, repeats: 1 },
+    runs: [
+      { label: 'this code', repeat: 1, listings: 100_000, logBytesBefore: 1, startSeconds: 2, compactionSeconds: 4.5, compactionAnswer: '200', without: window(90, 8), during: window(95, 30) },
+      { label: 'compared', repeat: 1, listings: 100_000, logBytesBefore: 1, startSeconds: 2, compactionSeconds: 3.6, compactionAnswer: '200', without: window(90, 8), during: window(3600, 300) },
+    ],
+  } as unknown as CompactionResults;
+  const text = renderBlock('compaction', only(null, { compaction: run }), 'docs/performance.md')!;
+  assert.match(text, /^Run 2031-02-03 04:05 UTC at commit `1234567`/);
+  assert.match(text, /this code: commit `1234567`, compared: commit `abcdefa`/);
+  const rows = text.split('\n').filter((line) => line.startsWith('| 100,000'));
+  assert.equal(rows.length, 2);
+  assert.match(rows[0]!, /\| this code \(1\) \| 4\.50 s \| 90 \/ \*\*95\*\* \|/);
+  assert.match(rows[0]!, /worst write ≤ 100 ms: met; ≤ 2 × without: met \(1\.06 ×\); event-loop delay ≤ 20 ms: \*\*missed\*\*; ≤ 2 × without: \*\*missed\*\* \(3\.75 ×\)/);
+  assert.match(rows[1]!, /\| compared \(1\) \| 3\.60 s \| 90 \/ \*\*3,600\*\* \|.*\| – \|$/);
+  assert.match(renderBlock('compaction', only(null), 'docs/performance.md')!, /No compaction run is published yet: run `npm run bench:compaction`/);
+});
+
 test('marked blocks: a hand edit, a missing end marker, a misspelt marker and an unknown block are each reported with their line', () => {
   const render = (name: string): string | null => (name === 'x' ? 'line one\nline two' : null);
   const good = ['# T', '<!-- results:x:begin (anything) -->', '', 'line one', 'line two', '', '<!-- results:x:end -->', 'after'].join('\n');
@@ -228,7 +255,7 @@ test('npm run bench:publish with an empty results folder exits 1 and says to run
   const from = temporaryDir(t);
   const run = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'publish.ts'), '--from', from], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(run.status, 1);
-  assert.match(run.stderr, /holds none of latest\.json, latest-scale\.json, latest-startup\.json: run npm run bench first/);
+  assert.match(run.stderr, /holds none of latest\.json, latest-scale\.json, latest-startup\.json, latest-compaction\.json: run npm run bench first/);
 });
 
 test('this repository: every results block in README.md and docs/ matches the committed result files', () => {
@@ -236,6 +263,6 @@ test('this repository: every results block in README.md and docs/ matches the co
   assert.ok(findMarkedBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8')).blocks.some((block) => block.name === 'summary'));
   assert.deepEqual(
     findMarkedBlocks(readFileSync(join(ROOT, 'docs', 'performance.md'), 'utf8')).blocks.map((block) => block.name),
-    ['main', 'scale', 'startup'],
+    ['main', 'scale', 'startup', 'compaction'],
   );
 });
