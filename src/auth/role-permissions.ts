@@ -3,9 +3,11 @@
 // listings (only creators create listings, so a member's key never needs one). An entry is
 // judged by the /v1 routes it would open, whatever its form: a scope (`write:listings`), a
 // route (`PUT /v1/listings/:id`), a concrete path (`PUT /v1/listings/lst_…`) or a prefix
-// (`POST /v1/*`).
+// (`POST /v1/*`). When a user's role changes, keysNarrowedTo gives each of their keys without
+// the entries the new role may never hold (the operator's route writes them with the change).
 
-import type { Role } from '../domain/records.ts';
+import { KEYS, type KeyRecord, type Role } from '../domain/records.ts';
+import type { RecordReader } from '../store/collections.ts';
 import { Router } from '../router.ts';
 import { ROUTE_ENTRY } from './key-rules.ts';
 import { PermissionSet, type PermissionRoute } from './permissions.ts';
@@ -30,4 +32,20 @@ export function entriesBeyondRole(entries: readonly string[], role: Role, apiRou
     const route = ROUTE_ENTRY.exec(entry);
     return route !== null && !route[2]!.endsWith('/*') && router.match(route[1]!, route[2]!).kind === 'found';
   });
+}
+
+/**
+ * Each live key of `userId` that holds an entry `role` may never hold, before and after those
+ * entries are taken out (a prefix or scope that opens such a route goes whole: narrower, never
+ * wider). Revoked keys grant nothing and are left as they were.
+ */
+export function keysNarrowedTo(reader: RecordReader, userId: string, role: Role, apiRoutes: readonly PermissionRoute[], now: string): Array<{ before: KeyRecord; after: KeyRecord }> {
+  const narrowed: Array<{ before: KeyRecord; after: KeyRecord }> = [];
+  for (const key of reader.values(KEYS)) {
+    if (key.user_id !== userId || key.revoked_at !== null) continue;
+    const beyond = new Set(entriesBeyondRole(key.permissions, role, apiRoutes));
+    if (beyond.size === 0) continue;
+    narrowed.push({ before: key, after: { ...key, permissions: key.permissions.filter((entry) => !beyond.has(entry)), updated_at: now } });
+  }
+  return narrowed;
 }

@@ -127,11 +127,14 @@ export function readListingChange(body: Record<string, unknown>): ListingFields 
   return fields;
 }
 
+/** 403 unless `user` (as read in the write, so a role changed a moment ago counts) is a creator. */
+export function assertCreator(user: UserRecord, what: 'create' | 'edit or archive'): void {
+  if (user.role !== 'creator') throw forbidden(`Only creators may ${what} listings. Ask the operator to give your user the creator role.`);
+}
+
 /** The ops creating a listing for `user` with its event; only creators may (403). */
 export function createdListingOps(tx: Transaction, user: UserRecord, fields: ListingFields, nowMs: number, outbox: EventOutbox): { ops: WriteOp[]; listing: ListingRecord; json: string } {
-  if (user.role !== 'creator') {
-    throw forbidden('Only creators may create listings. Ask the operator to give your user the creator role.');
-  }
+  assertCreator(user, 'create');
   const now = isoTime(nowMs);
   const listing: ListingRecord = {
     id: newId('lst'),

@@ -6,6 +6,7 @@ import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-
 import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
 import { assertChangeable, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../http/key-fields.ts';
 import { rolledKey } from '../auth/key-lifetime.ts';
+import { keysNarrowedTo } from '../auth/role-permissions.ts';
 import { DEFAULT_PERMISSIONS } from '../http/key-fields.ts';
 import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
@@ -21,7 +22,7 @@ import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, WriteOp } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
 import { assertEmailFree, readProfileFields } from './profile.ts';
 import { VERSION } from '../version.ts';
@@ -93,11 +94,25 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       const user = tx.get(USERS, context.params.id!);
       if (!user || userStatus(user) === 'erased') throw notFound('User');
       if (fields.email) assertEmailFree(tx, fields.email, user.id);
-      const changed: UserRecord = { ...user, ...fields, ...(role ? { role } : {}), updated_at: isoTime(clock.now()) };
+      const now = isoTime(clock.now());
+      const changed: UserRecord = { ...user, ...fields, ...(role ? { role } : {}), updated_at: now };
       const changes = fieldChanges(user, changed, USER_FIELDS);
+      // A role follows the user: in the same write, every key of theirs loses what the new role
+      // may never hold (as a suspension ends sessions), each narrowing audited on its key.
+      const narrowed = changed.role === user.role ? [] : keysNarrowedTo(tx, user.id, changed.role, deps.apiRoutes, now);
+      const keyOps: WriteOp[] = narrowed.flatMap(({ before, after }) => [
+        { op: 'put', collection: KEYS, id: after.id, data: after },
+        audit.entryOp(context.requestId, {
+          action: 'key.narrow',
+          target_type: 'key',
+          target_id: after.id,
+          changes: { permissions: { from: before.permissions, to: after.permissions }, role: { from: user.role, to: changed.role } },
+        }),
+      ]);
       return {
         ops: [
           { op: 'put', collection: USERS, id: changed.id, data: changed },
+          ...keyOps,
           ...deps.outbox.eventOps(tx, 'user.updated', changed.id, privateUser(changed)),
           audit.entryOp(context.requestId, { action: 'user.update', target_type: 'user', target_id: user.id, changes }),
         ],

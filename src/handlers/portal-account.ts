@@ -69,7 +69,8 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     checker.finish();
     // A token is a secret too: a wrong one counts against the address like a wrong password,
     // reserved before it is looked up; a right one gives its place back once its password is hashed.
-    const reservation = await limits.reserve(null, deps.clientAddress(context.req));
+    const address = deps.clientAddress(context.req);
+    const reservation = await limits.reserve(null, address);
     const tokenHash = typeof token === 'string' && isWellFormedSecret(token) ? digestOf(token) : null;
     if (tokenHash === null || invitationFor(store, tokenHash, clock.now()) === undefined) {
       await reservation.failed();
@@ -77,7 +78,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     }
     let passwordHash: string;
     try {
-      passwordHash = await hashPassword(body.password as string);
+      passwordHash = await hashPassword(body.password as string, address);
     } finally {
       await reservation.succeeded();
     }
@@ -118,9 +119,9 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     // A stolen session must not become a way to guess the password: failures count as sign-in failures.
     const address = deps.clientAddress(context.req);
     const stored = store.get(CREDENTIALS, user.id);
-    const right = await limits.checked(user.email, address, async () => stored !== undefined && (await verifyPassword(current as string, stored.password_hash)));
+    const right = await limits.checked(user.email, address, async () => stored !== undefined && (await verifyPassword(current as string, stored.password_hash, address)));
     if (!right || stored === undefined) throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
-    const passwordHash = await hashPassword(body.password as string);
+    const passwordHash = await hashPassword(body.password as string, address);
     return store.commit((tx) => {
       // The session and its user as they are now (401 if the session ended meanwhile).
       const now = sessions.userAtCommit(tx, signedIn.sessionId);
@@ -152,7 +153,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
     if (problem !== null) checker.fail('password', problem);
     checker.finish();
-    const passwordHash = await hashPassword(body.password as string);
+    const passwordHash = await hashPassword(body.password as string, deps.clientAddress(context.req));
     return store.commit((tx) => {
       assertEmailFree(tx, fields.email!, null);
       const now = isoTime(clock.now());
@@ -178,8 +179,6 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     // The fields that re-authenticate an email change are read apart from the profile's.
     const { current_password, code, recovery_code, ...profile } = await context.readJsonBody();
     const fields = readOwnProfileChange(profile);
-    // Unlike through /v1, the email cannot be cleared here: it is what the user signs in with.
-    if (fields.email === '') throw badRequest('The request body is invalid: email cannot be cleared: it is what you sign in with.', { email: 'must not be empty' });
     // A new sign-in email needs the password (and a code with two-factor sign-in on): a session
     // alone must not be enough to take the account over.
     const changesEmail = fields.email !== undefined && !isSameEmail(fields.email, context.user.email);

@@ -1,7 +1,8 @@
 // A creator's own listings in the developer portal: every status (active, archived, and
 // removed by the operator, with the reason), each with its performance figures from analytics
 // (views and impressions, all time); create, edit and archive with the same rules as /v1
-// (shared with handlers/listings.ts). Another user's listing is 404 here, as if it did not exist.
+// (shared with handlers/listings.ts), creators only, checked on the role as each write commits.
+// Another user's listing is 404 here, as if it did not exist.
 // Audited with the user as actor.
 
 import type { UsageReader } from '../analytics/reader.ts';
@@ -15,7 +16,7 @@ import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
-import { archivedListingOps, changedListingOps, createdListingOps, readListingChange, readNewListing } from './listings.ts';
+import { archivedListingOps, assertCreator, changedListingOps, createdListingOps, readListingChange, readNewListing } from './listings.ts';
 
 export interface PortalListingRoutesDeps {
   store: Store;
@@ -61,6 +62,8 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
   async function update(context: PortalContext): Promise<Reply> {
     const fields = readListingChange(await context.readJsonBody());
     return context.commit((tx, user) => {
+      // The role as it is now: a creator made member by the operator edits nothing more.
+      assertCreator(user, 'edit or archive');
       const listing = ownListing(tx, context.params.id!, user);
       const { ops, changed } = changedListingOps(tx, listing, fields, clock.now(), outbox);
       const changes = Object.fromEntries(Object.keys(fields).filter((field) => fields[field as keyof typeof fields] !== undefined).map((field) => [field, { from: listing[field as keyof ListingRecord], to: changed[field as keyof ListingRecord] }]));
@@ -73,6 +76,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
 
   function archive(context: PortalContext): Promise<Reply> {
     return context.commit((tx, user) => {
+      assertCreator(user, 'edit or archive');
       const listing = ownListing(tx, context.params.id!, user);
       const { ops, archived } = archivedListingOps(tx, listing, clock.now(), outbox);
       const audited = ops.length === 0 ? [] : [audit.entryOp(context.requestId, { action: 'portal.listing_archive', target_type: 'listing', target_id: listing.id, changes: { status: { from: listing.status, to: 'archived' } }, actor: actor(user) })];

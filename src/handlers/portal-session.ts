@@ -53,7 +53,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     // (429 at once when either is full or already has 2 checks running).
     const user = userByEmail(store, normalEmail(email!));
     const credential = user === undefined ? undefined : store.get(CREDENTIALS, user.id);
-    const check = () => (credential === undefined ? verifyAgainstDummy(password as string) : verifyPassword(password as string, credential.password_hash));
+    const check = () => (credential === undefined ? verifyAgainstDummy(password as string, address) : verifyPassword(password as string, credential.password_hash, address));
     const matches = await limits.checked(email!, address, check);
     if (!matches || user === undefined || credential === undefined) throw wrongCredentials();
     // Only someone holding the right password learns the account is suspended.

@@ -5,7 +5,7 @@ import { isSameEmail } from '../domain/email.ts';
 import { USERS, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
 import { assertIfMatch, etagOf } from '../http/conditional.ts';
-import { conflict } from '../domain/errors.ts';
+import { badRequest, conflict } from '../domain/errors.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
 import type { DecisionReader, RecordReader, WriteOp } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
@@ -51,6 +51,9 @@ export function readOwnProfileChange(body: Record<string, unknown>): ProfileFiel
   const fields = readProfileFields(checker);
   checker.finish();
   requireNonEmpty(body, OWN_PROFILE_FIELDS);
+  // The email is what the user signs in to the portal with and is invited by: changed, never
+  // cleared by the user (through /v1 as through the portal); only the operator or erasure clears it.
+  if (fields.email === '') throw badRequest('The request body is invalid: email cannot be cleared: it is what you sign in with.', { email: 'must not be empty' });
   return fields;
 }
 

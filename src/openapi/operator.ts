@@ -33,7 +33,7 @@ export const operatorOperations: Operations = {
   },
   'PATCH /admin/v1/users/:id': {
     operationId: 'adminUpdateUser',
-    description: 'Changes the fields sent (at least one). An empty bio clears it.',
+    description: 'Changes the fields sent (at least one). An empty bio clears it. A role change narrows every live key of the user to what the new role may hold (a member: no listing writes), in the same write, each audited as key.narrow.',
     security,
     parameters: [pathId('User id')],
     requestBody: jsonBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { ...userFields, role } }),

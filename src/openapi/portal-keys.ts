@@ -224,17 +224,17 @@ export const portalSelfServiceOperations: Operations = {
   },
   'PUT /portal/v1/listings/:id': {
     operationId: 'portalUpdateListing',
-    description: 'Changes the fields sent, with the rules of PUT /v1/listings/:id: an archived or removed listing cannot be changed (409).',
+    description: 'Changes the fields sent, with the rules of PUT /v1/listings/:id: creators only, judged by the role as the write is made (403 for a member); an archived or removed listing cannot be changed (409).',
     parameters: [pathId('Listing id')],
     requestBody: jsonBody(ref('ListingChanges'), 'Any non-empty subset of title, description, type, price, tags'),
-    responses: { '200': answer('Updated', dataOf(ownListing)), '400': errorAnswer('Invalid body'), '404': listingNotFound, '409': errorAnswer('Archived or removed') },
+    responses: { '200': answer('Updated', dataOf(ownListing)), '400': errorAnswer('Invalid body'), '403': errorAnswer('Only creators may edit or archive listings'), '404': listingNotFound, '409': errorAnswer('Archived or removed') },
     ...curl(`curl -s -X PUT ${WRITE} -d '{"price":5}' ${BASE}/listings/${LISTING_ID}`),
   },
   'DELETE /portal/v1/listings/:id': {
     operationId: 'portalArchiveListing',
-    description: 'Archives your listing (gone from lists, kept here); archiving twice changes nothing; a removed listing is 409.',
+    description: 'Archives your listing (gone from lists, kept here): creators only, judged by the role as the write is made (403 for a member); archiving twice changes nothing; a removed listing is 409.',
     parameters: [pathId('Listing id')],
-    responses: { '200': answer('Archived', dataOf(ownListing)), '404': listingNotFound, '409': errorAnswer('Removed by the operator') },
+    responses: { '200': answer('Archived', dataOf(ownListing)), '403': errorAnswer('Only creators may edit or archive listings'), '404': listingNotFound, '409': errorAnswer('Removed by the operator') },
     ...curl(`curl -s -X DELETE ${COOKIE} -H 'Origin: http://127.0.0.1:3000' ${BASE}/listings/${LISTING_ID}`),
   },
 };

@@ -30,7 +30,14 @@ const password = {
 };
 /** A password typed to be checked (sign-in, the current one). */
 const typedPassword = { type: 'string', maxLength: MAX_PASSWORD_INPUT };
-const tooMany = errorAnswer('Too many failed sign-ins for this account (10 per 15 minutes) or from this address; wait Retry-After seconds');
+const retryAfter = { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } };
+const tooMany = answer(
+  'Too many failed sign-ins for this account (10 per 15 minutes) or from this address, or 2 attempts of this account or address already being checked; nothing was checked. Wait Retry-After seconds (1 for attempts in progress)',
+  ref('Error'),
+  retryAfter,
+);
+/** The password checks' queue is full: refused at once, nothing checked, no failure counted. */
+const passwordsBusy = answer('The server is busy checking passwords (its queue is full); nothing was checked. Retry-After: 1', ref('Error'), retryAfter);
 
 export const portalOperations: Operations = {
   'POST /admin/v1/users/:id/invitations': {
@@ -61,7 +68,8 @@ export const portalOperations: Operations = {
     operationId: 'portalSignIn',
     description:
       'Signs in with email and password and sets the session cookie; with two-factor sign-in on, answers 202 with a ticket for the second step instead. A wrong email and a wrong password get the same 401 after the same work. ' +
-      'Failures count against the account (10 per 15 minutes) and the address; past either, 429 with Retry-After, even with the right password.',
+      'Each attempt takes its place in the account\'s (10 failures per 15 minutes) and the address\'s failure limits before the password is checked, and gives it back if the password is right: ' +
+      'past either, or with 2 attempts of the account or address already being checked, 429 with Retry-After at once, even with the right password.',
     security: [],
     requestBody: jsonBody({
       type: 'object',
@@ -79,6 +87,7 @@ export const portalOperations: Operations = {
       '401': errorAnswer('The email or password is wrong'),
       '403': errorAnswer('The account is suspended (said only to someone with the right password)'),
       '429': tooMany,
+      '503': passwordsBusy,
     },
     ...curl(`curl -s -c cookies.txt ${ORIGIN} ${JSON_TYPE} -d '{"email":"ada@example.com","password":"correct horse battery"}' http://127.0.0.1:3000/portal/v1/session`),
   },
@@ -94,7 +103,7 @@ export const portalOperations: Operations = {
     description:
       'With `invitation` (no session needed): sets the password of the invited user, uses up the invitation, ends every session of that user and signs in (201, cookie). ' +
       'Without it, with a session: changes the password given the current one (200); every other session of the user ends, and this one gets a new cookie value (the old one stops working). ' +
-      'A wrong `current_password` counts as a failed sign-in.',
+      'A wrong `current_password` counts as a failed sign-in, and a wrong invitation as a failure of the address; both are limited as sign-ins are (429 before anything is checked).',
     security: [{ sessionCookie: [] }, {}],
     requestBody: jsonBody({
       oneOf: [
@@ -110,6 +119,7 @@ export const portalOperations: Operations = {
       '403': errorAnswer('The account is suspended'),
       '409': errorAnswer('The password was changed meanwhile'),
       '429': tooMany,
+      '503': passwordsBusy,
     },
     ...curl(`curl -s -c cookies.txt ${ORIGIN} ${JSON_TYPE} -d '{"invitation":"<token from the link>","password":"correct horse battery"}' http://127.0.0.1:3000/portal/v1/password`),
   },
@@ -128,6 +138,7 @@ export const portalOperations: Operations = {
       '400': errorAnswer('Invalid body'),
       '404': errorAnswer('Sign-up is not open on this server'),
       '409': errorAnswer('Another user has this email'),
+      '503': passwordsBusy,
     },
     ...curl(`curl -s -c cookies.txt ${ORIGIN} ${JSON_TYPE} -d '{"name":"Ada","email":"ada@example.com","password":"correct horse battery"}' http://127.0.0.1:3000/portal/v1/signup`),
   },
@@ -140,7 +151,7 @@ export const portalOperations: Operations = {
   'PUT /portal/v1/me': {
     operationId: 'portalUpdateMe',
     description:
-      'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me, except that the email (what you sign in with) cannot be cleared. ' +
+      'Changes the profile fields sent (at least one), with the rules of PUT /v1/users/me: the email (what you sign in with) can be changed but not cleared. ' +
       'A new email needs `current_password` (and, with two-factor sign-in on, `code` or `recovery_code`), and ends every other session of yours; wrong ones count as failed sign-ins.',
     ...PROFILE_CHANGE,
     requestBody: jsonBody(

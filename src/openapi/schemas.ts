@@ -13,6 +13,10 @@ const clearableUrl = {
   description: 'An http(s) URL, or "" to clear it.',
 };
 
+const EMAIL_RULES =
+  'Stricter than `format: email`: one "@", a domain of two or more labels none of them empty (no leading, trailing or doubled dot), no white space inside; at most 254 characters after trimming. ' +
+  'Trimmed and stored in Unicode NFC, lower-cased; unique among users in that form (NFC and NFD spellings are one address). Refused: invisible characters, look-alikes NFKC would change (full-width letters), an empty domain label (trailing dot).';
+
 /** Profile fields as a client sends them; lengths count after trimming. */
 export const PROFILE_FIELDS: Record<string, Schema> = {
   name: { type: 'string', minLength: 1, maxLength: 100, pattern: NOT_BLANK, description: 'Trimmed (the length counts after trimming); must not be empty or only white space.' },
@@ -21,10 +25,14 @@ export const PROFILE_FIELDS: Record<string, Schema> = {
   avatar_url: clearableUrl,
   email: {
     anyOf: [{ type: 'string', format: 'email', pattern: EMAIL_SHAPE, maxLength: 254 }, { const: '' }],
-    description:
-      'Stricter than `format: email`: one "@", a domain of two or more labels none of them empty (no leading, trailing or doubled dot), no white space inside; at most 254 characters after trimming. ' +
-      'Trimmed and stored in Unicode NFC, lower-cased; unique among users in that form (NFC and NFD spellings are one address). Refused: invisible characters, look-alikes NFKC would change (full-width letters), an empty domain label (trailing dot). "" clears it.',
+    description: `${EMAIL_RULES} "" clears it.`,
   },
+};
+
+/** What a user may send to change her own profile: the email can be changed, never cleared (it is what she signs in with). */
+const OWN_PROFILE_FIELDS: Record<string, Schema> = {
+  ...PROFILE_FIELDS,
+  email: { type: 'string', format: 'email', pattern: EMAIL_SHAPE, maxLength: 254, description: `${EMAIL_RULES} It cannot be cleared ("" → 400).` },
 };
 
 /** The fields a client may send for a listing, on create and update alike; lengths count after trimming. */
@@ -131,7 +139,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       },
       action: {
         type: 'string',
-        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'listing.remove', 'listing.restore', 'store.compact', 'user.invite', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'],
+        examples: ['user.create', 'user.update', 'user.suspend', 'user.unsuspend', 'user.erase', 'key.create', 'key.update', 'key.revoke', 'key.narrow', 'listing.remove', 'listing.restore', 'store.compact', 'user.invite', 'portal.sign_in', 'portal.sign_out', 'portal.password_set', 'portal.password_change', 'portal.sign_up', 'portal.profile_update'],
       },
       target_type: { enum: ['user', 'key', 'listing', 'store', 'plan', 'webhook'] },
       target_id: { type: 'string' },
@@ -143,7 +151,7 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
     type: 'object',
     additionalProperties: false,
     minProperties: 1,
-    properties: PROFILE_FIELDS,
+    properties: OWN_PROFILE_FIELDS,
   },
   ApiKey: {
     type: 'object',

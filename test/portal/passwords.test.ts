@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HttpError } from '../../src/domain/errors.ts';
-import { hashPassword, MAX_WAITING, scryptLoad, verifyPassword } from '../../src/portal/passwords.ts';
+import { hashPassword, MAX_WAITING, scryptLoad, scryptsRunningFor, verifyPassword } from '../../src/portal/passwords.ts';
 
 test('scrypt with a salt per password; verify; malformed stored values never match', async () => {
   const first = await hashPassword('correct horse battery staple');
@@ -48,4 +48,25 @@ test(`past ${MAX_WAITING} waiting, one more check is refused at once (503, Retry
   const after = scryptLoad();
   assert.equal(after.started - before.started, 2 + MAX_WAITING);
   assert.equal(after.queueFull - before.queueFull, 3);
+});
+
+test('one scrypt at a time per client: a second check of the same address waits even with a slot free, and another address starts at once', async () => {
+  const stored = await hashPassword('client password here');
+  const seen: Array<{ flooder: number }> = [];
+  let done = false;
+  const sampling = (async () => {
+    while (!done) {
+      seen.push({ flooder: scryptsRunningFor('203.0.113.66') });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  })();
+  const flooder = [verifyPassword('client password here', stored, '203.0.113.66'), verifyPassword('client password here', stored, '203.0.113.66')];
+  // Issued after both of the flooder's: it still gets the second slot at once.
+  const other = verifyPassword('client password here', stored, '198.51.100.7');
+  assert.equal(scryptsRunningFor('198.51.100.7'), 1, 'started at once, beside the flooder’s first');
+  assert.deepEqual(await Promise.all([...flooder, other]), [true, true, true]);
+  done = true;
+  await sampling;
+  assert.equal(Math.max(...seen.map((sample) => sample.flooder)), 1, 'never two at once for one client');
+  assert.equal(scryptLoad().running, 0);
 });

@@ -88,3 +88,19 @@ test('users need their own permissions: a listings-only key gets 403 on /v1/user
   assert.equal(put.status, 403);
   assert.deepEqual(put.body.required, ['PUT /v1/users/me', 'write:users']);
 });
+
+test('PUT /v1/users/me cannot clear a set email ("", blanks or null): 400 with the portal\'s message, nothing changes', async (t) => {
+  const server = await startServer(t);
+  const ada = await server.createUser({ name: 'Ada', email: 'ada.keeps@example.com' });
+  const key = (await server.createKey(ada.id, { permissions: USERS })).key;
+  const before = (await server.request('GET', '/v1/users/me', { key })).body.data;
+  for (const email of ['', '   ', null]) {
+    const response = await server.request('PUT', '/v1/users/me', { key, body: { email, bio: 'changed with it' } });
+    assert.equal(response.status, 400, `email ${JSON.stringify(email)}: ${response.text}`);
+    assert.ok('email' in response.body.details, response.text);
+    if (email !== null) assert.match(response.body.error, /email cannot be cleared: it is what you sign in with/);
+  }
+  assert.deepEqual((await server.request('GET', '/v1/users/me', { key })).body.data, before);
+  // Changing it stays allowed.
+  assert.equal((await server.request('PUT', '/v1/users/me', { key, body: { email: 'ada.moved@example.com' } })).body.data.email, 'ada.moved@example.com');
+});
