@@ -49,7 +49,7 @@ export function readCurrentPassword(checker: BodyChecker): string | undefined {
 /** 400 unless `typed` is the user's password (a failure counts in the limits). */
 export async function requireCurrentPassword(deps: ReauthenticationDeps, user: UserRecord, address: string, typed: string): Promise<void> {
   const stored = deps.store.get(CREDENTIALS, user.id);
-  const right = await checkWithinFailureLimits(deps.limits, user.email, address, async () => stored !== undefined && (await verifyPassword(typed, stored.password_hash)));
+  const right = await checkWithinFailureLimits(deps.limits, user.email, address, async () => stored !== undefined && (await verifyPassword(typed, stored.password_hash, address)));
   if (!right) throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
 }
 

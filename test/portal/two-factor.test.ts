@@ -2,7 +2,8 @@
 // independent `otpauth` package: enrol (secret shown once, sealed at rest), confirm (recovery
 // codes once, other sessions end), sign in with a ticket and a code, recovery codes once each,
 // no replay of a code (also when sent many times at once), wrong codes counted in the account's
-// failure limit, tickets single-use and 5 minutes long, turning it off, and the operator's reset.
+// failure limit, tickets single-use and 5 minutes long (and swept), turning it off, the operator's
+// reset, and erasure forgetting it all.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import { ManualClock } from '../../src/clock.ts';
+import { SIGN_IN_TICKETS, TWO_FACTOR } from '../../src/portal/records.ts';
+import { sweepExpiredTickets } from '../../src/portal/sign-in-tickets.ts';
 import { cookieFrom, sameOrigin, signedInUser, signIn } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { codeAt, enrolTwoFactor, passwordStep } from '../helpers/two-factor.ts';
@@ -197,6 +200,19 @@ test("the operator's reset: 200, audited, the user's sessions end, sign-in needs
   assert.equal(entry.actor.type, 'operator');
   assert.equal((await server.request('POST', '/portal/v1/session', { headers: sameOrigin(server), body: { email: ada.email, password: ada.password } })).status, 201);
   assert.equal((await server.admin('DELETE', '/admin/v1/users/usr_nobody/two-factor')).status, 404);
+});
+
+test('expired tickets are swept; erasing the user forgets the second factor and every ticket', async (t) => {
+  const { clock, server, ada } = await enrolledUser(t);
+  await passwordStep(server, ada.email, ada.password);
+  clock.advance(5 * 60_000);
+  const open = await passwordStep(server, ada.email, ada.password);
+  assert.equal(await sweepExpiredTickets(server.app.store, clock), 1, 'the expired ticket only');
+  assert.ok(open);
+  assert.equal([...server.app.store.values(SIGN_IN_TICKETS)].length, 1);
+  assert.equal((await server.admin('DELETE', `/admin/v1/users/${ada.userId}`)).status, 200);
+  assert.equal(server.app.store.get(TWO_FACTOR, ada.userId), undefined, 'the second factor is forgotten');
+  assert.equal([...server.app.store.values(SIGN_IN_TICKETS)].length, 0, 'and the open ticket');
 });
 
 /** A 6-digit code that is none of the codes the window accepts at `atMs`. */

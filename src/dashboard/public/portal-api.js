@@ -73,6 +73,12 @@ export const portal = {
   signUp: (name, email, password) => request('POST', '/signup', { body: { name, email, password }, quiet: true }),
   changePassword: (currentPassword, password) => request('POST', '/password', { body: { current_password: currentPassword, password } }),
   updateProfile: (changes) => request('PUT', '/me', { body: changes }),
+  // Two-factor sign-in: a wrong code at the second step is a 401 that ends nothing.
+  secondFactor: (ticket, factor) => request('POST', '/session/second-factor', { body: { ticket, ...factor }, quiet: true }),
+  twoFactorStatus: () => request('GET', '/two-factor'),
+  enrolTwoFactor: (currentPassword) => request('POST', '/two-factor', { body: { current_password: currentPassword } }),
+  confirmTwoFactor: (code) => request('POST', '/two-factor/confirm', { body: { code } }),
+  disableTwoFactor: (currentPassword, code) => request('DELETE', '/two-factor', { body: { current_password: currentPassword, code } }),
 
   listKeys: () => request('GET', '/keys'),
   createKey: (key) => request('POST', '/keys', { body: key }),

@@ -1,10 +1,12 @@
 // The ways into the portal: sign in, set a password from an invitation link (also how a
 // forgotten password is reset), and sign up where the marketplace allows it. Each resolves by
-// calling `onSignedIn()` once the server has set the session cookie.
+// calling `onSignedIn()` once the server has set the session cookie (after the code step when
+// two-factor sign-in is on: portal-two-factor.js).
 
 import { el, field, replaceChildren } from './dom.js';
 import { showError, showNotice } from './notice.js';
 import { portal } from './portal-api.js';
+import { secondFactorForm } from './portal-two-factor.js';
 
 const PASSWORD_HINT = '12 to 128 characters; a common password is refused.';
 
@@ -23,7 +25,7 @@ function waitMessage(error) {
   return null;
 }
 
-function signInForm({ onSignedIn, showSignUp }) {
+function signInForm({ onSignedIn, showSignUp, showSecondFactor }) {
   const email = el('input', { type: 'email', name: 'email', autocomplete: 'username', required: true, spellcheck: 'false' });
   const password = passwordInput('password', 'current-password');
   const submit = el('button', { type: 'submit', class: 'primary', id: 'sign-in-button' }, 'Sign in');
@@ -31,9 +33,11 @@ function signInForm({ onSignedIn, showSignUp }) {
     event.preventDefault();
     submit.disabled = true;
     try {
-      await portal.signIn(email.value.trim(), password.value);
+      const answer = await portal.signIn(email.value.trim(), password.value);
       password.value = '';
-      onSignedIn();
+      // With two-factor sign-in on, the password earns a ticket for the code step (202).
+      if (answer?.data?.second_factor) showSecondFactor(answer.data.ticket);
+      else onSignedIn();
     } catch (error) {
       showError(new Error(waitMessage(error) ?? error.message));
       password.select();
@@ -131,7 +135,15 @@ export async function showEntrance(area, { onSignedIn, invitation: given = null 
   const invitation = given ?? invitationFromHash();
   const open = invitation ? false : await signupIsOpen();
   const showSignIn = () => {
-    replaceChildren(area, signInForm({ onSignedIn, showSignUp: open ? showSignUp : null }));
+    replaceChildren(area, signInForm({ onSignedIn, showSignUp: open ? showSignUp : null, showSecondFactor }));
+    area.querySelector('input')?.focus();
+  };
+  const showSecondFactor = (ticket) => {
+    const onStartAgain = (message) => {
+      showSignIn();
+      showError(new Error(message));
+    };
+    replaceChildren(area, secondFactorForm(ticket, { onSignedIn, onStartAgain }));
     area.querySelector('input')?.focus();
   };
   const showSignUp = () => {

@@ -1,10 +1,11 @@
 // The portal's profile page: name, bio, website and avatar (the rules of PUT /v1/users/me), the
-// password change (which signs out every other session), and the email, which only the
-// operator changes.
+// password change (which signs out every other session), two-factor sign-in
+// (portal-two-factor.js), and the email, which only the operator changes.
 
 import { el, field } from './dom.js';
 import { showError, showNotice } from './notice.js';
 import { portal } from './portal-api.js';
+import { twoFactorPanel } from './portal-two-factor.js';
 
 export function profilePage(user, { onUserChanged }) {
   const name = el('input', { type: 'text', name: 'name', maxlength: 100, value: user.name ?? '' });
@@ -60,5 +61,6 @@ export function profilePage(user, { onUserChanged }) {
       el('h3', {}, 'Password'),
       el('form', { id: 'password-form', novalidate: true, onsubmit: changePassword }, field('Current password', current), field('New password', next, '12 to 128 characters; a common password is refused.'), el('div', { class: 'actions' }, change)),
     ),
+    twoFactorPanel(),
   );
 }
