@@ -6,10 +6,12 @@
 // listed below as one a test cannot provoke fails the test, so a new status needs a case.
 
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { signedInUser, sameOrigin, type PortalUser } from '../helpers/portal.ts';
 import { ADMIN_TOKEN, startServer, type TestResponse, type TestServer } from '../helpers/server.ts';
 import { enrolTwoFactor, passwordStep } from '../helpers/two-factor.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { answer, startReceiver } from '../webhooks/fixtures.ts';
 
 interface Operation {
   method: string;
@@ -43,6 +45,8 @@ class World {
   /** A creator with a key holding every scope. */
   creator!: { userId: string; key: string; keyId: string };
   portal!: PortalUser;
+  /** Where new webhooks point: a local receiver answering 204 for the deliveries routes, else an address never reached. */
+  hookUrl = 'https://example.com/hook';
   private made = 0;
 
   constructor(server: TestServer) {
@@ -50,7 +54,8 @@ class World {
   }
 
   /** The creator always; the portal user (a password to hash, the slow part) only for what needs one. */
-  async setUp(path: string): Promise<void> {
+  async setUp(path: string, t: TestContext): Promise<void> {
+    if (path.includes('/deliveries')) this.hookUrl = (await startReceiver(t, answer(204))).url;
     this.creator = await this.server.userWithKey('creator', ['read:listings', 'write:listings', 'read:users', 'write:users', 'read:analytics', 'read:webhooks', 'write:webhooks']);
     if (path.startsWith('/portal/') || path.includes('plan-requests') || path === '/admin/v1/plans') this.portal = await signedInUser(this.server, { role: 'creator' });
   }
@@ -73,7 +78,7 @@ class World {
   }
 
   async webhook(): Promise<string> {
-    const answer = await this.server.request('POST', '/v1/webhooks', { key: this.creator.key, body: { url: 'https://example.com/hook' } });
+    const answer = await this.server.request('POST', '/v1/webhooks', { key: this.creator.key, body: { url: this.hookUrl } });
     assert.equal(answer.status, 201, answer.text);
     return answer.body.data.id;
   }
@@ -85,7 +90,7 @@ class World {
   }
 
   async portalWebhook(): Promise<string> {
-    const answer = await this.server.request('POST', '/portal/v1/webhooks', { headers: this.portal.headers, body: { url: 'https://example.com/portal-hook' } });
+    const answer = await this.server.request('POST', '/portal/v1/webhooks', { headers: this.portal.headers, body: { url: this.hookUrl } });
     assert.equal(answer.status, 201, answer.text);
     return answer.body.data.id;
   }
@@ -111,13 +116,27 @@ class World {
     if (path.startsWith('/v1/users/') || path.startsWith('/admin/v1/users/')) return this.user();
     if (path.startsWith('/v1/webhooks/')) return this.webhook();
     if (path.startsWith('/admin/v1/keys/')) return this.key();
-    if (path.startsWith('/admin/v1/plan-requests/')) return this.planRequest();
+    if (path.startsWith('/admin/v1/plan-requests/') || path.startsWith('/portal/v1/plan-requests/')) return this.planRequest();
     throw new Error(`no object kind for ${path}`);
   }
 
   async concrete(path: string, id?: string): Promise<string> {
-    if (!path.includes('{id}')) return path;
-    return path.replace('{id}', id ?? (await this.idFor(path)));
+    const withId = path.includes('{id}') ? path.replace('{id}', id ?? (await this.idFor(path))) : path;
+    if (!withId.includes('{event_id}')) return withId;
+    return withId.replace('{event_id}', await this.deliveredEvent(withId));
+  }
+
+  /** The id of an event delivered to the webhook the path names (its ping, once the receiver has answered). */
+  async deliveredEvent(path: string): Promise<string> {
+    const [, base, webhookId] = /^(\/(?:portal\/)?v1)\/webhooks\/([^/]+)\//.exec(path)!;
+    const headers = base === '/portal/v1' ? this.portal.headers : { authorization: `Bearer ${this.creator.key}` };
+    let eventId = '';
+    await eventually(async () => {
+      const outcomes = (await this.server.request('GET', `${base}/webhooks/${webhookId}/deliveries`, { headers })).body?.data ?? [];
+      eventId = outcomes.find((outcome: { status: string }) => outcome.status === 'delivered')?.event_id ?? '';
+      return eventId !== '';
+    }, 30_000, `a delivered event on ${webhookId}`);
+    return eventId;
   }
 
   /** The credentials the operation's kind of route takes. */
@@ -176,6 +195,11 @@ function parseCurl(source: string): CurlRequest {
   return request;
 }
 
+/** A case's server settings: sign-up opened where asked, and webhooks to this machine allowed for the deliveries routes (their receiver is local). */
+function envFor(path: string, signUpOpen: boolean): Record<string, string> {
+  return { ...(signUpOpen ? { PORTAL_SIGNUP: 'open' } : {}), ...(path.includes('/deliveries') ? { WEBHOOK_ALLOW_PRIVATE: '1' } : {}) };
+}
+
 /** The example ids the document uses, each replaced by a fresh object of its kind. */
 const EXAMPLE_IDS: Record<string, (world: World, path: string) => Promise<string>> = {
   lst_4fQ2kLm9XcVb7NpR1sTz: (world, path) => (path.startsWith('/portal/') ? world.portalListing() : world.listing()),
@@ -183,6 +207,8 @@ const EXAMPLE_IDS: Record<string, (world: World, path: string) => Promise<string
   key_2bN7cD4fG6hJ8kL0mP1q: (world, path) => (path.startsWith('/portal/') ? world.portalKey() : world.key()),
   wh_3kT9pQ2mXz7LbV1nR5sW: (world, path) => (path.startsWith('/portal/') ? world.portalWebhook() : world.webhook()),
   prq_4cT9wB2mQx7LpZ0aR5sd: (world) => world.planRequest(),
+  // After the webhook's id is in the path: an event that webhook was sent.
+  evt_Q7mZ2xLp0sK4vN8rT1bY: (world, path) => world.deliveredEvent(path),
 };
 
 /** What an example needs beyond fresh objects: the state the example's call starts from. */
@@ -247,8 +273,8 @@ test('every curl example in the document succeeds as written, and its answer mat
     await t.test(label, async (t) => {
       // A server of its own: examples reuse one email, one plan list, and some end what they touch.
       const signUpOpen = operation.path === '/portal/v1/signup';
-      const world = new World(await startServer(t, { dataDir: null, ...(signUpOpen ? { env: { PORTAL_SIGNUP: 'open' } } : {}) }));
-      await world.setUp(operation.path);
+      const world = new World(await startServer(t, { dataDir: null, env: envFor(operation.path, signUpOpen) }));
+      await world.setUp(operation.path, t);
       const answer = await runExample(world, operation);
       assert.ok(answer.status >= 200 && answer.status < 300, `${label}: ${answer.status} ${answer.text.slice(0, 300)}`);
     });
@@ -402,6 +428,13 @@ const SPECIFIC: Record<string, Provoke> = {
     for (let index = 0; index < 10; index += 1) await world.planRequest();
     return world.send('POST', '/portal/v1/plan-requests', { headers: world.portal.headers, body: { key_id: await world.portalKey(), plan: 'business' } });
   },
+  '409 DELETE /portal/v1/plan-requests/{id}': async (world) => {
+    const id = await world.planRequest();
+    assert.equal((await world.send('DELETE', `/portal/v1/plan-requests/${id}`, { headers: world.portal.headers })).status, 200);
+    return world.send('DELETE', `/portal/v1/plan-requests/${id}`, { headers: world.portal.headers });
+  },
+  '409 POST /v1/webhooks/{id}/deliveries/{event_id}/redeliver': async (world) => redeliverTwice(world, '/v1'),
+  '409 POST /portal/v1/webhooks/{id}/deliveries/{event_id}/redeliver': async (world) => redeliverTwice(world, '/portal/v1'),
   '409 POST /admin/v1/users/{id}/invitations': async (world) => {
     const noEmail = (await world.server.admin('POST', '/admin/v1/users', { name: 'No Email', role: 'member' })).body.data.id;
     return world.server.admin('POST', `/admin/v1/users/${noEmail}/invitations`);
@@ -529,12 +562,23 @@ async function spendAccountFailures(world: World): Promise<void> {
   }
 }
 
+/** Sends a delivered event again twice at once: the second finds the first still under way. */
+async function redeliverTwice(world: World, base: '/v1' | '/portal/v1'): Promise<TestResponse> {
+  const webhookId = base === '/v1' ? await world.webhook() : await world.portalWebhook();
+  const path = `${base}/webhooks/${webhookId}/deliveries/${await world.deliveredEvent(`${base}/webhooks/${webhookId}/`)}/redeliver`;
+  const headers = world.auth(path);
+  const answers = await Promise.all([world.send('POST', path, { headers }), world.send('POST', path, { headers })]);
+  assert.deepEqual(answers.map((answer) => answer.status).sort(), [202, 409], answers.map((answer) => answer.text).join('\n'));
+  return answers.find((answer) => answer.status === 409)!;
+}
+
 function enrolAgain(world: World): Promise<TestResponse> {
   return world.send('POST', '/portal/v1/two-factor', { headers: world.portal.headers, body: { current_password: world.portal.password } });
 }
 
 /** Documented statuses no test request can provoke on a healthy server, with the reason. */
 const NOT_PROVOKED: Array<[pattern: RegExp, reason: string]> = [
+  [/^429 POST \/portal\/v1\/webhooks\/\{id\}\/deliveries\/\{event_id\}\/redeliver$/, 'the 61st redelivery in an hour, each waiting for the one before: test/portal/redeliver.test.ts sends the 70'],
   [/^503 /, 'needs a store that cannot write, an unreachable shared rate limiter or a lagging instance; test/store/disk-faults-http.test.ts provokes the store one with disk faults'],
   [/^4XX /, 'a refusal by Node\'s HTTP parser (bad framing, headers too large); the 400 case shows these routes answer 4xx with an Error'],
   [/^409 POST \/v1\/(listings|webhooks)$/, 'only while a request with the same Idempotency-Key is still running, a race with the first request that no request from outside can order'],
@@ -561,8 +605,8 @@ test('every documented error status is provoked and answers as documented', asyn
         // A server per case: rate limits, plan lists and failed sign-ins must not leak between cases.
         // Sign-up exists only when the operator opened it; its 404 is the answer when closed.
         const signUpOpen = operation.path === '/portal/v1/signup' && status !== '404';
-        const world = new World(await startServer(t, { dataDir: null, ...(signUpOpen ? { env: { PORTAL_SIGNUP: 'open' } } : {}) }));
-        await world.setUp(operation.path);
+        const world = new World(await startServer(t, { dataDir: null, env: envFor(operation.path, signUpOpen) }));
+        await world.setUp(operation.path, t);
         const answer = await provoke(world, operation);
         assert.equal(answer.status, Number(status), `${label}: answered ${answer.status} ${answer.text.slice(0, 300)}`);
         assert.equal(typeof answer.body?.error, 'string', `${label}: an Error body`);
