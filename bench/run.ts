@@ -29,12 +29,15 @@ import {
 } from './scenarios.ts';
 import { FILTER_WORD, writeSeedLog, type SeedResult } from './seed.ts';
 import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
+import { measureWritesPerRequest, writesPerRequestMarkdown } from './writes-per-request.ts';
 
 const USAGE = `npm run bench [-- options]
   (no mode)            scenarios A, B1-B4, C, E, D on 10,000 listings, with the ceiling and naive baselines
   --scale              A, B1-B4, C on 1,000 / 10,000 / 100,000 / 1,000,000 listings (--sizes to change)
   --startup            time to ready and RSS for a server loading 1,000,000 listings (--listings to change)
   --calibrate          how fast the load generators themselves go against the ceiling server
+  --writes             what a read and a write cost the log (bytes and store operations per request) on
+                       10,000 listings (--listings to change); also with a webhook delivered
   --generator wrk|node load generator (default: wrk when installed, else bench/loadgen.ts)
   --rounds N           rounds per target (default 3)          --duration S  seconds per round (default 4; 2 for --scale)
   --warmup S           warm-up seconds before each round (1)  --listings N  listings in the data set
@@ -62,6 +65,7 @@ const { values: options } = parseArgs({
     scale: { type: 'boolean', default: false },
     startup: { type: 'boolean', default: false },
     calibrate: { type: 'boolean', default: false },
+    writes: { type: 'boolean', default: false },
     generator: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string' },
@@ -357,7 +361,7 @@ function saveResults(name: string, json: unknown, markdown: string): void {
   log('');
   log(markdown);
   log(`Saved bench/results/${name}.json and bench/results/${name}.md`);
-  if (name !== 'latest-calibrate') log('To make this run the one README.md and docs/performance.md show: npm run bench:publish');
+  if (name !== 'latest-calibrate' && name !== 'latest-writes') log('To make this run the one README.md and docs/performance.md show: npm run bench:publish');
 }
 
 async function runMain(workDir: string, settings: RoundSettings, runContext: RunContext, only: Set<string> | null): Promise<void> {
@@ -579,6 +583,28 @@ async function runStartup(workDir: string, settings: RoundSettings, runContext: 
   saveResults('latest-startup', output, startupMarkdown(output));
 }
 
+/** What a read and a write cost the log: bench/writes-per-request.ts. */
+async function runWrites(workDir: string, runContext: RunContext): Promise<void> {
+  const listings = positiveNumber('listings', options.listings, 10_000);
+  const dataDir = join(workDir, 'data');
+  log(`Seeding ${listings.toLocaleString('en')} listings…`);
+  const seed = await writeSeedLog({ dataDir, listingCount: listings });
+  let round = 0;
+  const results = await measureWritesPerRequest({
+    dataDir,
+    sampleIds: seed.sampleIds,
+    adminToken: ADMIN_TOKEN,
+    listings,
+    start: async () => {
+      // The webhook phase's receiver listens on this machine.
+      const server = await startServer(dataDir, `writes-${(round += 1)}`, { ...extraServerEnv(options['server-env']), WEBHOOK_ALLOW_PRIVATE: '1' });
+      return { baseUrl: server.baseUrl, stop: () => server.child.stop() };
+    },
+  });
+  for (const phase of results.phases) log(`  ${phase.phase}: ${phase.bytes_per_request} log bytes and ${phase.ops_per_request} store ops per request`);
+  saveResults('latest-writes', { ...runContext, kind: 'writes', ...results }, writesPerRequestMarkdown(results));
+}
+
 /** How many req/s each load generator reaches against the ceiling (the most the server side can give). */
 async function runCalibrate(workDir: string, settings: RoundSettings, runContext: RunContext): Promise<void> {
   const ceiling = await startBaseline('ceiling', ['--bytes', '8500', '--item-bytes', '430'], 'calibrate');
@@ -678,6 +704,7 @@ async function main(): Promise<void> {
   }
   else if (options.scale) await runScale(workDir, settings, runContext, only);
   else if (options.calibrate) await runCalibrate(workDir, settings, runContext);
+  else if (options.writes) await runWrites(workDir, runContext);
   else await runMain(workDir, settings, runContext, only);
 }
 

@@ -249,8 +249,8 @@ function trustProxySetting(raw: string | undefined): string[] {
 }
 
 /**
- * Usage counts are saved once a minute: a crash loses at most that, and a save covers enough
- * reads that listing counts cost the log about 2 bytes a read (src/analytics/usage-counters.ts).
+ * Usage counts are saved once a minute: a crash loses at most that, and a save covers many
+ * reads of each listing, whose counts cost the log ~25 bytes a save (src/analytics/usage-counters.ts).
  */
 export const USAGE_FLUSH_MS = 60_000;
 
