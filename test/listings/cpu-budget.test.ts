@@ -119,29 +119,30 @@ test('the time a worker thread spends compressing a large answer is charged to t
   assert.ok(refusedAfter !== null, 'refused within 12 large compressed pages');
 });
 
-test("work timed with the clock is charged as CPU time: scaled by the share of the loop's busy time the process was on a processor, measured every 250 ms, never above 1", () => {
+test("work timed with the clock is charged as CPU time: scaled by the share of the loop's busy time its thread was on a processor, measured every 250 ms and after any work of 1 ms or more, never above 1", () => {
   let usage: ProcessUsage = { cpuMs: 0, activeMs: 0 };
   const share = new OnCpuShare(() => usage, 0);
-  assert.equal(share.cpuOf(10, 100), 10, 'until measured, the time on the clock');
+  assert.equal(share.cpuOf(0.5, 100), 0.5, 'until measured, the time on the clock');
   // A quarter of a second in which the loop was busy 200 ms but on a processor only 50 ms of them.
   usage = { cpuMs: 50, activeMs: 200 };
-  assert.equal(share.cpuOf(10, 249), 10, 'measured again only after 250 ms');
-  assert.equal(share.cpuOf(10, 250), 2.5);
+  assert.equal(share.cpuOf(0.5, 249), 0.5, 'short work: measured again only after 250 ms');
+  assert.equal(share.cpuOf(0.5, 250), 0.125);
   assert.equal(share.current(), 0.25);
-  // Threads beside the loop (garbage collection, compression) used more than the loop's busy time.
+  // Threads beside the loop used more than the loop's busy time (where only the process's time can be read).
   usage = { cpuMs: 500, activeMs: 300 };
-  assert.equal(share.cpuOf(10, 500), 10, 'capped at the time on the clock');
+  assert.equal(share.cpuOf(0.5, 500), 0.5, 'capped at the time on the clock');
   // An all but idle interval says nothing: the share before it is kept.
   usage = { cpuMs: 500.4, activeMs: 300.5 };
-  assert.equal(share.cpuOf(10, 750), 10);
+  assert.equal(share.cpuOf(0.5, 750), 0.5);
+  // Long work (40 ms on the clock, 10 of them on a processor) is measured at its end, not 250 ms later.
   usage = { cpuMs: 510.4, activeMs: 340.5 };
-  assert.equal(share.cpuOf(8, 1_000), 2);
+  assert.equal(share.cpuOf(40, 760), 10);
 
   let now = 0;
   const budget = new CpuBudget({ budgetMs: 100, monotonicNow: () => now, onCpu: share });
-  budget.chargeTimed('key_a', 400, 1_000);
+  budget.chargeTimed('key_a', 400, 760);
   assert.equal(budget.waitSeconds('key_a', 100), 0, '400 ms on the clock at a share of 1/4 is 100 ms of CPU: within the budget');
-  budget.chargeTimed('key_a', 4, 1_000);
+  budget.chargeTimed('key_a', 4, 760);
   assert.ok(budget.waitSeconds('key_a', 100) > 0, 'past it');
   now = 60_000;
   assert.equal(budget.waitSeconds('key_a', 100), 0);

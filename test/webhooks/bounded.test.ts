@@ -1,7 +1,9 @@
 // Webhook work stays bounded under hostile owners, through a real server: a webhook never holds
 // more than 1,000 pending deliveries however many writes pile up behind a dead receiver (so the
 // log stops growing with them), and one user's hung receivers never hold up another user's
-// deliveries by more than a few seconds.
+// deliveries: the other user's ping arrives while the hung attempts are still waiting, not after
+// one of them is given up. How soon it arrives is a benchmark figure (npm run bench:timings,
+// docs/performance.md).
 // Not in test:unit (slow: minutes of writes behind dead receivers); npm test runs it.
 
 import assert from 'node:assert/strict';
@@ -86,7 +88,7 @@ test('20 webhooks to a dead host, many PUTs: at most 1,000 pending per webhook, 
   assert.equal(Number(failedLine?.[1]), 20 * (2_200 - PENDING_CAP), 'GET /metrics counts the dropped deliveries as failed');
 });
 
-test("another user's delivery arrives within a few seconds while a tarpit user has 20 hung receivers", { timeout: 60_000 }, async (t) => {
+test("another user's delivery arrives while a tarpit user's 20 hung receivers are all still waiting", { timeout: 60_000 }, async (t) => {
   const hung = await startReceiver(t, () => {}); // never answers: each attempt waits out its timeout
   const healthy = await startReceiver(t, answer(200));
   const server = await startServer(t, { dataDir: null, env: { WEBHOOK_ALLOW_PRIVATE: '1' } });
@@ -102,10 +104,16 @@ test("another user's delivery arrives within a few seconds while a tarpit user h
   const registeredAt = performance.now();
   const response = await server.request('POST', '/v1/webhooks', { key: other.key, body: { url: healthy.url } });
   assert.equal(response.status, 201, response.text);
-  await waitFor("the other user's ping", () => healthy.received.length === 1, 15_000).catch(() => {});
-  const delayMs = healthy.received[0] === undefined ? Infinity : healthy.received[0].at - registeredAt;
-  t.diagnostic(`the other user's ping arrived after ${Math.round(delayMs)} ms; hung requests open: ${hung.open}`);
-  // Well before the 10 s a hung attempt waits: the ping did not queue behind the tarpit's
-  // sends (a busy machine adds a second or two, never a timeout's worth).
-  assert.ok(delayMs < 7_000, `the other user's ping took ${Math.round(delayMs)} ms`);
+  // Checked every few milliseconds until the ping is in: has any hung attempt ended yet (each
+  // waits out its 10 s timeout, then its connection closes)? Every request the hung receivers
+  // got is still open until then.
+  let hungAttemptEnded = false;
+  await waitFor("the other user's ping", () => {
+    if (healthy.received.length > 0) return true;
+    if (hung.open < hung.received.length) hungAttemptEnded = true;
+    return false;
+  });
+  t.diagnostic(`the other user's ping arrived after ${Math.round(healthy.received[0]!.at - registeredAt)} ms; hung requests open: ${hung.open}`);
+  // The ping did not queue behind the tarpit's sends: it came while they were all still hung.
+  assert.equal(hungAttemptEnded, false, "a hung attempt was given up before the other user's ping arrived");
 });
