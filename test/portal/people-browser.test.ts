@@ -6,8 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { findChromium, launchChromium, watchPages } from '../dashboard/browser.ts';
+import type { Page } from 'playwright-core';
+import { findChromium, sharedChromium, watchPages } from '../dashboard/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -17,16 +17,7 @@ const search = findChromium();
 const skip = search.found ? false : search.reason;
 const ENV = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '3600000' };
 
-let shared: Browser | null = null;
-async function browserFor(t: TestContext): Promise<Browser> {
-  if (!search.found) throw new Error(search.reason);
-  shared ??= await launchChromium(search.path);
-  t.after(async () => {
-    await shared?.close();
-    shared = null;
-  });
-  return shared;
-}
+const browserFor = sharedChromium(search);
 
 /** A page at /portal, signed in as `user` through the sign-in form, `width` px wide. */
 async function signedInPage(t: TestContext, server: TestServer, user: PortalUser, width = 1280): Promise<{ page: Page; problems: () => string[] }> {
