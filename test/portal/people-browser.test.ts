@@ -2,7 +2,8 @@
 // request (pending with a way to cancel, declined with the operator's note; no plan change for
 // an expired key), webhook deliveries coloured by their state with the receiver's HTTP status or
 // "no answer" and the next retry, sent again from the page, and a ready first request (curl and
-// fetch) beside a new key's secret. Skipped, with the reason, only when no Chromium is found.
+// fetch) beside a new key's secret, focus on the card once a secret is hidden, and the welcome
+// after choosing a password left to be read. Skipped, with the reason, only when no Chromium is found.
 
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -156,7 +157,7 @@ test('the Activity page lists the sign-in just made, with its address and browse
   assert.deepEqual(problems(), []);
 });
 
-test('an invitation link pasted into a tab already on /portal is followed, signed out or in, and its token leaves the address bar', { skip, timeout: 120_000 }, async (t) => {
+test('an invitation link pasted into a tab already on /portal is followed, signed out or in, its token leaves the address bar, and the welcome stays to be read', { skip, timeout: 120_000 }, async (t) => {
   const server = await startServer(t, { env: ENV });
   const user = await signedInUser(server);
   const browser = await browserFor(t);
@@ -176,6 +177,9 @@ test('an invitation link pasted into a tab already on /portal is followed, signe
   await page.locator('#set-password-form input[name=repeat-password]').fill(newPassword);
   await page.locator('#set-password-button').click();
   await page.locator('#sign-out').waitFor();
+  // The welcome is still there to be read once the keys page shows.
+  await page.locator('.portal-keys').waitFor();
+  assert.match(await page.locator('#notice').innerText(), /Welcome/);
 
   // Signed in: a reset link for the same account, pasted into the same tab.
   const second = (await server.admin('POST', `/admin/v1/users/${user.userId}/invitations`)).body.data.url as string;
@@ -206,4 +210,31 @@ test('at 390 px every button of the keys and webhooks pages is at least 44 px ta
     const small = heights.filter(([, height]) => height < 44);
     assert.deepEqual(small, [], `buttons under 44 px on ${tab}`);
   }
+});
+
+test('hiding a new key\'s secret or a webhook\'s signing secret moves focus to its card, not to the page', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  const { page, problems } = await signedInPage(t, server, user, 390);
+  const focused = () => page.evaluate(() => {
+    const active = (globalThis as any).document.activeElement;
+    const card = active.closest('[data-key-id], [data-webhook-id]');
+    return { tag: active.tagName, card: card?.dataset.keyId ?? card?.dataset.webhookId ?? null };
+  });
+  await page.locator('#create-key-button').click();
+  await page.locator('#new-key-secret').waitFor();
+  await page.locator('#new-key-secret-hide').click();
+  await page.locator('#new-key-secret').waitFor({ state: 'detached' });
+  const key = (await portal(server, user, 'GET', '/keys')).body.data[0];
+  assert.deepEqual(await focused(), { tag: 'H3', card: key.id });
+
+  await page.locator('.tab[data-page=webhooks]').click();
+  // With no webhook yet, the register form is open.
+  await page.locator('#webhook-form input[name=webhook-url]').fill('http://127.0.0.1:9/hook');
+  await page.locator('#webhook-form button[type=submit]').click();
+  await page.locator('#webhook-secret-hide').click();
+  await page.locator('#webhook-secret').waitFor({ state: 'detached' });
+  const webhook = (await portal(server, user, 'GET', '/webhooks')).body.data[0];
+  assert.deepEqual(await focused(), { tag: 'H3', card: webhook.id });
+  assert.deepEqual(problems(), []);
 });

@@ -44,3 +44,8 @@ export function clearNotice() {
   notice.hidden = true;
   replaceChildren(notice);
 }
+
+/** Clears the message only when it is an error: a confirmation (a welcome) is left to be read. */
+export function clearErrorNotice() {
+  if (area().classList.contains('error')) clearNotice();
+}

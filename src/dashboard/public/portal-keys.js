@@ -7,7 +7,7 @@
 import { copyOnceBox } from './copy-once.js';
 import { firstRequestBox } from './first-request.js';
 import { confirmDialog, formDialog } from './dialog.js';
-import { el, field, replaceChildren, uniqueId } from './dom.js';
+import { el, field, focusCardHeading, replaceChildren, uniqueId } from './dom.js';
 import { formatCount, formatDate, formatRelative } from './format.js';
 import { clearNotice, showError, showNotice } from './notice.js';
 import { listOf, portal } from './portal-api.js';
@@ -182,6 +182,7 @@ export function keysPage(user) {
         state.revealed = null;
         clearNotice();
         draw();
+        focusCardHeading(`[data-key-id="${created.id}"]`, document.getElementById('create-key-button'));
       },
     });
   }
