@@ -3,7 +3,7 @@
 // an expired key), webhook deliveries coloured by their state with the receiver's HTTP status or
 // "no answer" and the next retry, sent again from the page, and a ready first request (curl and
 // fetch) beside a new key's secret, focus on the card once a secret is hidden, and the welcome
-// after choosing a password left to be read. Skipped, with the reason, only when no Chromium is found.
+// after choosing a password left to be read, and a refused field marked under that field. Skipped, with the reason, only when no Chromium is found.
 
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -237,4 +237,22 @@ test('hiding a new key\'s secret or a webhook\'s signing secret moves focus to i
   const webhook = (await portal(server, user, 'GET', '/webhooks')).body.data[0];
   assert.deepEqual(await focused(), { tag: 'H3', card: webhook.id });
   assert.deepEqual(problems(), []);
+});
+
+test('a field the server refuses in the new-key form is marked under that field, in words, with no request id', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  const { page, problems } = await signedInPage(t, server, user, 390);
+  const expires = page.locator('#create-key-form input[name=expires-at]');
+  await expires.fill('2001-01-01T10:00');
+  await page.locator('#create-key-button').click();
+  const problem = page.locator('#create-key-form .field-problem');
+  await problem.waitFor();
+  assert.match(await problem.innerText(), /future/i);
+  assert.equal(await expires.getAttribute('aria-invalid'), 'true');
+  assert.ok(((await expires.getAttribute('aria-describedby')) ?? '').split(' ').includes((await problem.getAttribute('id'))!));
+  assert.doesNotMatch(await problem.innerText(), /request/i);
+  assert.equal(await page.locator('#notice').isVisible(), false, 'no message over the form');
+  // The browser logs the refused request (400) itself: expected.
+  assert.deepEqual(problems().filter((line) => !/status of 400 \(Bad Request\)/.test(line)), []);
 });

@@ -5,6 +5,7 @@
 // revoke.
 
 import { copyOnceBox } from './copy-once.js';
+import { clearFieldErrors, showFormError } from './field-errors.js';
 import { firstRequestBox } from './first-request.js';
 import { confirmDialog, formDialog } from './dialog.js';
 import { el, field, focusCardHeading, replaceChildren, uniqueId } from './dom.js';
@@ -126,6 +127,8 @@ export function keysPage(user) {
     const submit = el('button', { type: 'submit', class: 'primary', id: 'create-key-button' }, 'Create key');
     async function onsubmit(event) {
       event.preventDefault();
+      const form = event.currentTarget;
+      clearFieldErrors(form);
       const permissions = picker.value();
       if (permissions.length === 0) {
         picker.focus();
@@ -143,7 +146,7 @@ export function keysPage(user) {
         await load();
         document.getElementById('new-key-secret')?.focus();
       } catch (error) {
-        showError(error, 'Could not create the key');
+        showFormError(form, { name, plan, expires_at: expires }, error, 'Could not create the key');
       } finally {
         submit.disabled = false;
       }
