@@ -256,3 +256,18 @@ test('a field the server refuses in the new-key form is marked under that field,
   // The browser logs the refused request (400) itself: expected.
   assert.deepEqual(problems().filter((line) => !/status of 400 \(Bad Request\)/.test(line)), []);
 });
+
+test('a field the server refuses in the profile form is marked under that field', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  const { page } = await signedInPage(t, server, user, 390);
+  await page.locator('.tab[data-page=profile]').click();
+  const website = page.locator('#profile-form input[name=website]');
+  await website.fill('not a web address');
+  await page.locator('#profile-form button[type=submit]').click();
+  const problem = page.locator('#profile-form .field-problem');
+  await problem.waitFor();
+  assert.equal(await website.getAttribute('aria-invalid'), 'true');
+  assert.ok(((await website.getAttribute('aria-describedby')) ?? '').split(' ').includes((await problem.getAttribute('id'))!));
+  assert.equal(await page.locator('#notice').isVisible(), false, 'no message over the form');
+});
