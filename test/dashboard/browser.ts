@@ -4,6 +4,7 @@
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import type { TestContext } from 'node:test';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 /** Program names tried on PATH, in order: Debian's package first, then other common builds. */
@@ -56,6 +57,23 @@ export function launchChromium(executablePath: string): Promise<Browser> {
     // Nothing in these runs should reach the network beyond 127.0.0.1.
     args: ['--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
   });
+}
+
+/**
+ * One Chromium shared by the tests of a file (launching one per test costs seconds on a busy
+ * machine), launched on first use from `search` and closed when the test `t` ends.
+ */
+export function sharedChromium(search: ChromiumSearch): (t: TestContext) => Promise<Browser> {
+  let shared: Browser | null = null;
+  return async (t) => {
+    if (!search.found) throw new Error(search.reason);
+    shared ??= await launchChromium(search.path);
+    t.after(async () => {
+      await shared?.close();
+      shared = null;
+    });
+    return shared;
+  };
 }
 
 export interface PageWatch {

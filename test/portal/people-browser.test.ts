@@ -2,12 +2,13 @@
 // request (pending with a way to cancel, declined with the operator's note; no plan change for
 // an expired key), webhook deliveries coloured by their state with the receiver's HTTP status or
 // "no answer" and the next retry, sent again from the page, and a ready first request (curl and
-// fetch) beside a new key's secret. Skipped, with the reason, only when no Chromium is found.
+// fetch) beside a new key's secret, focus on the card once a secret is hidden, and the welcome
+// after choosing a password left to be read, and a refused field marked under that field. Skipped, with the reason, only when no Chromium is found.
 
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { findChromium, launchChromium, watchPages } from '../dashboard/browser.ts';
+import type { Page } from 'playwright-core';
+import { findChromium, sharedChromium, watchPages } from '../dashboard/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -17,16 +18,7 @@ const search = findChromium();
 const skip = search.found ? false : search.reason;
 const ENV = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '3600000' };
 
-let shared: Browser | null = null;
-async function browserFor(t: TestContext): Promise<Browser> {
-  if (!search.found) throw new Error(search.reason);
-  shared ??= await launchChromium(search.path);
-  t.after(async () => {
-    await shared?.close();
-    shared = null;
-  });
-  return shared;
-}
+const browserFor = sharedChromium(search);
 
 /** A page at /portal, signed in as `user` through the sign-in form, `width` px wide. */
 async function signedInPage(t: TestContext, server: TestServer, user: PortalUser, width = 1280): Promise<{ page: Page; problems: () => string[] }> {
@@ -165,7 +157,7 @@ test('the Activity page lists the sign-in just made, with its address and browse
   assert.deepEqual(problems(), []);
 });
 
-test('an invitation link pasted into a tab already on /portal is followed, signed out or in, and its token leaves the address bar', { skip, timeout: 120_000 }, async (t) => {
+test('an invitation link pasted into a tab already on /portal is followed, signed out or in, its token leaves the address bar, and the welcome stays to be read', { skip, timeout: 120_000 }, async (t) => {
   const server = await startServer(t, { env: ENV });
   const user = await signedInUser(server);
   const browser = await browserFor(t);
@@ -185,6 +177,9 @@ test('an invitation link pasted into a tab already on /portal is followed, signe
   await page.locator('#set-password-form input[name=repeat-password]').fill(newPassword);
   await page.locator('#set-password-button').click();
   await page.locator('#sign-out').waitFor();
+  // The welcome is still there to be read once the keys page shows.
+  await page.locator('.portal-keys').waitFor();
+  assert.match(await page.locator('#notice').innerText(), /Welcome/);
 
   // Signed in: a reset link for the same account, pasted into the same tab.
   const second = (await server.admin('POST', `/admin/v1/users/${user.userId}/invitations`)).body.data.url as string;
@@ -215,4 +210,64 @@ test('at 390 px every button of the keys and webhooks pages is at least 44 px ta
     const small = heights.filter(([, height]) => height < 44);
     assert.deepEqual(small, [], `buttons under 44 px on ${tab}`);
   }
+});
+
+test('hiding a new key\'s secret or a webhook\'s signing secret moves focus to its card, not to the page', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  const { page, problems } = await signedInPage(t, server, user, 390);
+  const focused = () => page.evaluate(() => {
+    const active = (globalThis as any).document.activeElement;
+    const card = active.closest('[data-key-id], [data-webhook-id]');
+    return { tag: active.tagName, card: card?.dataset.keyId ?? card?.dataset.webhookId ?? null };
+  });
+  await page.locator('#create-key-button').click();
+  await page.locator('#new-key-secret').waitFor();
+  await page.locator('#new-key-secret-hide').click();
+  await page.locator('#new-key-secret').waitFor({ state: 'detached' });
+  const key = (await portal(server, user, 'GET', '/keys')).body.data[0];
+  assert.deepEqual(await focused(), { tag: 'H3', card: key.id });
+
+  await page.locator('.tab[data-page=webhooks]').click();
+  // With no webhook yet, the register form is open.
+  await page.locator('#webhook-form input[name=webhook-url]').fill('http://127.0.0.1:9/hook');
+  await page.locator('#webhook-form button[type=submit]').click();
+  await page.locator('#webhook-secret-hide').click();
+  await page.locator('#webhook-secret').waitFor({ state: 'detached' });
+  const webhook = (await portal(server, user, 'GET', '/webhooks')).body.data[0];
+  assert.deepEqual(await focused(), { tag: 'H3', card: webhook.id });
+  assert.deepEqual(problems(), []);
+});
+
+test('a field the server refuses in the new-key form is marked under that field, in words, with no request id', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  const { page, problems } = await signedInPage(t, server, user, 390);
+  const expires = page.locator('#create-key-form input[name=expires-at]');
+  await expires.fill('2001-01-01T10:00');
+  await page.locator('#create-key-button').click();
+  const problem = page.locator('#create-key-form .field-problem');
+  await problem.waitFor();
+  assert.match(await problem.innerText(), /future/i);
+  assert.equal(await expires.getAttribute('aria-invalid'), 'true');
+  assert.ok(((await expires.getAttribute('aria-describedby')) ?? '').split(' ').includes((await problem.getAttribute('id'))!));
+  assert.doesNotMatch(await problem.innerText(), /request/i);
+  assert.equal(await page.locator('#notice').isVisible(), false, 'no message over the form');
+  // The browser logs the refused request (400) itself: expected.
+  assert.deepEqual(problems().filter((line) => !/status of 400 \(Bad Request\)/.test(line)), []);
+});
+
+test('a field the server refuses in the profile form is marked under that field', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server);
+  const { page } = await signedInPage(t, server, user, 390);
+  await page.locator('.tab[data-page=profile]').click();
+  const website = page.locator('#profile-form input[name=website]');
+  await website.fill('not a web address');
+  await page.locator('#profile-form button[type=submit]').click();
+  const problem = page.locator('#profile-form .field-problem');
+  await problem.waitFor();
+  assert.equal(await website.getAttribute('aria-invalid'), 'true');
+  assert.ok(((await website.getAttribute('aria-describedby')) ?? '').split(' ').includes((await problem.getAttribute('id'))!));
+  assert.equal(await page.locator('#notice').isVisible(), false, 'no message over the form');
 });

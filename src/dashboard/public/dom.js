@@ -77,3 +77,16 @@ export function field(labelText, control, hintText) {
   if (hint) control.setAttribute('aria-describedby', hint.id);
   return el('div', { class: 'field' }, el('label', { for: id }, labelText), control, hint);
 }
+
+/**
+ * Moves keyboard focus to the heading of the card `selector` names (made focusable by script
+ * only), so that when the box a person was using goes away they land on what it was about
+ * instead of at the top of the page; when there is no such card, on `fallback` if given.
+ */
+export function focusCardHeading(selector, fallback = null) {
+  const heading = document.querySelector(`${selector} h3`);
+  const target = heading ?? fallback;
+  if (!target) return;
+  if (target === heading) heading.setAttribute('tabindex', '-1');
+  target.focus();
+}

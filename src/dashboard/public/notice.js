@@ -25,7 +25,7 @@ export function showNotice(message, kind = 'ok', extra = []) {
   if (kind === 'ok') hideTimer = setTimeout(clearNotice, 6000);
 }
 
-/** Shows an ApiError (or any error) with the server's details and request id, as text. */
+/** Shows an ApiError (or any error) with the server's details, as text; the request id on a 5xx only. */
 export function showError(error, prefix = '') {
   if (error && error.handled) return;
   const extra = [];
@@ -33,7 +33,9 @@ export function showError(error, prefix = '') {
     const items = Object.entries(error.details).map(([name, problem]) => el('li', {}, el('code', {}, name), `: ${String(problem)}`));
     if (items.length > 0) extra.push(el('ul', { class: 'details' }, items));
   }
-  if (error && error.requestId) extra.push(el('span', { class: 'request-id' }, ` (request ${error.requestId})`));
+  // A request id helps only when the server failed (5xx) and someone must look it up: it is then
+  // a details line of its own; a refusal a person can fix is said in words alone.
+  if (error && error.requestId && error.status >= 500) extra.push(el('span', { class: 'request-id' }, `Details: request ${error.requestId}`));
   const message = error instanceof Error ? error.message : String(error);
   showNotice(prefix ? `${prefix}: ${message}` : message, 'error', extra);
 }
@@ -43,4 +45,9 @@ export function clearNotice() {
   const notice = area();
   notice.hidden = true;
   replaceChildren(notice);
+}
+
+/** Clears the message only when it is an error: a confirmation (a welcome) is left to be read. */
+export function clearErrorNotice() {
+  if (area().classList.contains('error')) clearNotice();
 }

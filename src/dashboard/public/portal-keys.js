@@ -5,9 +5,10 @@
 // revoke.
 
 import { copyOnceBox } from './copy-once.js';
+import { clearFieldErrors, showFormError } from './field-errors.js';
 import { firstRequestBox } from './first-request.js';
 import { confirmDialog, formDialog } from './dialog.js';
-import { el, field, replaceChildren, uniqueId } from './dom.js';
+import { el, field, focusCardHeading, replaceChildren, uniqueId } from './dom.js';
 import { formatCount, formatDate, formatRelative } from './format.js';
 import { clearNotice, showError, showNotice } from './notice.js';
 import { listOf, portal } from './portal-api.js';
@@ -126,6 +127,8 @@ export function keysPage(user) {
     const submit = el('button', { type: 'submit', class: 'primary', id: 'create-key-button' }, 'Create key');
     async function onsubmit(event) {
       event.preventDefault();
+      const form = event.currentTarget;
+      clearFieldErrors(form);
       const permissions = picker.value();
       if (permissions.length === 0) {
         picker.focus();
@@ -143,7 +146,7 @@ export function keysPage(user) {
         await load();
         document.getElementById('new-key-secret')?.focus();
       } catch (error) {
-        showError(error, 'Could not create the key');
+        showFormError(form, { name, plan, expires_at: expires }, error, 'Could not create the key');
       } finally {
         submit.disabled = false;
       }
@@ -182,6 +185,7 @@ export function keysPage(user) {
         state.revealed = null;
         clearNotice();
         draw();
+        focusCardHeading(`[data-key-id="${created.id}"]`, document.getElementById('create-key-button'));
       },
     });
   }

@@ -3,6 +3,7 @@
 // (portal-two-factor.js), and the email, which only the operator changes.
 
 import { el, field } from './dom.js';
+import { clearFieldErrors, showFormError } from './field-errors.js';
 import { showError, showNotice } from './notice.js';
 import { portal } from './portal-api.js';
 import { twoFactorPanel } from './portal-two-factor.js';
@@ -15,13 +16,15 @@ export function profilePage(user, { onUserChanged }) {
   const save = el('button', { type: 'submit', class: 'primary' }, 'Save profile');
   async function saveProfile(event) {
     event.preventDefault();
+    const form = event.currentTarget;
+    clearFieldErrors(form);
     save.disabled = true;
     try {
       const answer = await portal.updateProfile({ name: name.value.trim(), bio: bio.value.trim(), website: website.value.trim() });
       showNotice('Profile saved.');
       onUserChanged(answer.data);
     } catch (error) {
-      showError(error, 'Could not save the profile');
+      showFormError(form, { name, bio, website }, error, 'Could not save the profile');
     } finally {
       save.disabled = false;
     }

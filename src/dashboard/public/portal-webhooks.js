@@ -5,7 +5,7 @@
 
 import { copyOnceBox } from './copy-once.js';
 import { confirmDialog } from './dialog.js';
-import { el, field, replaceChildren, uniqueId } from './dom.js';
+import { el, field, focusCardHeading, replaceChildren, uniqueId } from './dom.js';
 import { formatDate } from './format.js';
 import { showError, showNotice } from './notice.js';
 import { listOf, portal } from './portal-api.js';
@@ -124,6 +124,7 @@ export function webhooksPage() {
       onHide: () => {
         state.secret = null;
         draw();
+        focusCardHeading(`[data-webhook-id="${webhook.id}"]`);
       },
     });
   }

@@ -2,7 +2,7 @@
 // signed-in user's pages (keys, webhooks, listings for creators, activity, profile) and signing out.
 
 import { el, replaceChildren } from './dom.js';
-import { clearNotice, showError, showNotice } from './notice.js';
+import { clearErrorNotice, clearNotice, showError, showNotice } from './notice.js';
 import { onSignedOut, portal } from './portal-api.js';
 import { invitationFromHash, showEntrance } from './portal-entrance.js';
 import { activityPage } from './portal-activity.js';
@@ -33,8 +33,11 @@ function showWorkspace(user) {
   const view = el('div', { class: 'view' });
   const pages = pagesFor(user);
   const tabs = pages.map((page) => el('button', { type: 'button', class: 'tab', dataset: { page: page.id }, onclick: () => open(page) }, page.label));
-  function open(page) {
-    clearNotice();
+  function open(page, firstShown = false) {
+    // Switching pages clears the message; the first page keeps a confirmation shown on the way
+    // in (the welcome after choosing a password), though not an error from the sign-in form.
+    if (firstShown) clearErrorNotice();
+    else clearNotice();
     for (const tab of tabs) {
       if (tab.dataset.page === page.id) tab.setAttribute('aria-current', 'page');
       else tab.removeAttribute('aria-current');
@@ -42,7 +45,7 @@ function showWorkspace(user) {
     replaceChildren(view, page.build());
   }
   replaceChildren(workspace, el('nav', { class: 'pages', 'aria-label': 'Portal pages' }, tabs), view);
-  open(pages[0]);
+  open(pages[0], true);
 }
 
 function showSignIn(message, invitation = null) {

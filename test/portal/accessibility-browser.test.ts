@@ -1,0 +1,136 @@
+// axe-core on every screen of /portal and /dashboard, at 390 and 1280 px, in headless Chromium
+// against a real server: no finding of impact serious or critical under the WCAG 2.2 AA rules
+// (contrast, names and labels, target sizes...). axe is added as an init script, which comes
+// through the DevTools protocol and so is not blocked by the pages' Content-Security-Policy.
+// Skipped, with the reason, only when no Chromium is found.
+
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test, type TestContext } from 'node:test';
+import type { Page } from 'playwright-core';
+import { findChromium, sharedChromium, watchPages } from '../dashboard/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { signedInUser, type PortalUser } from '../helpers/portal.ts';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
+
+const search = findChromium();
+const skip = search.found ? false : search.reason;
+const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const WIDTHS = [390, 1280] as const;
+const TAGS = ['wcag2a', 'wcag2aa', 'wcag21aa', 'wcag22aa'];
+
+const browserFor = sharedChromium(search);
+
+/** A new page `width` px wide, with axe loaded into every document it opens, at `url`'s sign-in form. */
+async function axePage(t: TestContext, width: number, url: string): Promise<{ page: Page; problems: () => string[] }> {
+  const browser = await browserFor(t);
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
+  t.after(() => context.close());
+  // Before signing in, the portal's GET /portal/v1/me is answered 401: expected.
+  const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
+  await context.addInitScript({ path: AXE_PATH });
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.locator('#sign-in-form').waitFor();
+  return { page, problems: watch.problems };
+}
+
+/** The serious and critical findings on the page as it is now, one readable line each. */
+async function seriousFindings(page: Page, screen: string): Promise<string[]> {
+  const violations = await page.evaluate<Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[]; failureSummary: string }> }>, string[]>(
+    async (tags) => {
+      const result = await (globalThis as any).axe.run((globalThis as any).document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+      return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => ({ target: n.target, failureSummary: n.failureSummary })) }));
+    },
+    TAGS,
+  );
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.nodes.map((n) => `${screen}: ${v.impact} ${v.id} (${v.help}) at ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`));
+}
+
+function portal(server: TestServer, user: PortalUser, method: string, path: string, body?: unknown) {
+  return server.request(method, `/portal/v1${path}`, { headers: user.headers, body });
+}
+
+/** A creator with a live, a revoked and an expired key and a webhook: every kind of card is drawn. */
+async function seeded(server: TestServer): Promise<PortalUser> {
+  const user = await signedInUser(server, { role: 'creator' });
+  await portal(server, user, 'POST', '/keys', { name: 'live key' });
+  const revoked = (await portal(server, user, 'POST', '/keys', { name: 'old key' })).body.data;
+  await portal(server, user, 'DELETE', `/keys/${revoked.id}`);
+  const expiring = (await portal(server, user, 'POST', '/keys', { name: 'short key', expires_at: new Date(Date.now() + 300).toISOString() })).body.data;
+  await portal(server, user, 'POST', '/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['ping'] });
+  await eventually(async () => Date.now() > Date.parse(expiring.expires_at), 5_000, 'the key expires');
+  return user;
+}
+
+test('axe finds nothing serious or critical on any /portal screen at 390 and 1280 px', { skip, timeout: 240_000 }, async (t) => {
+  const server = await startServer(t, { env: { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '3600000' } });
+  const user = await seeded(server);
+  const findings: string[] = [];
+  for (const width of WIDTHS) {
+    const { page, problems } = await axePage(t, width, `${server.url}/portal`);
+    findings.push(...(await seriousFindings(page, `${width} px sign-in`)));
+
+    await page.locator('#sign-in-form input[name=email]').fill(user.email);
+    await page.locator('#sign-in-form input[type=password]').fill(user.password);
+    await page.locator('#sign-in-button').click();
+    await page.locator('#sign-out').waitFor();
+    await page.locator('[data-key-id]').first().waitFor();
+    findings.push(...(await seriousFindings(page, `${width} px keys`)));
+
+    await page.locator('[data-key-id] button', { hasText: /^Usage$/ }).first().click();
+    await page.locator('section.usage[aria-busy="false"], .usage[aria-busy="false"]').first().waitFor();
+    findings.push(...(await seriousFindings(page, `${width} px usage`)));
+
+    await page.locator('[data-key-id] button', { hasText: /^Plan$/ }).first().click();
+    await page.locator('dialog[open]').waitFor();
+    findings.push(...(await seriousFindings(page, `${width} px plans`)));
+    await page.keyboard.press('Escape');
+    await page.locator('dialog[open]').waitFor({ state: 'detached' });
+
+    for (const [tab, ready] of [
+      ['webhooks', '[data-webhook-id]'],
+      ['listings', '.view form, .view .empty, .view ul'],
+      ['activity', '.view li, .view .empty'],
+      ['profile', '.view form'],
+    ] as const) {
+      await page.locator(`.tab[data-page=${tab}]`).click();
+      await page.locator(ready).first().waitFor();
+      findings.push(...(await seriousFindings(page, `${width} px ${tab}`)));
+    }
+    assert.deepEqual(problems(), []);
+  }
+  assert.deepEqual(findings, []);
+});
+
+test('axe finds nothing serious or critical on any /dashboard screen at 390 and 1280 px', { skip, timeout: 240_000 }, async (t) => {
+  const server = await startServer(t);
+  const user = await server.createUser({ role: 'creator', name: 'Ada Lovelace', email: 'ada@example.com' });
+  await server.createKey(user.id, { name: 'first key' });
+  const findings: string[] = [];
+  for (const width of WIDTHS) {
+    const { page, problems } = await axePage(t, width, `${server.url}/dashboard`);
+    findings.push(...(await seriousFindings(page, `${width} px sign-in`)));
+
+    await page.locator('#token').fill(ADMIN_TOKEN);
+    await page.locator('#sign-in-button').click();
+    await page.locator('.users-panel').waitFor();
+    await page.locator('.users-panel li, .users-panel tr').first().waitFor();
+    findings.push(...(await seriousFindings(page, `${width} px users`)));
+
+    await page.locator('.users-panel', { hasText: 'Ada Lovelace' }).getByText('Ada Lovelace').first().click();
+    await page.locator('#user-title').waitFor();
+    findings.push(...(await seriousFindings(page, `${width} px user detail`)));
+
+    for (const tab of ['listings', 'plans', 'audit']) {
+      await page.locator(`.tab[data-page=${tab}]`).click();
+      await page.locator('.view > *').first().waitFor();
+      await eventually(async () => (await page.locator('[aria-busy="true"]').count()) === 0, 10_000, `the ${tab} page is loaded`);
+      findings.push(...(await seriousFindings(page, `${width} px ${tab}`)));
+    }
+    assert.deepEqual(problems(), []);
+  }
+  assert.deepEqual(findings, []);
+});
