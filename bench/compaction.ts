@@ -15,7 +15,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
+import { describeMachine } from './machine.ts';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CompactionLatency, CompactionResults, CompactionRun, CompactionWindow } from './report.ts';
@@ -249,14 +250,7 @@ async function main(): Promise<void> {
   const results: CompactionResults = {
     kind: 'compaction',
     started_at: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      cpu_model: cpus()[0]?.model.trim() ?? 'unknown',
-      memory_gib: Math.round(totalmem() / 1073741824),
-      node: process.version,
-      platform: `${platform()} ${release()}`,
-      load_average_at_start: loadavg(),
-    },
+    machine: describeMachine(),
     generator: { name: 'bench/compaction.ts', version: '' },
     settings: {
       rounds: Number(options.repeats),

@@ -6,7 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
+import { describeMachine } from './machine.ts';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKey, readStats, request } from './api.ts';
@@ -117,14 +118,7 @@ function gitCommit(): string | null {
 function context(settings: RoundSettings, generatorVersion: string, readConnections: number, writeConnections: number, pinning: Pinning | null): RunContext {
   return {
     started_at: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      cpu_model: cpus()[0]?.model.trim() ?? 'unknown',
-      memory_gib: Math.round(totalmem() / 1073741824),
-      node: process.version,
-      platform: `${platform()} ${release()}`,
-      load_average_at_start: loadavg(),
-    },
+    machine: describeMachine(),
     generator: { name: settings.generator, version: generatorVersion },
     settings: {
       rounds: settings.rounds,
