@@ -1,6 +1,7 @@
 // The portal's profile page: name, bio, website and avatar (the rules of PUT /v1/users/me), the
-// password change (which signs out every other session), two-factor sign-in
-// (portal-two-factor.js), and the email, which only the operator changes.
+// sign-in email (changed with the current password, and a code when two-factor sign-in is on),
+// the password change (typed twice; it signs out every other session) and two-factor sign-in
+// (portal-two-factor.js).
 
 import { el, field } from './dom.js';
 import { clearFieldErrors, showFormError } from './field-errors.js';
@@ -30,19 +31,51 @@ export function profilePage(user, { onUserChanged }) {
     }
   }
 
+  const newEmail = el('input', { type: 'email', name: 'email', autocomplete: 'email', required: true, value: user.email ?? '' });
+  const emailPassword = el('input', { type: 'password', name: 'email-current-password', autocomplete: 'current-password', required: true });
+  const emailCode = el('input', { type: 'text', name: 'email-code', inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 64 });
+  const changeEmail = el('button', { type: 'submit', class: 'primary' }, 'Change email');
+  async function saveEmail(event) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    clearFieldErrors(form);
+    changeEmail.disabled = true;
+    try {
+      const code = emailCode.value.trim();
+      const answer = await portal.updateProfile({ email: newEmail.value.trim(), current_password: emailPassword.value, ...(code === '' ? {} : { code }) });
+      emailPassword.value = '';
+      emailCode.value = '';
+      showNotice('Email changed: sign in with it from now on. Every other session of yours has been signed out.');
+      onUserChanged(answer.data);
+    } catch (error) {
+      showFormError(form, { email: newEmail, current_password: emailPassword, code: emailCode }, error, 'Could not change the email');
+    } finally {
+      changeEmail.disabled = false;
+    }
+  }
+
   const current = el('input', { type: 'password', name: 'current-password', autocomplete: 'current-password', required: true });
   const next = el('input', { type: 'password', name: 'new-password', autocomplete: 'new-password', minlength: 12, maxlength: 128, required: true });
+  const repeat = el('input', { type: 'password', name: 'repeat-password', autocomplete: 'new-password', maxlength: 128, required: true });
   const change = el('button', { type: 'submit', class: 'primary' }, 'Change password');
   async function changePassword(event) {
     event.preventDefault();
+    const form = event.currentTarget;
+    clearFieldErrors(form);
+    // A mistyped new password would lock its owner out: both must match before anything is sent.
+    if (next.value !== repeat.value) {
+      showFormError(form, { repeat }, { status: 400, details: { repeat: 'does not match the new password' } }, 'Could not change the password');
+      return;
+    }
     change.disabled = true;
     try {
       await portal.changePassword(current.value, next.value);
       current.value = '';
       next.value = '';
+      repeat.value = '';
       showNotice('Password changed. Every other session of yours has been signed out.');
     } catch (error) {
-      showError(error, 'Could not change the password');
+      showFormError(form, { current_password: current, password: next }, error, 'Could not change the password');
     } finally {
       change.disabled = false;
     }
@@ -55,14 +88,27 @@ export function profilePage(user, { onUserChanged }) {
     el(
       'div',
       { class: 'panel' },
-      el('p', {}, `Signed in as ${user.email} (${user.role}). Ask the operator to change your email.`),
+      el('p', {}, `Signed in as ${user.email} (${user.role}).`),
       el('form', { id: 'profile-form', novalidate: true, onsubmit: saveProfile }, field('Name', name), field('Bio', bio), field('Website', website), el('div', { class: 'actions' }, save)),
     ),
     el(
       'div',
       { class: 'panel' },
+      el('h3', {}, 'Sign-in email'),
+      el(
+        'form',
+        { id: 'email-form', novalidate: true, onsubmit: saveEmail },
+        field('Email', newEmail, 'What you sign in with. Changing it signs out your other sessions.'),
+        field('Current password', emailPassword),
+        field('Two-factor code', emailCode, 'Only when two-factor sign-in is on: the 6-digit code from your app.'),
+        el('div', { class: 'actions' }, changeEmail),
+      ),
+    ),
+    el(
+      'div',
+      { class: 'panel' },
       el('h3', {}, 'Password'),
-      el('form', { id: 'password-form', novalidate: true, onsubmit: changePassword }, field('Current password', current), field('New password', next, '12 to 128 characters; a common password is refused.'), el('div', { class: 'actions' }, change)),
+      el('form', { id: 'password-form', novalidate: true, onsubmit: changePassword }, field('Current password', current), field('New password', next, '12 to 128 characters; a common password is refused.'), field('New password again', repeat), el('div', { class: 'actions' }, change)),
     ),
     twoFactorPanel(),
   );
