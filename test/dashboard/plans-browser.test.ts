@@ -1,5 +1,6 @@
-// The operator's Plans page in headless Chromium against a real server: it names each request's user (name and email) and key (name and current plan), counts the pending
-// requests on its tab, and calls the thing "Plan" everywhere in the dashboard, never "Tier".
+// The operator's Plans page in headless Chromium against a real server: it names each request's
+// user (name and email) and key (name and current plan), counts the pending requests on its tab,
+// and calls the thing "Plan" everywhere in the dashboard, never "Tier".
 // Skipped, with the reason, only when no Chromium is found.
 
 import assert from 'node:assert/strict';
