@@ -1,6 +1,6 @@
 // The dashboard end to end, in a real headless Chromium against the real server (src/main.ts in
 // a child process): sign in, create a user and a key, use the key, watch the usage chart, change
-// the tier, revoke, see the API refuse; markup in names stays text; no CSP violation anywhere.
+// the plan, revoke, see the API refuse; markup in names stays text; no CSP violation anywhere.
 // Skipped, with the reason, only when no Chromium can be found (see browser.ts).
 
 import assert from 'node:assert/strict';
@@ -137,7 +137,7 @@ async function chartTotals(page: Page): Promise<{ requests: number; rateLimited:
 }
 
 test(
-  'the operator dashboard in headless Chromium: users, keys, usage, tier, revoke, webhooks',
+  'the operator dashboard in headless Chromium: users, keys, usage, plan, revoke, webhooks',
   { skip: search.found ? false : search.reason, timeout: 300_000 },
   async (t) => {
     assert.ok(search.found);
@@ -284,10 +284,10 @@ test(
     await page.locator('section.usage[aria-busy="false"]').waitFor();
     await shot('3-usage');
 
-    // Change the tier to Pro: the very next call has the new limit.
-    await page.getByRole('button', { name: 'Change tier of e2e key' }).click();
+    // Change the plan to Pro: the very next call has the new limit.
+    await page.getByRole('button', { name: 'Change plan of e2e key' }).click();
     await page.locator('dialog').getByLabel(/^Pro/).check();
-    await page.locator('dialog').getByRole('button', { name: 'Change tier' }).click();
+    await page.locator('dialog').getByRole('button', { name: 'Change plan' }).click();
     await page.locator('dialog').waitFor({ state: 'detached' });
     await row.locator('.tier-name:has-text("Pro")').waitFor();
     const afterTier = await callListings(server.base, key);

@@ -143,7 +143,7 @@ export async function runPortalFlow(t: TestContext, browser: Browser, target: Fl
   await operatorPage.locator('#token').fill(target.adminToken);
   await operatorPage.locator('#sign-in-button').click();
   await operatorPage.locator('button.tab[data-page="plans"]').click();
-  await operatorPage.getByRole('button', { name: `Approve ${requestId}` }).click();
+  await operatorPage.locator(`tr[data-request-id="${requestId}"]`).getByRole('button', { name: /^Approve/ }).click();
   await operatorPage.locator('dialog').getByRole('button', { name: 'Approve' }).click();
   await operatorPage.locator(`tr[data-request-id="${requestId}"] .badge.ok`).waitFor();
   assert.equal((await withKey(target, secondSecret)).headers.get('x-ratelimit-limit'), '10000', 'approved: the next request has the new limit');

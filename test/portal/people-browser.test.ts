@@ -3,7 +3,9 @@
 // an expired key), webhook deliveries coloured by their state with the receiver's HTTP status or
 // "no answer" and the next retry, sent again from the page, and a ready first request (curl and
 // fetch) beside a new key's secret, focus on the card once a secret is hidden, and the welcome
-// after choosing a password left to be read, and a refused field marked under that field. Skipped, with the reason, only when no Chromium is found.
+// after choosing a password left to be read, a refused field marked under that field, and the
+// preview of a new key's permissions in words, routes included. Skipped, with the reason, only
+// when no Chromium is found.
 
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -270,4 +272,24 @@ test('a field the server refuses in the profile form is marked under that field'
   assert.equal(await website.getAttribute('aria-invalid'), 'true');
   assert.ok(((await website.getAttribute('aria-describedby')) ?? '').split(' ').includes((await problem.getAttribute('id'))!));
   assert.equal(await page.locator('#notice').isVisible(), false, 'no message over the form');
+});
+
+test('the portal preview of a new key says in words what it may do, with no route in it', { skip, timeout: 120_000 }, async (t) => {
+  const server = await startServer(t, { env: ENV });
+  const user = await signedInUser(server, { role: 'creator' });
+  const { page, problems } = await signedInPage(t, server, user);
+
+  // Every preset ticked: scopes and routes together.
+  await page.locator('#create-key-form').waitFor();
+  for (const box of await page.locator('#create-key-form input[data-preset]').all()) await box.check();
+  const preview = page.locator('#create-key-form .permission-preview');
+  await preview.locator('li').nth(5).waitFor();
+  const text = await preview.innerText();
+  assert.match(text, /read your profile/i);
+  assert.match(text, /change your profile/i);
+  assert.match(text, /usage/i);
+  assert.doesNotMatch(text, /\/v1\/|\b(GET|PUT|POST|PATCH|DELETE)\b/, 'no route in the preview');
+  // The presets themselves read in words too.
+  assert.doesNotMatch(await page.locator('#create-key-form fieldset.presets').innerText(), /\/v1\//);
+  assert.deepEqual(problems(), []);
 });

@@ -1,11 +1,11 @@
 // Entry point of the operator dashboard: signing in and out with the operator token, the
 // page navigation (Users, Listings, Plans, Audit), and the users column beside the chosen user.
 
-import { checkToken, clearToken, getToken, onUnauthorized, setToken } from './api.js';
+import { api, checkToken, clearToken, getToken, onUnauthorized, setToken } from './api.js';
 import { auditPage } from './audit.js';
 import { el, replaceChildren } from './dom.js';
 import { listingsPage } from './listings.js';
-import { plansPage } from './plans.js';
+import { announcePending, plansPage } from './plans.js';
 import { clearNotice, showError, showNotice } from './notice.js';
 import { userDetail } from './user-detail.js';
 import { usersPanel } from './users.js';
@@ -26,6 +26,14 @@ function showSignIn(message) {
   tokenInput.focus();
 }
 
+// The Plans tab carries the number of plan requests waiting, so the operator sees them from any
+// page; plans.js announces the number each time it loads the requests.
+const pendingCount = el('span', { class: 'tab-count', hidden: true });
+document.addEventListener('pending-plan-requests', (event) => {
+  pendingCount.hidden = event.detail === 0;
+  replaceChildren(pendingCount, ` ${event.detail}`, el('span', { class: 'visually-hidden' }, ' pending'));
+});
+
 const PAGES = [
   { id: 'users', label: 'Users', build: usersView },
   { id: 'listings', label: 'Listings', build: listingsPage },
@@ -39,8 +47,9 @@ function showWorkspace() {
   replaceChildren(session, el('button', { type: 'button', class: 'secondary small', id: 'sign-out', onclick: signOut }, 'Sign out'));
   const view = el('div', { class: 'view' });
   const links = PAGES.map((page) =>
-    el('button', { type: 'button', class: 'tab', dataset: { page: page.id }, onclick: () => open(page) }, page.label),
+    el('button', { type: 'button', class: 'tab', dataset: { page: page.id }, onclick: () => open(page) }, page.label, page.id === 'plans' ? pendingCount : null),
   );
+  api.listPlanRequests({ status: 'pending', limit: 1 }).then((answer) => announcePending(answer.pagination?.total ?? 0), () => {});
   function open(page) {
     clearNotice();
     for (const link of links) {

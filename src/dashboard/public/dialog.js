@@ -103,7 +103,7 @@ export function tierDialog({ title, current }) {
   return formDialog({
     title,
     fields: [picker.element],
-    confirmLabel: 'Change tier',
+    confirmLabel: 'Change plan',
     confirmClass: 'primary',
     read: () => {
       const value = picker.value();

@@ -67,13 +67,13 @@ export function keysSection(user) {
   }
 
   async function changeTier(key) {
-    const rateLimit = await tierDialog({ title: `Change the tier of ${displayName(key)}`, current: key.rate_limit });
+    const rateLimit = await tierDialog({ title: `Change the plan of ${displayName(key)}`, current: key.rate_limit });
     if (rateLimit === null || rateLimit === key.rate_limit) return;
     try {
       await api.updateKey(key.id, { rate_limit: rateLimit });
       showNotice(`Key ${displayName(key)} now allows ${formatRateLimit(rateLimit)}.`);
     } catch (error) {
-      showError(error, 'Could not change the tier');
+      showError(error, 'Could not change the plan');
     }
     await load();
   }
@@ -131,7 +131,7 @@ export function keysSection(user) {
           'div',
           { class: 'row-actions' },
           el('button', { type: 'button', class: 'secondary small', 'aria-pressed': showingUsage ? 'true' : 'false', 'aria-label': `Usage of ${key.name || keyLabel(key)}`, onclick: () => showUsage(key) }, 'Usage'),
-          revoked ? null : el('button', { type: 'button', class: 'secondary small', 'aria-label': `Change tier of ${key.name || keyLabel(key)}`, onclick: () => changeTier(key) }, 'Tier'),
+          revoked ? null : el('button', { type: 'button', class: 'secondary small', 'aria-label': `Change plan of ${key.name || keyLabel(key)}`, onclick: () => changeTier(key) }, 'Plan'),
           revoked ? null : el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke ${key.name || keyLabel(key)}`, onclick: () => revoke(key) }, 'Revoke'),
         ),
       ),
@@ -148,7 +148,7 @@ export function keysSection(user) {
             'table',
             { class: 'keys-table' },
             el('caption', { class: 'visually-hidden' }, `API keys of ${user.name}`),
-            el('thead', {}, el('tr', {}, ['Key', 'Permissions', 'Tier', 'Activity', 'Status', 'Actions'].map((heading) => el('th', { scope: 'col' }, heading)))),
+            el('thead', {}, el('tr', {}, ['Key', 'Permissions', 'Plan', 'Activity', 'Status', 'Actions'].map((heading) => el('th', { scope: 'col' }, heading)))),
             el('tbody', {}, state.keys.map(keyRow)),
           ),
         );

@@ -22,6 +22,29 @@ const SCOPES = Object.freeze({
   'write:webhooks': 'register and remove your webhooks',
 });
 
+// The routes the presets hold, in words; a person reads what a key may do, not an HTTP route.
+const ROUTES = Object.freeze({
+  'GET /v1/users/me': 'read your profile',
+  'PUT /v1/users/me': 'change your profile',
+  'GET /v1/analytics/listings': 'read your listings\u2019 statistics',
+  'GET /v1/analytics/usage': 'read your usage',
+});
+
+// Any other route (a key the operator made by hand may hold one) still reads as a sentence.
+const METHOD_WORDS = Object.freeze({ GET: 'read', HEAD: 'read', POST: 'create', PUT: 'change', PATCH: 'change', DELETE: 'delete' });
+
+/** "users me" for "/v1/users/me"; ":id" reads as "one by its id", "*" as "everything under it". */
+function pathWords(path) {
+  const words = [];
+  for (const segment of path.replace(/^\/v1\/?/, '').split('/')) {
+    if (segment === '') continue;
+    if (segment === '*') words.push('(everything under it)');
+    else if (segment.startsWith(':')) words.push('(one by its id)');
+    else words.push(segment.replace(/[-_]/g, ' '));
+  }
+  return words.join(' ') || 'the API';
+}
+
 /** The presets a user of `role` may pick. */
 export function presetsFor(role) {
   return PORTAL_PRESETS.filter((preset) => preset.roles.includes(role));
@@ -40,8 +63,9 @@ export function permissionsOf(presetIds) {
 /** One sentence for a permission entry: what a key holding it may do. */
 export function describePermission(entry) {
   if (SCOPES[entry]) return SCOPES[entry];
+  if (ROUTES[entry]) return ROUTES[entry];
   const route = /^([A-Z]+) (\/v1\/\S*)$/.exec(entry);
-  if (route) return `${route[1]} ${route[2]}${route[2].endsWith('/*') ? ' (everything under it)' : ''}`;
+  if (route) return `${METHOD_WORDS[route[1]] ?? route[1].toLowerCase()} ${pathWords(route[2])}`;
   return entry;
 }
 

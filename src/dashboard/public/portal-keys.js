@@ -49,7 +49,7 @@ function permissionPicker(role, initial) {
   const boxes = presets.map((preset) => {
     const id = uniqueId(`portal-preset-${preset.id}`);
     const box = el('input', { type: 'checkbox', id, value: preset.id, checked: initial.includes(preset.id), dataset: { preset: preset.id } });
-    return { box, row: el('div', { class: 'choice preset' }, box, el('label', { for: id }, el('span', { class: 'preset-label' }, preset.label), el('span', { class: 'entries' }, preset.permissions.map((entry) => el('code', {}, entry))))) };
+    return { box, row: el('div', { class: 'choice preset' }, box, el('label', { for: id }, el('span', { class: 'preset-label' }, preset.label), el('span', { class: 'entries' }, preset.permissions.map(describePermission).join('; ')))) };
   });
   const preview = el('div', { class: 'permission-preview', 'aria-live': 'polite' });
   const value = () => permissionsOf(boxes.filter(({ box }) => box.checked).map(({ box }) => box.value));

@@ -56,7 +56,7 @@ export function tierPicker({ name, initial = TIERS[0].rateLimit, markCurrent = f
   const element = el(
     'fieldset',
     { class: 'tier-picker' },
-    el('legend', {}, 'Rate limit tier'),
+    el('legend', {}, 'Plan (rate limit)'),
     options,
     el('div', { class: 'choice custom' }, customRadio, el('label', { for: customId }, 'Custom', markCurrent && initialTier === null ? el('span', { class: 'current' }, ` (current: ${formatCount(initial)})`) : null), number, el('span', { class: 'unit' }, 'requests/min')),
     problem,
