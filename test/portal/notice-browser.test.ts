@@ -45,13 +45,13 @@ for (const width of [390, 1280]) {
     const notice = page.locator('#notice');
     await notice.waitFor();
     for (const scrolled of [false, true]) {
-      if (scrolled) await page.evaluate(() => window.scrollTo(0, 200));
+      if (scrolled) await page.evaluate('window.scrollTo(0, 200)');
       const noticeBox = (await notice.boundingBox())!;
       const header = (await page.locator('header.topbar').boundingBox())!;
       assert.ok(!overlaps(noticeBox, header), `${scrolled ? 'scrolled: ' : ''}the notice ${JSON.stringify(noticeBox)} covers the header ${JSON.stringify(header)}`);
       // Sign out is still what a tap on it reaches.
       const signOut = (await page.locator('#sign-out').boundingBox())!;
-      const reached = await page.evaluate(([x, y]) => document.elementFromPoint(x!, y!)?.id ?? '', [signOut.x + signOut.width / 2, signOut.y + signOut.height / 2]);
+      const reached = await page.evaluate(`document.elementFromPoint(${signOut.x + signOut.width / 2}, ${signOut.y + signOut.height / 2})?.id ?? ''`);
       if (!scrolled) assert.equal(reached, 'sign-out');
     }
   });
