@@ -34,13 +34,13 @@ test('dashboard Plans page: approve and decline plan requests', { skip: search.f
   await page.locator('tr[data-request-id="prq_approveMe"]').waitFor();
   assert.match((await page.locator('.plans-table').textContent()) ?? '', /Business.*10,000.*on request/);
 
-  await page.getByRole('button', { name: 'Approve prq_approveMe' }).click();
+  await page.locator('tr[data-request-id="prq_approveMe"]').getByRole('button', { name: /^Approve / }).click();
   await page.locator('dialog').getByRole('button', { name: 'Approve' }).click();
   await page.locator('tr[data-request-id="prq_approveMe"] .badge.ok').waitFor();
   const limited = await server.request('GET', '/v1/listings', { key });
   assert.equal(limited.headers.get('x-ratelimit-limit'), '10000', 'approved in the dashboard: the next request has the new limit');
 
-  await page.getByRole('button', { name: 'Decline prq_declineMe' }).click();
+  await page.locator('tr[data-request-id="prq_declineMe"]').getByRole('button', { name: /^Decline / }).click();
   await page.locator('dialog').getByRole('button', { name: 'Decline' }).click();
   await page.locator('tr[data-request-id="prq_declineMe"] .badge.danger').waitFor();
   const decided = await server.admin('GET', '/admin/v1/plan-requests?status=pending');
