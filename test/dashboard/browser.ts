@@ -1,11 +1,11 @@
 // Finding a Chromium for the dashboard's browser runs (e2e.test.ts, screenshot.ts), launching it
-// through playwright-core, and watching a page for script errors and Content-Security-Policy
-// violations. Not a test file itself (no .test.ts), so `npm test` does not run it alone.
+// through playwright-core, watching a page for script errors and Content-Security-Policy
+// violations, and signing in through the portal's own form. Not a test file itself (no .test.ts), so `npm test` does not run it alone.
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Program names tried on PATH, in order: Debian's package first, then other common builds. */
 const PROGRAM_NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
@@ -74,6 +74,14 @@ export function sharedChromium(search: ChromiumSearch): (t: TestContext) => Prom
     });
     return shared;
   };
+}
+
+/** Signs `user` in through the portal's sign-in form on `page` (already at /portal), as a person would, and waits for Sign out. */
+export async function signInThroughForm(page: Page, user: { email: string; password: string }): Promise<void> {
+  await page.locator('#sign-in-form input[name=email]').fill(user.email);
+  await page.locator('#sign-in-form input[type=password]').fill(user.password);
+  await page.locator('#sign-in-button').click();
+  await page.locator('#sign-out').waitFor();
 }
 
 export interface PageWatch {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
-import { findChromium, sharedChromium, watchPages } from '../dashboard/browser.ts';
+import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
@@ -73,10 +73,7 @@ test('axe finds nothing serious or critical on any /portal screen at 390 and 128
     const { page, problems } = await axePage(t, width, `${server.url}/portal`);
     findings.push(...(await seriousFindings(page, `${width} px sign-in`)));
 
-    await page.locator('#sign-in-form input[name=email]').fill(user.email);
-    await page.locator('#sign-in-form input[type=password]').fill(user.password);
-    await page.locator('#sign-in-button').click();
-    await page.locator('#sign-out').waitFor();
+    await signInThroughForm(page, user);
     await page.locator('[data-key-id]').first().waitFor();
     findings.push(...(await seriousFindings(page, `${width} px keys`)));
 

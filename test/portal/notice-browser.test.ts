@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { findChromium, sharedChromium } from '../dashboard/browser.ts';
+import { findChromium, sharedChromium, signInThroughForm } from '../dashboard/browser.ts';
 import { signedInUser } from '../helpers/portal.ts';
 import { startServer } from '../helpers/server.ts';
 
@@ -33,10 +33,7 @@ for (const width of [390, 1280]) {
     t.after(() => context.close());
     const page = await context.newPage();
     await page.goto(`${server.url}/portal`);
-    await page.locator('#sign-in-form input[name=email]').fill(user.email);
-    await page.locator('#sign-in-form input[type=password]').fill(user.password);
-    await page.locator('#sign-in-button').click();
-    await page.locator('#sign-out').waitFor();
+    await signInThroughForm(page, user);
 
     await page.evaluate(async () => {
       const notices = await import('/dashboard/notice.js' as string);

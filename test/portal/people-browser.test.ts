@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
-import { findChromium, sharedChromium, watchPages } from '../dashboard/browser.ts';
+import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -31,10 +31,7 @@ async function signedInPage(t: TestContext, server: TestServer, user: PortalUser
   const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
   const page = await context.newPage();
   await page.goto(`${server.url}/portal`);
-  await page.locator('#sign-in-form input[name=email]').fill(user.email);
-  await page.locator('#sign-in-form input[type=password]').fill(user.password);
-  await page.locator('#sign-in-button').click();
-  await page.locator('#sign-out').waitFor();
+  await signInThroughForm(page, user);
   return { page, problems: watch.problems };
 }
 

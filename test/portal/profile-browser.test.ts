@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { findChromium, sharedChromium } from '../dashboard/browser.ts';
+import { findChromium, sharedChromium, signInThroughForm } from '../dashboard/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser } from '../helpers/portal.ts';
 import { startServer } from '../helpers/server.ts';
@@ -23,10 +23,7 @@ test('the profile changes the sign-in email with the password, and asks for a ne
   t.after(() => context.close());
   const page = await context.newPage();
   await page.goto(`${server.url}/portal`);
-  await page.locator('#sign-in-form input[name=email]').fill(user.email);
-  await page.locator('#sign-in-form input[type=password]').fill(user.password);
-  await page.locator('#sign-in-button').click();
-  await page.locator('#sign-out').waitFor();
+  await signInThroughForm(page, user);
   await page.getByRole('button', { name: 'Profile' }).click();
   assert.doesNotMatch(await page.locator('.portal-profile').innerText(), /Ask the operator to change your email/);
 
