@@ -47,3 +47,24 @@ export function showFormError(form, controls, error, prefix) {
   }
   if (placed.length > 0) controls[placed[0][0]].focus();
 }
+
+/**
+ * The submit handler of a form whose refusals are shown by field: clears the last attempt's
+ * marks, runs `send` with `button` disabled, and shows what it throws on the form (`controls`
+ * as for showFormError). A check made before sending throws its own `{status: 400, details}`.
+ */
+export function fieldCheckedSubmit(button, controls, prefix, send) {
+  return async (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    clearFieldErrors(form);
+    button.disabled = true;
+    try {
+      await send();
+    } catch (error) {
+      showFormError(form, controls, error, prefix);
+    } finally {
+      button.disabled = false;
+    }
+  };
+}

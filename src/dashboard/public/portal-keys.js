@@ -5,7 +5,7 @@
 // revoke.
 
 import { copyOnceBox } from './copy-once.js';
-import { clearFieldErrors, showFormError } from './field-errors.js';
+import { fieldCheckedSubmit } from './field-errors.js';
 import { firstRequestBox } from './first-request.js';
 import { confirmDialog, formDialog } from './dialog.js';
 import { el, field, focusCardHeading, replaceChildren, uniqueId } from './dom.js';
@@ -125,10 +125,7 @@ export function keysPage(user) {
     const plan = planSelect(selfService, selfService[0]);
     const expires = el('input', { type: 'datetime-local', name: 'expires-at' });
     const submit = el('button', { type: 'submit', class: 'primary', id: 'create-key-button' }, 'Create key');
-    async function onsubmit(event) {
-      event.preventDefault();
-      const form = event.currentTarget;
-      clearFieldErrors(form);
+    const onsubmit = fieldCheckedSubmit(submit, { name, plan, expires_at: expires }, 'Could not create the key', async () => {
       const permissions = picker.value();
       if (permissions.length === 0) {
         picker.focus();
@@ -139,18 +136,11 @@ export function keysPage(user) {
       if (name.value.trim()) body.name = name.value.trim();
       if (plan.value) body.plan = plan.value;
       if (expires.value) body.expires_at = new Date(expires.value).toISOString();
-      submit.disabled = true;
-      try {
-        const answer = await portal.createKey(body);
-        state.revealed = answer.data;
-        await load();
-        document.getElementById('new-key-secret')?.focus();
-      } catch (error) {
-        showFormError(form, { name, plan, expires_at: expires }, error, 'Could not create the key');
-      } finally {
-        submit.disabled = false;
-      }
-    }
+      const answer = await portal.createKey(body);
+      state.revealed = answer.data;
+      await load();
+      document.getElementById('new-key-secret')?.focus();
+    });
     return el(
       'details',
       { class: 'create-key panel', open: state.keys.length === 0 },

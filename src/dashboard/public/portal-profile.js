@@ -4,8 +4,8 @@
 // (portal-two-factor.js).
 
 import { el, field } from './dom.js';
-import { clearFieldErrors, showFormError } from './field-errors.js';
-import { showError, showNotice } from './notice.js';
+import { fieldCheckedSubmit } from './field-errors.js';
+import { showNotice } from './notice.js';
 import { portal } from './portal-api.js';
 import { twoFactorPanel } from './portal-two-factor.js';
 
@@ -15,71 +15,38 @@ export function profilePage(user, { onUserChanged }) {
   bio.value = user.bio ?? '';
   const website = el('input', { type: 'url', name: 'website', value: user.website ?? '', placeholder: 'https://' });
   const save = el('button', { type: 'submit', class: 'primary' }, 'Save profile');
-  async function saveProfile(event) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    clearFieldErrors(form);
-    save.disabled = true;
-    try {
-      const answer = await portal.updateProfile({ name: name.value.trim(), bio: bio.value.trim(), website: website.value.trim() });
-      showNotice('Profile saved.');
-      onUserChanged(answer.data);
-    } catch (error) {
-      showFormError(form, { name, bio, website }, error, 'Could not save the profile');
-    } finally {
-      save.disabled = false;
-    }
-  }
+  const saveProfile = fieldCheckedSubmit(save, { name, bio, website }, 'Could not save the profile', async () => {
+    const answer = await portal.updateProfile({ name: name.value.trim(), bio: bio.value.trim(), website: website.value.trim() });
+    showNotice('Profile saved.');
+    onUserChanged(answer.data);
+  });
 
   const newEmail = el('input', { type: 'email', name: 'email', autocomplete: 'email', required: true, value: user.email ?? '' });
   const emailPassword = el('input', { type: 'password', name: 'email-current-password', autocomplete: 'current-password', required: true });
   const emailCode = el('input', { type: 'text', name: 'email-code', inputmode: 'numeric', autocomplete: 'one-time-code', maxlength: 64 });
   const changeEmail = el('button', { type: 'submit', class: 'primary' }, 'Change email');
-  async function saveEmail(event) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    clearFieldErrors(form);
-    changeEmail.disabled = true;
-    try {
-      const code = emailCode.value.trim();
-      const answer = await portal.updateProfile({ email: newEmail.value.trim(), current_password: emailPassword.value, ...(code === '' ? {} : { code }) });
-      emailPassword.value = '';
-      emailCode.value = '';
-      showNotice('Email changed: sign in with it from now on. Every other session of yours has been signed out.');
-      onUserChanged(answer.data);
-    } catch (error) {
-      showFormError(form, { email: newEmail, current_password: emailPassword, code: emailCode }, error, 'Could not change the email');
-    } finally {
-      changeEmail.disabled = false;
-    }
-  }
+  const saveEmail = fieldCheckedSubmit(changeEmail, { email: newEmail, current_password: emailPassword, code: emailCode }, 'Could not change the email', async () => {
+    const code = emailCode.value.trim();
+    const answer = await portal.updateProfile({ email: newEmail.value.trim(), current_password: emailPassword.value, ...(code === '' ? {} : { code }) });
+    emailPassword.value = '';
+    emailCode.value = '';
+    showNotice('Email changed: sign in with it from now on. Every other session of yours has been signed out.');
+    onUserChanged(answer.data);
+  });
 
   const current = el('input', { type: 'password', name: 'current-password', autocomplete: 'current-password', required: true });
   const next = el('input', { type: 'password', name: 'new-password', autocomplete: 'new-password', minlength: 12, maxlength: 128, required: true });
   const repeat = el('input', { type: 'password', name: 'repeat-password', autocomplete: 'new-password', maxlength: 128, required: true });
   const change = el('button', { type: 'submit', class: 'primary' }, 'Change password');
-  async function changePassword(event) {
-    event.preventDefault();
-    const form = event.currentTarget;
-    clearFieldErrors(form);
+  const changePassword = fieldCheckedSubmit(change, { current_password: current, password: next, repeat }, 'Could not change the password', async () => {
     // A mistyped new password would lock its owner out: both must match before anything is sent.
-    if (next.value !== repeat.value) {
-      showFormError(form, { repeat }, { status: 400, details: { repeat: 'does not match the new password' } }, 'Could not change the password');
-      return;
-    }
-    change.disabled = true;
-    try {
-      await portal.changePassword(current.value, next.value);
-      current.value = '';
-      next.value = '';
-      repeat.value = '';
-      showNotice('Password changed. Every other session of yours has been signed out.');
-    } catch (error) {
-      showFormError(form, { current_password: current, password: next }, error, 'Could not change the password');
-    } finally {
-      change.disabled = false;
-    }
-  }
+    if (next.value !== repeat.value) throw { status: 400, details: { repeat: 'does not match the new password' } };
+    await portal.changePassword(current.value, next.value);
+    current.value = '';
+    next.value = '';
+    repeat.value = '';
+    showNotice('Password changed. Every other session of yours has been signed out.');
+  });
 
   return el(
     'section',
