@@ -1,6 +1,7 @@
 // Shared by the webhook tests: a recording HTTP receiver on 127.0.0.1, a polling wait, and
 // webhook records written straight to a store (no HTTP server needed).
 
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,9 +24,11 @@ export interface ReceivedRequest {
 }
 
 export interface Receiver {
-  /** http://127.0.0.1:<port>/hook */
+  /** http://127.0.0.1:<port>/<token>/hook; any path under /<token>/ is this test's. */
   url: string;
   received: ReceivedRequest[];
+  /** Requests to this port for another path: a sender elsewhere still aiming at an earlier owner of the port. */
+  strays: number;
   /** Requests whose answer has not been sent yet. */
   open: number;
   maxOpen: number;
@@ -41,10 +44,22 @@ export function answer(status: number, headers: Record<string, string> = {}): Re
   };
 }
 
-/** A local receiver that records every request; closed (connections dropped) after the test. */
+/**
+ * A local receiver that records every request to its own paths; closed (connections dropped)
+ * after the test. Its paths start with a token of its own because the port is the kernel's to
+ * reuse: a dispatcher in another test process may still be retrying an address that an earlier,
+ * closed receiver had, and those requests must not count here.
+ */
 export async function startReceiver(t: TestContext, respond: Responder): Promise<Receiver> {
-  const receiver: Receiver = { url: '', received: [], open: 0, maxOpen: 0 };
+  const receiver: Receiver = { url: '', received: [], strays: 0, open: 0, maxOpen: 0 };
+  const token = `/${randomBytes(6).toString('hex')}/`;
   const server = http.createServer((request: IncomingMessage, response: ServerResponse) => {
+    if (!(request.url ?? '').startsWith(token)) {
+      receiver.strays += 1;
+      response.writeHead(404).end();
+      request.resume();
+      return;
+    }
     const chunks: Buffer[] = [];
     receiver.open += 1;
     receiver.maxOpen = Math.max(receiver.maxOpen, receiver.open);
@@ -68,7 +83,7 @@ export async function startReceiver(t: TestContext, respond: Responder): Promise
     server.closeAllConnections();
     return new Promise<void>((resolve) => server.close(() => resolve()));
   });
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${token}hook`;
   return receiver;
 }
 
