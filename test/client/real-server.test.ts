@@ -10,10 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
-import { AdminClient, MarketplaceApiError, MarketplaceClient, MarketplaceNetworkError } from '../../src/client/index.ts';
+import { AdminClient, MarketplaceClient, MarketplaceNetworkError } from '../../src/client/index.ts';
 import type { ClientOptions, Listing, NewListing, Role } from '../../src/client/index.ts';
 import { idsInOrder, newestFirst, oldestFirst } from '../helpers/creation-order.ts';
 import { ADMIN_TOKEN, startServer, type StartOptions, type TestServer } from '../helpers/server.ts';
+import { apiError, fetchLosingFirstAnswer, recordingSleep } from './call-helpers.ts';
 
 interface SentRequest {
   method: string;
@@ -41,16 +42,6 @@ function recordingFetch(): { fetch: typeof fetch; sent: SentRequest[] } {
   return { fetch: wrapped, sent };
 }
 
-/** A sleep that records the waits and does not really wait. */
-function recordingSleep(onWait: (ms: number) => void = () => {}) {
-  const waits: number[] = [];
-  const sleep = async (ms: number) => {
-    waits.push(ms);
-    onWait(ms);
-  };
-  return { sleep, waits };
-}
-
 async function setup(t: TestContext, options: StartOptions = { dataDir: null }) {
   const server = await startServer(t, options);
   const admin = new AdminClient({ baseUrl: server.url, token: ADMIN_TOKEN });
@@ -69,16 +60,6 @@ async function userClient(
   const key = await admin.keys.create({ user_id: user.id, permissions, rate_limit: options.rateLimit ?? 1000 });
   const client = new MarketplaceClient({ baseUrl: server.url, apiKey: key.key, ...options.client });
   return { user, key, client };
-}
-
-/** The rejection of `promise`, which must be a MarketplaceApiError. */
-async function apiError(promise: Promise<unknown>): Promise<MarketplaceApiError> {
-  const error = await promise.then(
-    () => assert.fail('expected the call to fail'),
-    (reason: unknown) => reason,
-  );
-  assert.ok(error instanceof MarketplaceApiError, `expected a MarketplaceApiError, got ${String(error)}`);
-  return error;
 }
 
 const WRITER = ['read:listings', 'write:listings', 'read:users', 'write:users'];
@@ -317,22 +298,8 @@ test('typed errors: 400 with details, 403 with required, 403 for role and owner,
 
 test('a POST whose answer is lost after the server acted is retried with the same Idempotency-Key: one listing, not two', async (t) => {
   const { server, admin } = await setup(t);
-  const seen: Array<{ key: string | null; status: number; replayed: string | null }> = [];
-  let lostOnce = false;
-  // The first POST reaches the server and is carried out, then the connection "drops" before
-  // the client reads the answer, exactly what a retry without Idempotency-Key would duplicate.
-  const flakyFetch: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    if (init?.method === 'POST') {
-      seen.push({ key: new Headers(init.headers).get('idempotency-key'), status: response.status, replayed: response.headers.get('idempotent-replayed') });
-      if (!lostOnce) {
-        lostOnce = true;
-        await response.arrayBuffer();
-        throw new TypeError('fetch failed', { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
-      }
-    }
-    return response;
-  };
+  // The first POST is carried out, then its answer is lost on the way back.
+  const { fetch: flakyFetch, seen } = fetchLosingFirstAnswer();
   const { sleep, waits } = recordingSleep();
   const { client } = await userClient(server, admin, 'creator', WRITER, { client: { fetch: flakyFetch, sleep } });
 
