@@ -13,6 +13,7 @@ export interface ApiErrorInit {
   required?: string[];
   requestId?: string;
   rateLimit?: RateLimitInfo;
+  retryAfter?: number;
   /** The parsed JSON body, or the raw text when it was not JSON. */
   body?: unknown;
 }
@@ -29,6 +30,8 @@ export class MarketplaceApiError extends Error {
   /** From the body's `request_id`, else the `X-Request-Id` header: quote it in a report. */
   readonly requestId: string | undefined;
   readonly rateLimit: RateLimitInfo | undefined;
+  /** The answer's Retry-After in seconds from now (429, 503), when it had one. */
+  readonly retryAfter: number | undefined;
   readonly method: string;
   readonly url: string;
   readonly body: unknown;
@@ -43,6 +46,7 @@ export class MarketplaceApiError extends Error {
     this.required = init.required;
     this.requestId = init.requestId;
     this.rateLimit = init.rateLimit;
+    this.retryAfter = init.retryAfter;
     this.method = init.method;
     this.url = init.url;
     this.body = init.body;

@@ -4,6 +4,7 @@
 import type { RetryOptions, SleepFunction } from './retry.ts';
 import { segment, Transport } from './transport.ts';
 import type {
+  DeliveryOutcome,
   Listing,
   ListingPatch,
   ListingQuery,
@@ -14,6 +15,7 @@ import type {
   NewWebhook,
   PageQuery,
   PublicUser,
+  QueuedRedelivery,
   RateLimitInfo,
   Usage,
   UsageQuery,
@@ -215,6 +217,32 @@ export class WebhooksApi {
   /** Removes one of your webhooks (its undelivered events go with it); resolves to the removed webhook. */
   async delete(id: string, options: CallOptions = {}): Promise<Webhook> {
     const answer = await this.transport.json<Envelope<Webhook>>({ method: 'DELETE', path: `/v1/webhooks/${segment(id)}`, signal: options.signal });
+    return answer.data;
+  }
+
+  /** One of your webhooks' last 50 delivery outcomes, newest first, one per attempt (needs `read:webhooks`). */
+  async deliveries(id: string, options: CallOptions = {}): Promise<DeliveryOutcome[]> {
+    const answer = await this.transport.json<Envelope<DeliveryOutcome[]>>({ method: 'GET', path: `/v1/webhooks/${segment(id)}/deliveries`, signal: options.signal });
+    return answer.data;
+  }
+
+  /**
+   * Sends one of those events again now, as a new delivery with the same webhook-id and body and
+   * a fresh signature (needs `write:webhooks`); resolves once it is queued (202).
+   *
+   * Retried like `create`: one Idempotency-Key for the call, so after a lost answer the server
+   * replays its first 202 rather than queueing the event a second time. A 429 from the key's
+   * own window is waited out as usual; the 429 of the user's 60 redeliveries per hour is
+   * thrown at once (its wait can be most of an hour), with `retryAfter` in seconds.
+   */
+  async redeliver(id: string, eventId: string, options: PostOptions = {}): Promise<QueuedRedelivery> {
+    const answer = await this.transport.json<Envelope<QueuedRedelivery>>({
+      method: 'POST',
+      path: `/v1/webhooks/${segment(id)}/deliveries/${segment(eventId)}/redeliver`,
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey,
+      waitOnlyForKeyWindow: true,
+    });
     return answer.data;
   }
 }

@@ -34,14 +34,17 @@ export function rateLimitWait(headers: Headers, nowMs: number): number | null {
     const untilReset = reset * 1000 - nowMs;
     if (untilReset > 0) return Math.ceil(untilReset);
   }
+  return retryAfterWait(headers, nowMs);
+}
+
+/** The wait Retry-After asks for (seconds or an HTTP date), in milliseconds, or null without one. */
+export function retryAfterWait(headers: Headers, nowMs: number): number | null {
   const retryAfter = headers.get('retry-after');
-  if (retryAfter !== null) {
-    const seconds = parseNumber(retryAfter);
-    if (seconds !== null) return Math.max(0, Math.ceil(seconds * 1000));
-    const date = Date.parse(retryAfter);
-    if (Number.isFinite(date)) return Math.max(0, date - nowMs);
-  }
-  return null;
+  if (retryAfter === null) return null;
+  const seconds = parseNumber(retryAfter);
+  if (seconds !== null) return Math.max(0, Math.ceil(seconds * 1000));
+  const date = Date.parse(retryAfter);
+  return Number.isFinite(date) ? Math.max(0, date - nowMs) : null;
 }
 
 function parseNumber(text: string | null): number | null {

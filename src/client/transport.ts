@@ -3,7 +3,7 @@
 // retries so the server can tell a retry from a new request. Shared by both clients.
 
 import { isAbortError, MarketplaceApiError, MarketplaceNetworkError } from './errors.ts';
-import { abortableWait, backoffDelay, rateLimitWait, RetryPolicy, timerSleep, type RetryOptions, type SleepFunction } from './retry.ts';
+import { abortableWait, backoffDelay, rateLimitWait, retryAfterWait, RetryPolicy, timerSleep, type RetryOptions, type SleepFunction } from './retry.ts';
 import type { RateLimitInfo } from './types.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -34,6 +34,13 @@ export interface RequestSpec {
    * not deduplicate by Idempotency-Key (repeating it blind could do the work twice).
    */
   retryOnNetworkError?: boolean;
+  /**
+   * true: a 429 is waited out only when the key's own window refused it (X-RateLimit-Remaining
+   * 0, or no rate-limit headers at all). A 429 with room left in the key's window comes from
+   * another limit, such as the user's 60 redeliveries per hour, whose wait can be most of an hour:
+   * thrown at once instead, with `retryAfter` saying when to try again. Default false.
+   */
+  waitOnlyForKeyWindow?: boolean;
   accept?: string;
 }
 
@@ -147,8 +154,9 @@ export class Transport {
       }
       if (response.ok) return result;
 
-      const apiError = await readApiError(response, method, url);
+      const apiError = await readApiError(response, method, url, this.now());
       if (response.status !== 429) throw apiError;
+      if (spec.waitOnlyForKeyWindow && !isKeyWindowRefusal(response.headers)) throw apiError;
       const waitMs = rateLimitWait(response.headers, this.now()) ?? backoffDelay(retries);
       if (!this.policy.allows(retries, waitedMs, waitMs)) throw apiError;
       await abortableWait(this.sleep, waitMs, signal);
@@ -170,8 +178,18 @@ function parseRateLimit(headers: Headers): RateLimitInfo | undefined {
   return { limit, remaining, reset };
 }
 
+/**
+ * Whether a 429 was the key's own rate-limit window (or CPU budget) refusing: those say
+ * X-RateLimit-Remaining 0. No rate-limit headers (a proxy's 429) counts as the key's too, so
+ * it is retried as the spec says. A 429 that leaves the key room was refused by another limit.
+ */
+function isKeyWindowRefusal(headers: Headers): boolean {
+  const remaining = headers.get('x-ratelimit-remaining');
+  return remaining === null || Number(remaining) === 0;
+}
+
 /** Turns an error answer into a MarketplaceApiError; a body that is not the usual JSON still yields one. */
-async function readApiError(response: Response, method: string, url: string): Promise<MarketplaceApiError> {
+async function readApiError(response: Response, method: string, url: string, nowMs: number): Promise<MarketplaceApiError> {
   let text = '';
   try {
     text = await response.text();
@@ -198,8 +216,13 @@ async function readApiError(response: Response, method: string, url: string): Pr
     required: Array.isArray(fields.required) ? fields.required.filter((entry): entry is string => typeof entry === 'string') : undefined,
     requestId: requestIdInBody ?? response.headers.get('x-request-id') ?? undefined,
     rateLimit: parseRateLimit(response.headers),
+    retryAfter: secondsOrUndefined(retryAfterWait(response.headers, nowMs)),
     body,
   });
+}
+
+function secondsOrUndefined(ms: number | null): number | undefined {
+  return ms === null ? undefined : Math.ceil(ms / 1000);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -115,6 +115,33 @@ export interface WebhookWithSecret extends Webhook {
   secret: string;
 }
 
+/** One attempt to deliver an event to a webhook (`GET /v1/webhooks/:id/deliveries`); never its body. */
+export interface DeliveryOutcome {
+  /** When the attempt's outcome was known. */
+  at: string;
+  event_id: string;
+  /** The event kind, e.g. `ping` (the document gives it as a plain string). */
+  event: string;
+  /** `retrying`: this attempt failed and another is scheduled. */
+  status: 'delivered' | 'retrying' | 'failed';
+  /** Which attempt this was; a redelivery counts from 1 again. */
+  attempts: number;
+  /** The receiver's HTTP status, null when none arrived (timeout, refused connection). */
+  response_status: number | null;
+  /** From dialling to the end of the receiver's answer or the failure. */
+  duration_ms: number;
+  /** While `retrying`: when the next attempt is due; otherwise null. */
+  next_attempt_at: string | null;
+}
+
+/** What a redelivery answers (202): the event queued again for the webhook. */
+export interface QueuedRedelivery {
+  webhook_id: string;
+  event_id: string;
+  type: WebhookEventType;
+  status: 'pending';
+}
+
 export interface NewWebhook {
   url: string;
   /** A non-empty subset; default every event kind. */

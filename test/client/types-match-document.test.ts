@@ -41,6 +41,10 @@ const PAIRS: Array<[client: string, document: string]> = [
   // The document's LastDelivery is nullable itself (a webhook with no delivery yet); the client's is `LastDelivery | null` where used.
   ['Client.LastDelivery', "NonNullable<S['LastDelivery']>"],
   ['Client.WebhookWithSecret', "S['NewWebhookWithSecret']"],
+  ['Client.DeliveryOutcome', "S['DeliveryOutcome']"],
+  ['Client.DeliveryOutcome[]', `${answerOf('listWebhookDeliveries', 200)}['data']`],
+  ['Client.QueuedRedelivery', "S['QueuedRedelivery']"],
+  ['Client.QueuedRedelivery', `${answerOf('redeliverWebhookEvent', 202)}['data']`],
   ['Client.AdminWebhook', `${answerOf('adminListWebhooks', 200)}['data'][number]`],
   ['Client.Invitation', `${answerOf('adminInviteUser', 201)}['data']`],
   // Usage and listing statistics
