@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The operator CLI: turns a command line into one AdminClient call against a running server
 // (or, offline, one call into the store: `repair`, `migrate`) and prints the result as JSON.
+// Two webhook commands (`webhooks deliveries`, `webhooks redeliver`) act for a key holder
+// instead, through MarketplaceClient with an API key: the operator API has no such routes.
 // Exit codes: 0 done, 1 the call failed, 2 the command line is wrong (or `migrate` refused). `marketplace serve` starts
 // the server itself (main.ts) and `marketplace --version` prints the version.
 
@@ -13,6 +15,7 @@ import { OPERATOR_TOKEN_FILE_NAME } from './auth/operator-token-source.ts';
 import { describeLocation, migrateStore, MigrationRefusedError, parseLocation } from './backends/migrate.ts';
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
+import { MarketplaceClient } from './client/marketplace-client.ts';
 import type { AdminListingQuery, AdminUserPatch, KeyPatch, ListingStatus, NewKeyInput, NewUser, Plan, PlanRequest, Role, UsageQuery } from './client/types.ts';
 import { crashSafeWriteFile } from './store/crash-safe-write.ts';
 import { nodeFileSystem } from './store/files.ts';
@@ -32,6 +35,7 @@ const DEFAULT_URL = 'http://127.0.0.1:3000';
 const OPTION_SPECS = {
   url: { type: 'string' },
   token: { type: 'string' },
+  key: { type: 'string' },
   'data-dir': { type: 'string' },
   name: { type: 'string' },
   email: { type: 'string' },
@@ -65,8 +69,10 @@ const OPTION_SPECS = {
 type OptionName = keyof typeof OPTION_SPECS;
 type ParsedOptions = { [name in OptionName]?: (typeof OPTION_SPECS)[name]['type'] extends 'boolean' ? boolean : string };
 
-/** Options every server command takes. */
+/** Options every operator command takes. */
 const CONNECTION_OPTIONS: readonly OptionName[] = ['url', 'token', 'data-dir'];
+/** Options every key holder's command takes instead. */
+const KEY_CONNECTION_OPTIONS: readonly OptionName[] = ['url', 'key'];
 
 interface CommandContext {
   options: ParsedOptions;
@@ -75,6 +81,8 @@ interface CommandContext {
   io: CliIo;
   cwd: string;
   operator: () => Promise<AdminClient>;
+  /** The public API client with the key holder's API key (`--key`, else MARKETPLACE_KEY). */
+  keyHolder: () => MarketplaceClient;
 }
 
 interface Command {
@@ -84,6 +92,8 @@ interface Command {
   args: number;
   /** Works on a store directly, with the server stopped: takes no connection options. */
   offline?: true;
+  /** Calls /v1 with an API key (`--url`, `--key`) rather than the operator API with the token. */
+  keyHolder?: true;
   run(context: CommandContext): Promise<unknown>;
 }
 
@@ -408,6 +418,26 @@ const COMMANDS: Record<string, Command> = {
       return (await operator()).webhooks.list({ ...pageQuery(options, this.usage), user_id: options['user-id'] });
     },
   },
+  'webhooks deliveries': {
+    usage: 'webhooks deliveries <webhook-id>',
+    summary: "with an API key (read:webhooks): one of your webhooks' last 50 delivery outcomes, newest first",
+    options: [],
+    args: 1,
+    keyHolder: true,
+    async run({ args, keyHolder }) {
+      return keyHolder().webhooks.deliveries(args[0] ?? '');
+    },
+  },
+  'webhooks redeliver': {
+    usage: 'webhooks redeliver <webhook-id> <event-id>',
+    summary: 'with an API key (write:webhooks): send one of those events again now, freshly signed (60 per hour)',
+    options: [],
+    args: 2,
+    keyHolder: true,
+    async run({ args, keyHolder }) {
+      return keyHolder().webhooks.redeliver(args[0] ?? '', args[1] ?? '');
+    },
+  },
   stats: {
     usage: 'stats',
     summary: 'uptime, user and key counts, and the store\'s counters',
@@ -508,7 +538,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     const cwd = io.cwd ?? process.cwd();
     const operator = () => connect(options, io, cwd);
-    const result = await command.run({ options, args: found.args, io, cwd, operator });
+    const keyHolder = () => connectAsKeyHolder(options, io);
+    const result = await command.run({ options, args: found.args, io, cwd, operator, keyHolder });
     if (result instanceof FailedResult) {
       io.stdout.write(`${JSON.stringify(result.result, null, 2)}\n`);
       io.stderr.write(`error: ${result.message}\n`);
@@ -545,7 +576,8 @@ function findCommand(positionals: string[]): { command: Command; args: string[] 
 }
 
 function checkOptions(command: Command, options: ParsedOptions): void {
-  const allowed = new Set<string>([...command.options, ...(command.offline ? [] : CONNECTION_OPTIONS), 'help']);
+  const connection = command.offline ? [] : command.keyHolder ? KEY_CONNECTION_OPTIONS : CONNECTION_OPTIONS;
+  const allowed = new Set<string>([...command.options, ...connection, 'help']);
   for (const name of Object.keys(options)) {
     if (!allowed.has(name)) throw new UsageError(`--${name} does not apply to this command`, command.usage);
   }
@@ -596,6 +628,20 @@ async function connect(options: ParsedOptions, io: CliIo, cwd: string): Promise<
   try {
     // Two quick retries: an operator at a prompt wants "server down" in seconds, not after 15.
     return new AdminClient({ baseUrl, token, retry: { maxRetries: 2 } });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** The key holder's client: the key from --key, else MARKETPLACE_KEY; the same two quick retries. */
+function connectAsKeyHolder(options: ParsedOptions, io: CliIo): MarketplaceClient {
+  const baseUrl = options.url ?? io.env.MARKETPLACE_URL ?? DEFAULT_URL;
+  const apiKey = options.key ?? io.env.MARKETPLACE_KEY;
+  if (apiKey === undefined || apiKey.trim() === '') {
+    throw new CliError('no API key: set MARKETPLACE_KEY (or pass --key) to a key of the webhook\'s owner with read:webhooks (deliveries) or write:webhooks (redeliver)');
+  }
+  try {
+    return new MarketplaceClient({ baseUrl, apiKey, retry: { maxRetries: 2 } });
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
@@ -673,6 +719,8 @@ function helpText(): string {
     `  --url <url>        server address; else MARKETPLACE_URL, else ${DEFAULT_URL}`,
     `  --token <token>    admin token; else MARKETPLACE_ADMIN_TOKEN, else the file <data-dir>/${OPERATOR_TOKEN_FILE_NAME}`,
     `  --data-dir <dir>   where to find ${OPERATOR_TOKEN_FILE_NAME}; else DATA_DIR, else ./data`,
+    '  --key <key>        webhooks deliveries and redeliver only, instead of the token: an API key;',
+    '                     else MARKETPLACE_KEY (the variable keeps it out of the process list)',
     '',
     'Results are printed as JSON. Exit codes: 0 done, 1 failed, 2 wrong command line.',
     '',

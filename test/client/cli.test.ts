@@ -1,6 +1,7 @@
 // The operator CLI, run in-process through runCli: against a fake admin server (what it sends,
 // what it prints, its exit codes: 0 done, 1 failed, 2 wrong command line), and against the
-// real server (a user and key made, used, changed and revoked; stats, compact, a backup).
+// real server (a user and key made, used, changed and revoked; stats, compact, a backup; a key
+// holder's webhook deliveries and redelivery, with a real receiver on 127.0.0.1).
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -13,7 +14,9 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startServer } from '../helpers/server.ts';
+import { answer, startReceiver } from '../webhooks/fixtures.ts';
 
 interface SeenRequest {
   method: string;
@@ -82,6 +85,9 @@ test('wrong command lines exit 2 with one error line and the usage', async (t) =
     ['extra argument', ['compact', 'now'], /expected 0 argument/],
     ['update with nothing to change', ['keys', 'update', 'key_1'], /nothing to change/],
     ['repair without a data dir', ['repair'], /repair needs --data-dir/],
+    ['redeliver without the event id', ['webhooks', 'redeliver', 'wh_1'], /expected 2 argument/],
+    ['the admin token on a key holder\'s command', ['webhooks', 'deliveries', 'wh_1', '--token', TOKEN], /--token does not apply/],
+    ['an API key on an operator command', ['users', 'list', '--key', 'market_live_x'], /--key does not apply/],
   ];
   for (const [name, argv, message] of cases) {
     await t.test(`${name}: marketplace ${argv.join(' ')}`, async () => {
@@ -97,7 +103,7 @@ test('wrong command lines exit 2 with one error line and the usage', async (t) =
 test('help prints every command to stdout and exits 0', async (t) => {
   const result = await run(['help']);
   assert.equal(result.code, 0);
-  for (const command of ['users create', 'users list', 'users update', 'keys create', 'keys list', 'keys update', 'keys usage', 'keys revoke', 'webhooks list', 'stats', 'compact', 'backup', 'repair']) {
+  for (const command of ['users create', 'users list', 'users update', 'keys create', 'keys list', 'keys update', 'keys usage', 'keys revoke', 'webhooks list', 'webhooks deliveries', 'webhooks redeliver', 'stats', 'compact', 'backup', 'repair']) {
     await t.test(command, async () => {
       assert.ok(result.stdout.includes(command), command);
     });
@@ -161,6 +167,14 @@ test('no token anywhere: exit 1 saying where to put one', async (t) => {
   const result = await run(['users', 'list'], { MARKETPLACE_URL: 'http://127.0.0.1:1' }, dir);
   assert.equal(result.code, 1);
   assert.match(result.stderr, /^error: no admin token: cannot read .*data\/admin-token \(ENOENT\); pass --token/);
+});
+
+test('a key holder\'s command with no API key anywhere: exit 1 saying where to put one, nothing sent', async (t) => {
+  const server = await fakeAdminServer(t, () => ({ status: 200, body: { data: [] } }));
+  const result = await run(['webhooks', 'deliveries', 'wh_1', '--url', server.url], { MARKETPLACE_ADMIN_TOKEN: TOKEN });
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /^error: no API key: set MARKETPLACE_KEY \(or pass --key\)/);
+  assert.deepEqual(server.requests, []);
 });
 
 test('backup streams the log into the file through a temporary file, mode 0600', async (t) => {
@@ -277,6 +291,48 @@ test('against the real server, token read from <data-dir>/admin-token: users, ke
   const wrongToken = await run(['stats', '--token', 'wrong-token-0000000000'], env);
   assert.equal(wrongToken.code, 1);
   assert.match(wrongToken.stderr, /operator token is missing or wrong\. \(HTTP 401\)/);
+});
+
+test('against the real server with an API key: webhooks deliveries and redeliver; 404, 403 and the hourly 429 as one line, exit 1', async (t) => {
+  const server = await startServer(t, { dataDir: null, env: { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '3600000' } });
+  const receiver = await startReceiver(t, answer(204));
+  const owner = await server.userWithKey('member', ['read:webhooks', 'write:webhooks']);
+  const readOnly = await server.createKey(owner.userId, { permissions: ['read:webhooks'] });
+  const env = { MARKETPLACE_URL: server.url, MARKETPLACE_KEY: owner.key };
+  const cli = async (...argv: string[]) => {
+    const result = await run(argv, env);
+    assert.equal(result.code, 0, `marketplace ${argv.join(' ')}: ${result.stderr}`);
+    assert.equal(result.stderr, '');
+    return JSON.parse(result.stdout);
+  };
+  const made = await server.request('POST', '/v1/webhooks', { key: owner.key, body: { url: receiver.url, events: ['ping'] } });
+  assert.equal(made.status, 201, made.text);
+  const webhookId: string = made.body.data.id;
+  await eventually(async () => (await cli('webhooks', 'deliveries', webhookId)).length === 1, 10_000, 'the ping outcome');
+  const [ping] = await cli('webhooks', 'deliveries', webhookId);
+  assert.deepEqual([ping.event, ping.status, ping.response_status], ['ping', 'delivered', 204]);
+
+  assert.deepEqual(await cli('webhooks', 'redeliver', webhookId, ping.event_id), { webhook_id: webhookId, event_id: ping.event_id, type: 'ping', status: 'pending' });
+  await eventually(async () => receiver.received.length === 2, 10_000, 'the redelivery');
+  assert.equal(receiver.received[1]!.headers['webhook-id'], receiver.received[0]!.headers['webhook-id']);
+  assert.equal(receiver.received[1]!.body, receiver.received[0]!.body);
+
+  const unknownEvent = await run(['webhooks', 'redeliver', webhookId, 'evt_never_sent'], env);
+  assert.equal(unknownEvent.code, 1);
+  assert.equal(unknownEvent.stdout, '');
+  assert.match(unknownEvent.stderr, /^error: .*not found.* \(HTTP 404\) — request id [0-9a-f-]{36}\n$/i);
+  // --key wins over MARKETPLACE_KEY.
+  const readOnlyKey = await run(['webhooks', 'redeliver', webhookId, ping.event_id, '--key', readOnly.key], env);
+  assert.equal(readOnlyKey.code, 1);
+  assert.match(readOnlyKey.stderr, /\(HTTP 403\).*needs one of: .*write:webhooks/);
+
+  // The hour's other 58 turns, taken at once by redeliveries of events the webhook never had.
+  const taken = await Promise.all(Array.from({ length: 58 }, (_, index) => server.request('POST', `/v1/webhooks/${webhookId}/deliveries/evt_unknown_${index}/redeliver`, { key: owner.key })));
+  assert.deepEqual(new Set(taken.map((response) => response.status)), new Set([404]));
+  const limited = await run(['webhooks', 'redeliver', webhookId, ping.event_id], env);
+  assert.equal(limited.code, 1);
+  assert.match(limited.stderr, /^error: You have asked for 60 redeliveries in the last hour.*Try again in \d+ seconds\. \(HTTP 429\)/);
+  assert.equal(receiver.received.length, 2, 'nothing more was sent');
 });
 
 test('repair, offline: refused while a server holds the data dir; then moves a damaged line aside and the server starts again', async (t) => {
