@@ -1,13 +1,14 @@
 // The record store: collections in memory (collections.ts) in front of a log that keeps them
 // (log.ts: the file, nothing for the memory-only mode, or a database shared by many servers,
-// which alone comes with an InstanceSync, instance-sync.ts, for following the others). Every write is decided in the
-// store's write queue, on the current state, just before its batch goes to the log: a write
-// names what it read (a Transaction) and what it changes, so no write decided on an older copy
-// ever reaches the log, and the outcome is that of running the writes one at a time. A batch
-// is made durable first and only then applied to memory and acknowledged; writes arriving
-// while one batch is written go out together in the next (group commit). Backups run between
-// batches, so they see a durable, unchanging state; a compaction of the file log runs beside
-// the batches and holds them only to mark its snapshot point and to switch files.
+// which alone comes with an InstanceSync, instance-sync.ts, for following the others). Every
+// write is decided in the store's write queue, on the current state, just before its batch
+// goes to the log: a write names what it read (a Transaction) and what it changes, so no write
+// decided on an older copy ever reaches the log, and the outcome is that of running the writes
+// one at a time. A batch is made durable first and only then applied to memory and
+// acknowledged; writes arriving while one batch is written go out together in the next (group
+// commit). Backups run between batches, so they see a durable, unchanging state; a compaction
+// of the file log runs beside the batches and holds them only to mark its snapshot point and
+// to switch files.
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Collections, type ChangeEvent, type CollectionName, type RecordChange, type RecordReader } from './collections.ts';
@@ -261,11 +262,11 @@ export class Store implements RecordReader {
    * Rewrites the log to hold only live records (crash-safe). On the file log, writes go on
    * meanwhile: they are held only while the snapshot point is marked and for the switch to the
    * new file (log.ts, point 4); a back-end that holds the queue throughout (PostgreSQL) makes
-   * writes arriving meanwhile wait and go out right after. Compactions take turns: one asked for while another runs
-   * starts once that one ends, so it also drops whatever was superseded before it was asked
-   * for (erasure relies on that), and every call made meanwhile shares it. Rejects with
-   * StoreUnavailableError when the log fails; the log is then unchanged (or already the
-   * compacted one) and still loadable either way.
+   * writes arriving meanwhile wait and go out right after. Compactions take turns: one asked
+   * for while another runs starts once that one ends, so it also drops whatever was superseded
+   * before it was asked for (erasure relies on that), and every call made meanwhile shares it.
+   * Rejects with StoreUnavailableError when the log fails; the log is then unchanged (or
+   * already the compacted one) and still loadable either way.
    */
   compact(): Promise<CompactionSummary> {
     if (this.closing) return Promise.reject(new StoreClosedError());
