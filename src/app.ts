@@ -129,7 +129,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { dataDir, keyLimiter, failedAuthLimiter } = backends;
   let store: Store;
   try {
-    store = await Store.open({ dataDir, log: backends.log, warn, now: () => clock.now(), compactionHooks: options.compactionHooks });
+    store = await Store.open({ dataDir, log: backends.log, instanceSync: backends.instanceSync, warn, now: () => clock.now(), compactionHooks: options.compactionHooks });
   } catch (error) {
     backends.closeLimiters();
     throw error;

@@ -209,8 +209,8 @@ async function copyIntoDir(path: string, records: Records, warn: (message: strin
   try {
     const existing = countRecords(await readRecords(log));
     if (existing > 0) throw new MigrationRefusedError(`${path} is not empty: it holds a store with ${existing} records`);
-    // Compaction is the log's crash-safe rewrite: either the empty log or the full copy survives.
-    await log.compact(async () => lines);
+    // The log's crash-safe rewrite (a compaction's steps): either the empty log or the full copy survives.
+    await log.rewriteFrom(lines);
   } finally {
     await log.close();
   }

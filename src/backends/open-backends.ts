@@ -17,6 +17,7 @@ import { SlidingWindowLimiter } from '../limits/sliding-window.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS } from '../portal/sign-in-limits.ts';
 import { REDELIVERY_WINDOW_MS } from '../webhooks/redelivery.ts';
 import type { FileSystem } from '../store/files.ts';
+import type { InstanceSync } from '../store/instance-sync.ts';
 import type { Log } from '../store/log.ts';
 import { openLocalLog } from '../store/local-log.ts';
 import type { Store } from '../store/store.ts';
@@ -40,6 +41,8 @@ export interface BackendDescription {
 
 export interface Backends {
   log: Log;
+  /** Following the other instances that share the log (PostgreSQL); null for one process. */
+  instanceSync: InstanceSync | null;
   /** The data directory the instance keeps files in (lock, operator token), or null when none. */
   dataDir: string | null;
   keyLimiter: RateLimiter;
@@ -84,6 +87,7 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
     const dataDir = config.dataDir;
     return {
       log: await openLocalLog({ dataDir, fileSystem: options.fileSystem, warn, now: () => clock.now() }),
+      instanceSync: null,
       dataDir,
       usageInstanceTag: undefined,
       usageReader: (counters) => counters,
@@ -98,6 +102,8 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
   const instanceTag = randomUUID();
   return {
     log,
+    // The same back-end: the database both keeps the records and tells of the others' writes.
+    instanceSync: log,
     dataDir: null,
     usageInstanceTag: instanceTag,
     usageReader: (counters, store) => new SummedUsage(counters, instanceTag, store, clock),

@@ -1,6 +1,7 @@
 // The log as one JSON-lines file in the data directory (the default back-end; see log.ts for
 // the contract). One server writes it, holding the directory's LOCK: every entry it is given
-// was decided on the state it already holds, so it assigns versions and needs no read check.
+// was decided on the state it already holds, so it assigns versions and needs no read check,
+// and there are no other servers to follow (no InstanceSync).
 // A batch is appended and fsynced as one write (group commit); a failed write is cut off again
 // so no half record stays. Compaction rewrites the file beside live writes, crash-safely (temp,
 // fsync, rename, fsync the directory; the temp file is log-rewrite.ts).
@@ -13,7 +14,7 @@ import { nodeFileSystem, type FileSystem, type LogHandle } from './files.ts';
 import { decodeLine, encodeWrite, headerLine, LOG_FILE_NAME, TEMP_SUFFIX, type StoredRecord } from './format.ts';
 import { MAX_LINE_BYTES } from './lines.ts';
 import { acquireDataDirLock } from './lock.ts';
-import type { AppendOutcome, CompactionHooks, CompactResult, LiveCompactionSource, LoadSink, Log, LogEntry, LogStats, PulledWrite } from './log.ts';
+import type { AppendOutcome, CompactionHooks, CompactResult, LiveCompactionSource, LoadSink, Log, LogEntry, LogStats } from './log.ts';
 import { LogRewrite } from './log-rewrite.ts';
 import { LOADED_VERSION, replayLog } from './replay.ts';
 
@@ -140,20 +141,16 @@ export class FileLog implements Log {
     });
   }
 
-  /** One writer: nobody else appends. */
-  async pull(_apply: (write: PulledWrite) => void): Promise<void> {}
-
-  onOthersWrote(_callback: () => void): void {}
-
   /**
-   * The one-shot rewrite (migrate.ts fills a new data dir this way): the same steps as a
-   * compaction beside live writes, with nothing to carry since nobody writes meanwhile.
+   * The one-shot rewrite (migrate.ts fills a new data dir this way): the log becomes exactly
+   * `chunks` (log lines, header first), by the same crash-safe steps as a compaction, with
+   * nothing to carry since nobody writes meanwhile.
    */
-  async compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult> {
-    return this.compactBesideWrites({
+  async rewriteFrom(chunks: readonly Buffer[]): Promise<CompactResult> {
+    return this.compact({
       exclusive: (work) => work(),
       records: async (write) => {
-        for (const chunk of await snapshot()) await write(chunk);
+        for (const chunk of chunks) await write(chunk);
       },
       hooks: {},
     });
@@ -171,7 +168,7 @@ export class FileLog implements Log {
    * records show newer than the snapshot point is also among those writes, later in the file,
    * and wins at replay).
    */
-  async compactBesideWrites(source: LiveCompactionSource): Promise<CompactResult> {
+  async compact(source: LiveCompactionSource): Promise<CompactResult> {
     const { hooks } = source;
     const tempPath = join(this.dataDir, COMPACT_TEMP_NAME);
     // 1. The snapshot point. A failed earlier switch is finished first: the live records must

@@ -1,16 +1,19 @@
-// What the store needs from where its records are kept: the contract every log back-end keeps.
-// The store holds every record in memory and decides each write there; the log makes decided
-// writes durable, gives them back at start, and (for a shared back-end) tells the store what
-// other servers wrote. Back-ends: FileLog (the JSON-lines file, one server per data dir),
-// MemoryLog (keeps nothing: the memory-only mode) and PostgresLog (src/backends/postgres/, shared
-// by many servers).
+// What the store needs from where its records are kept: the contract every log back-end keeps
+// whole. The store holds every record in memory and decides each write there; the log makes
+// decided writes durable, gives them back at start, drops what is superseded, and finds the
+// earlier versions of a record for erasure. Back-ends: FileLog (the JSON-lines file, one server
+// per data dir), MemoryLog (keeps nothing: the memory-only mode) and PostgresLog
+// (src/backends/postgres/, shared by many servers). What only many servers sharing one log need
+// (others' writes, read-your-writes) is not here: it is InstanceSync (instance-sync.ts), given
+// to the store beside the log only in that setup.
 //
 // The contract:
 //
 // 1. Versions. Every write that commits gets a version from one increasing sequence per store
 //    (a number > 1; 1 is what a back-end may give every record it loads when it has no better
 //    one, 0 means "absent"). A record's version is that of the last write that put it. The back-
-//    end assigns versions: it returns them from `append` and gives them to `load` and `pull`.
+//    end assigns versions: it returns them from `append` and gives them to `load` (and, shared,
+//    to InstanceSync's `pull`).
 //
 // 2. append(entries) makes a batch durable. Each entry is one write: its ops must land all or
 //    none, and `reads` lists what the write was decided on — (collection, id, version) for a
@@ -20,45 +23,35 @@
 //    version of the last write to any of its records, is still the one read) and answer
 //    `conflict` for an entry whose reads are stale, storing nothing of it. Entries of one batch
 //    are independent: one refused entry does not refuse the others, and their reads never
-//    depend on each other's ops (the store sees to that). A back-end with one writer (the file)
-//    may skip the check: the store decided every entry on the state the log already holds.
-//    `append` resolves once every accepted entry is durable (it survives a crash or power loss);
-//    it rejects when it cannot tell, and then nothing of the batch may become visible later
-//    (truncate it, or roll back). Appends are never concurrent: the store waits for each.
+//    depend on each other's ops (the store sees to that). A back-end with one writer (the file,
+//    memory) skips the check and never answers `conflict`: the store decided every entry on the
+//    state the log already holds. `append` resolves once every accepted entry is durable (it
+//    survives a crash or power loss); it rejects when it cannot tell, and then nothing of the
+//    batch may become visible later (truncate it, or roll back). Appends are never concurrent:
+//    the store waits for each.
 //
 // 3. load(sink) gives back every live record with its version, in any order, before anything
 //    else is called; it returns the highest version it knows. It must not write (a damaged log
 //    stops the start with a message, it is not "fixed").
 //
-// 4. pull(sink) hands over, in commit order, the writes other servers committed since the last
-//    pull (ops with their version). The store calls it in its write queue, so nothing else
-//    changes memory meanwhile: before re-deciding a write refused as a conflict, after an append
-//    when the back-end's `needsPull` says others committed before it (their writes must be in
-//    memory before the next decision), and when its `onOthersWrote` callback asks for it. It
-//    never hands back writes this server appended itself. A back-end with one writer does nothing.
+// 4. compact(source) drops what is superseded so the log holds about the live records. The store
+//    calls it outside its write queue, with writes going on; the back-end holds the queue
+//    (source.exclusive) for what must not run beside an append. The file rewrites itself from
+//    source.records, holding the queue only to mark its snapshot point and to switch files, and
+//    carries every write acknowledged after the snapshot point into the new content, after the
+//    records (source.records may show a record in a state newer than the snapshot point; such a
+//    record is also in the carried writes, which come later and win at replay, where the last
+//    line for an id wins); either the old or the new content survives a crash, never a mix.
+//    PostgreSQL drops old removals and reclaims space holding the queue throughout, so the
+//    removals it counts again do not change under it; memory has nothing to drop.
 //
-// 5. compact(snapshot) drops what is superseded so the log holds about the live records; the
-//    store calls it in its queue with no append running. `snapshot()` is every live record in the
-//    line format of format.ts (header first), for back-ends that rewrite themselves from it.
-//    Like append: either the old or the new content survives a crash, never a mix.
-//    A back-end that can rewrite itself while writes go on offers compactBesideWrites(source)
-//    instead, and the store then calls that one outside its queue: the back-end holds the queue
-//    (source.exclusive) only for the moments that need it — marking the snapshot point, and the
-//    switch to the new content — and must carry every write acknowledged after the snapshot
-//    point into the new content, after the records (source.records may show a record in a state
-//    newer than the snapshot point; such a record is also in the carried writes, which come
-//    later and win at replay, where the last line for an id wins).
+// 5. earlierVersions(collection, id): the versions of one record that older, superseded writes
+//    the log still holds put, oldest first (erasure looks for earlier personal values in them).
+//    A back-end that keeps only each record's latest state (PostgreSQL, memory) answers none.
 //
-// 6. close() releases what the back-end holds (file handles, the data-dir lock, connections).
+// 6. stats() says what the log holds and did, under names true for the back-end (LogStats).
 //
-// 7. earlierVersions(collection, id), optional: the versions of one record that older, superseded
-//    writes the log still holds put (erasure looks for earlier personal values in them). A back-
-//    end that keeps only each record's latest state (PostgreSQL, memory) has none to give.
-// 8. Read-your-writes, for a back-end shared by several servers: `untilAppliedEverywhere(v)`
-//    resolves once every other running server has version v in memory (or can no longer answer
-//    requests), and the store acknowledges a write only then; `staleness()` says why this server
-//    must not answer now (it cannot vouch it holds every acknowledged write), and `problems()`
-//    what keeps it from being ready. A back-end with one writer has none of them.
+// 7. close() releases what the back-end holds (file handles, the data-dir lock, connections).
 
 import type { StoredRecord, WriteOp } from './format.ts';
 
@@ -80,11 +73,6 @@ export type AppendOutcome = { version: number } | 'conflict';
 export interface LoadSink {
   put(collection: string, record: StoredRecord, version: number): void;
   remove(collection: string, id: string, version: number): void;
-}
-
-export interface PulledWrite {
-  ops: readonly WriteOp[];
-  version: number;
 }
 
 export interface LogStats {
@@ -127,7 +115,7 @@ export interface CompactionHooks {
   afterRename?: () => Promise<void>;
 }
 
-/** What a back-end compacting beside live writes gets from the store (point 5). */
+/** What a back-end gets from the store to compact beside live writes (point 4). */
 export interface LiveCompactionSource {
   /** Runs `work` in the store's write queue: no append runs and memory does not change meanwhile. */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
@@ -140,25 +128,16 @@ export interface LiveCompactionSource {
   hooks: CompactionHooks;
 }
 
+/** Where the store's records are kept; every back-end implements all of it (points 1–7 above). */
 export interface Log {
+  /** Point 3: every live record to `sink`; the highest version known. */
   load(sink: LoadSink): Promise<{ lastVersion: number }>;
+  /** Point 2: the batch durable, each entry committed with its version or refused as a conflict. */
   append(entries: readonly LogEntry[]): Promise<AppendOutcome[]>;
-  pull(apply: (write: PulledWrite) => void): Promise<void>;
-  /** After an append: true when others committed writes this server has not pulled yet (point 4). */
-  needsPull?(): boolean;
-  /** Registers the callback a shared back-end calls when others wrote (the store then pulls). */
-  onOthersWrote(callback: () => void): void;
-  compact(snapshot: () => Promise<Buffer[]>): Promise<CompactResult>;
-  /** Point 5: a compaction that holds writes only to mark its snapshot point and to switch. */
-  compactBesideWrites?(source: LiveCompactionSource): Promise<CompactResult>;
-  /** Point 7: every version of the record the log's older writes put, oldest first. */
-  earlierVersions?(collection: string, id: string): Promise<StoredRecord[]>;
-  /** Point 8: resolves once every other server has applied `version`. */
-  untilAppliedEverywhere?(version: number): Promise<void>;
-  /** Point 8: why this server must not answer now, or null. */
-  staleness?(): string | null;
-  /** Point 8: what keeps this server from being ready. */
-  problems?(): string[];
+  /** Point 4: drops what is superseded, holding the store's queue only where it must. */
+  compact(source: LiveCompactionSource): Promise<CompactResult>;
+  /** Point 5: every version of the record the log's older writes put, oldest first (none kept: []). */
+  earlierVersions(collection: string, id: string): Promise<StoredRecord[]>;
   stats(): LogStats;
   close(): Promise<void>;
 }

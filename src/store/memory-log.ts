@@ -1,8 +1,10 @@
-// The memory-only mode's log: it keeps nothing, so every append "commits" at once and a start
-// loads nothing. Writes still pass through the store's queue like any other, so the memory-only
-// server decides writes exactly as the file-backed one does.
+// The memory-only mode's log: it keeps nothing, so every append "commits" at once, a start
+// loads nothing, a compaction has nothing to drop and no earlier versions exist. Writes still
+// pass through the store's queue like any other, so the memory-only server decides writes
+// exactly as the file-backed one does.
 
-import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from './log.ts';
+import type { StoredRecord } from './format.ts';
+import type { AppendOutcome, CompactResult, LiveCompactionSource, LoadSink, Log, LogEntry, LogStats } from './log.ts';
 
 export class MemoryLog implements Log {
   private nextVersion = 2;
@@ -15,12 +17,13 @@ export class MemoryLog implements Log {
     return entries.map(() => ({ version: this.nextVersion++ }));
   }
 
-  async pull(_apply: (write: PulledWrite) => void): Promise<void> {}
+  /** Nothing kept, nothing to drop: it takes its turn in the queue (after the writes before it) and ends. */
+  compact(source: LiveCompactionSource): Promise<CompactResult> {
+    return source.exclusive(async () => ({ bytesBefore: 0, bytesAfter: 0 }));
+  }
 
-  onOthersWrote(_callback: () => void): void {}
-
-  async compact(_snapshot: () => Promise<Buffer[]>): Promise<CompactResult> {
-    return { bytesBefore: 0, bytesAfter: 0 };
+  async earlierVersions(_collection: string, _id: string): Promise<StoredRecord[]> {
+    return [];
   }
 
   stats(): LogStats {

@@ -1,17 +1,20 @@
 // The record store: collections in memory (collections.ts) in front of a log that keeps them
-// (log.ts: the file, or nothing for the memory-only mode). Every write is decided in the
-// store's write queue, on the current state, just before its batch goes to the log: a write
-// names what it read (a Transaction) and what it changes, so no write decided on an older copy
-// ever reaches the log, and the outcome is that of running the writes one at a time. A batch
-// is made durable first and only then applied to memory and acknowledged; writes arriving
-// while one batch is written go out together in the next (group commit). Backups run between
-// batches, so they see a durable, unchanging state; a compaction of the file log runs beside
-// the batches and holds them only to mark its snapshot point and to switch files.
+// (log.ts: the file, nothing for the memory-only mode, or a database shared by many servers,
+// which alone comes with an InstanceSync, instance-sync.ts, for following the others). Every
+// write is decided in the store's write queue, on the current state, just before its batch
+// goes to the log: a write names what it read (a Transaction) and what it changes, so no write
+// decided on an older copy ever reaches the log, and the outcome is that of running the writes
+// one at a time. A batch is made durable first and only then applied to memory and
+// acknowledged; writes arriving while one batch is written go out together in the next (group
+// commit). Backups run between batches, so they see a durable, unchanging state; a compaction
+// of the file log runs beside the batches and holds them only to mark its snapshot point and
+// to switch files.
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Collections, type ChangeEvent, type CollectionName, type RecordChange, type RecordReader } from './collections.ts';
 import type { FileSystem } from './files.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
+import type { InstanceSync } from './instance-sync.ts';
 import type { AppendOutcome, CompactionHooks, Log, LogEntry } from './log.ts';
 import { openLocalLog } from './local-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
@@ -33,6 +36,11 @@ export interface StoreOptions {
    * it, the file in `dataDir` or memory only (for tests and embedding).
    */
   log?: Log;
+  /**
+   * Only where many servers share `log` (it is the same PostgreSQL back-end): following the
+   * others' writes and read-your-writes. Absent, the store is the log's one writer.
+   */
+  instanceSync?: InstanceSync | null;
   fileSystem?: FileSystem;
   warn?: (message: string) => void;
   /** Compact once the log holds at least this many operations and over half are superseded. */
@@ -110,6 +118,8 @@ export interface CompactionSummary {
 export class Store implements RecordReader {
   private readonly collections: Collections;
   private readonly log: Log;
+  /** Other servers share the log (null: this one is its only writer, and nothing here is called). */
+  private readonly instanceSync: InstanceSync | null;
   /** In the order they were registered; `collection` null hears every collection. */
   private readonly listeners: Array<{ collection: string | null; listener: (change: ChangeEvent) => void }> = [];
   private readonly compactAtOps: number;
@@ -134,32 +144,37 @@ export class Store implements RecordReader {
   private constructor(
     collections: Collections,
     log: Log,
+    instanceSync: InstanceSync | null,
     options: { compactAtOps: number; now: () => number; warn: (message: string) => void; compactionHooks: CompactionHooks },
   ) {
     this.collections = collections;
     this.compactionHooks = options.compactionHooks;
     this.log = log;
+    this.instanceSync = instanceSync;
     this.compactAtOps = options.compactAtOps;
     this.now = options.now;
     this.warn = options.warn;
-    log.onOthersWrote(() => {
-      if (this.closing || this.pullQueued) return;
-      // One catch-up waiting at a time is enough: it reads everything committed until it runs.
-      this.pullQueued = true;
-      void this.enqueueTask(() => {
-        this.pullQueued = false;
-        return this.pullOthers();
-      }).then(
-        () => {
-          this.lastPullWarning = null;
-        },
-        (error: Error) => {
-          // Said once per cause, not at every periodic catch-up of an outage.
-          if (error.message !== this.lastPullWarning) this.warn(`Could not read other servers' writes: ${error.message}`);
-          this.lastPullWarning = error.message;
-        },
-      );
-    });
+    if (instanceSync !== null) instanceSync.onOthersWrote(() => this.queuePull());
+  }
+
+  /** Others wrote (a shared log's callback): one catch-up is queued, unless one already waits. */
+  private queuePull(): void {
+    if (this.closing || this.pullQueued) return;
+    // One catch-up waiting at a time is enough: it reads everything committed until it runs.
+    this.pullQueued = true;
+    void this.enqueueTask(() => {
+      this.pullQueued = false;
+      return this.pullOthers();
+    }).then(
+      () => {
+        this.lastPullWarning = null;
+      },
+      (error: Error) => {
+        // Said once per cause, not at every periodic catch-up of an outage.
+        if (error.message !== this.lastPullWarning) this.warn(`Could not read other servers' writes: ${error.message}`);
+        this.lastPullWarning = error.message;
+      },
+    );
   }
 
   /**
@@ -182,7 +197,7 @@ export class Store implements RecordReader {
       await log.close().catch(() => {});
       throw error;
     }
-    return new Store(collections, log, { compactAtOps: options.compactAtOps ?? 10_000, now, warn, compactionHooks: options.compactionHooks ?? {} });
+    return new Store(collections, log, options.instanceSync ?? null, { compactAtOps: options.compactAtOps ?? 10_000, now, warn, compactionHooks: options.compactionHooks ?? {} });
   }
 
   get<T extends StoredRecord>(collection: CollectionName<T>, id: string): T | undefined {
@@ -246,12 +261,12 @@ export class Store implements RecordReader {
   /**
    * Rewrites the log to hold only live records (crash-safe). On the file log, writes go on
    * meanwhile: they are held only while the snapshot point is marked and for the switch to the
-   * new file (log.ts, point 5); on a back-end that cannot do that, writes arriving meanwhile
-   * wait and go out right after. Compactions take turns: one asked for while another runs
-   * starts once that one ends, so it also drops whatever was superseded before it was asked
-   * for (erasure relies on that), and every call made meanwhile shares it. Rejects with
-   * StoreUnavailableError when the log fails; the log is then unchanged (or already the
-   * compacted one) and still loadable either way.
+   * new file (log.ts, point 4); a back-end that holds the queue throughout (PostgreSQL) makes
+   * writes arriving meanwhile wait and go out right after. Compactions take turns: one asked
+   * for while another runs starts once that one ends, so it also drops whatever was superseded
+   * before it was asked for (erasure relies on that), and every call made meanwhile shares it.
+   * Rejects with StoreUnavailableError when the log fails; the log is then unchanged (or
+   * already the compacted one) and still loadable either way.
    */
   compact(): Promise<CompactionSummary> {
     if (this.closing) return Promise.reject(new StoreClosedError());
@@ -272,20 +287,17 @@ export class Store implements RecordReader {
 
   private async compactOnce(): Promise<CompactionSummary> {
     if (this.closing) throw new StoreClosedError();
-    const log = this.log;
     try {
-      const result = log.compactBesideWrites
-        ? await log.compactBesideWrites({
-            exclusive: (work) => this.enqueueTask(work),
-            records: (write) =>
-              this.writeLiveRecords(async (chunk) => {
-                // Closing does not wait for a long compaction: it stops here, the old log whole.
-                if (this.closing) throw new StoreClosedError('the store closed during a compaction');
-                await write(chunk);
-              }),
-            hooks: this.compactionHooks,
-          })
-        : await this.enqueueTask(() => log.compact(() => this.serializeLiveRecords()));
+      const result = await this.log.compact({
+        exclusive: (work) => this.enqueueTask(work),
+        records: (write) =>
+          this.writeLiveRecords(async (chunk) => {
+            // Closing does not wait for a long compaction: it stops here, the old log whole.
+            if (this.closing) throw new StoreClosedError('the store closed during a compaction');
+            await write(chunk);
+          }),
+        hooks: this.compactionHooks,
+      });
       return { ...result, records: this.collections.liveRecords() };
     } catch (error) {
       if (error instanceof StoreClosedError) throw error;
@@ -300,7 +312,7 @@ export class Store implements RecordReader {
    */
   async earlierVersions<T extends StoredRecord>(collection: CollectionName<T>, id: string): Promise<T[]> {
     try {
-      return ((await this.log.earlierVersions?.(collection, id)) ?? []) as T[];
+      return (await this.log.earlierVersions(collection, id)) as T[];
     } catch (error) {
       // The log could not be read back: the caller answers 503 and may be asked again.
       throw new StoreUnavailableError(error);
@@ -447,8 +459,9 @@ export class Store implements RecordReader {
     for (const item of committed) this.runCommittedActions(item.committedActions);
     this.acknowledge(committed, outcomes);
     // Another server changed what these read, or wrote before this batch went in: catch up with
-    // it before deciding anything else (the conflicts again, on the new state).
-    if (conflicts.length > 0 || this.log.needsPull?.()) {
+    // it before deciding anything else (the conflicts again, on the new state). Only a shared
+    // log answers conflict; a write refused with nobody to catch up with is refused for good.
+    if (conflicts.length > 0 || (this.instanceSync !== null && this.instanceSync.needsPull())) {
       try {
         await this.pullOthers();
       } catch (error) {
@@ -474,18 +487,18 @@ export class Store implements RecordReader {
   }
 
   /**
-   * Resolves the committed writes once every other server answers with them (a shared log's
-   * `untilAppliedEverywhere`), without holding the queue meanwhile: later batches go on.
+   * Resolves the committed writes: at once with one writer; with others sharing the log, once
+   * every other server answers with them (`untilAppliedEverywhere`), without holding the queue
+   * meanwhile: later batches go on.
    */
   private acknowledge(committed: readonly DecidedWrite[], outcomes: readonly AppendOutcome[]): void {
     if (committed.length === 0) return;
-    const last = Math.max(...outcomes.map((outcome) => (outcome === 'conflict' ? 0 : outcome.version)));
-    const everywhere = this.log.untilAppliedEverywhere?.(last);
-    if (everywhere === undefined) {
+    if (this.instanceSync === null) {
       for (const item of committed) item.write.resolve(item.result);
       return;
     }
-    everywhere.then(
+    const last = Math.max(...outcomes.map((outcome) => (outcome === 'conflict' ? 0 : outcome.version)));
+    this.instanceSync.untilAppliedEverywhere(last).then(
       () => {
         for (const item of committed) item.write.resolve(item.result);
       },
@@ -499,16 +512,18 @@ export class Store implements RecordReader {
 
   /** Why this server must not answer now (a shared log it cannot vouch it has caught up with), or null. */
   staleness(): string | null {
-    return this.log.staleness?.() ?? null;
+    return this.instanceSync === null ? null : this.instanceSync.staleness();
   }
 
   /** What keeps the log from being ready (a shared log: database unreachable, behind), empty when nothing. */
   problems(): string[] {
-    return this.log.problems?.() ?? [];
+    return this.instanceSync === null ? [] : this.instanceSync.problems();
   }
 
+  /** Applies the writes other servers committed since the last pull (a log's one writer has none). */
   private async pullOthers(): Promise<void> {
-    await this.log.pull((write) => this.apply(write.ops, write.version));
+    if (this.instanceSync === null) throw new Error('the log refused a write as a conflict, but no other server shares it');
+    await this.instanceSync.pull((write) => this.apply(write.ops, write.version));
   }
 
   private apply(ops: readonly WriteOp[], version: number): void {

@@ -31,7 +31,7 @@ const KEEP_MS = 5_000;
 
 async function openStore(url: string): Promise<Store> {
   const log = await PostgresLog.open({ url, warn: () => {}, tombstoneRetentionMs: KEEP_MS });
-  return Store.open({ dataDir: null, log, compactAtOps: 40, warn: () => {} });
+  return Store.open({ dataDir: null, log, instanceSync: log, compactAtOps: 40, warn: () => {} });
 }
 
 async function tombstones(url: string): Promise<number> {

@@ -1,5 +1,5 @@
-// The record log in PostgreSQL (contract: src/store/log.ts; tables: schema.ts), shared by any
-// number of instances. Each instance keeps every record in memory, as with the file, and
+// The record log in PostgreSQL (contracts: src/store/log.ts, and src/store/instance-sync.ts for
+// following the other instances; tables: schema.ts), shared by any number of instances. Each instance keeps every record in memory, as with the file, and
 // follows the others: a commit notifies (LISTEN/NOTIFY) with its version, and `pull` reads
 // every record changed since the last version this instance knows, in version order, in one
 // snapshot. After a lost connection the listener reconnects and pulls, so nothing is missed.
@@ -21,8 +21,9 @@
 // The driver (`pg`) is an optional peer dependency, imported only when DATABASE_URL is set.
 
 import type { Client, ClientBase, Pool, PoolClient } from 'pg';
-import type { WriteOp } from '../../store/format.ts';
-import type { AppendOutcome, CompactResult, LoadSink, Log, LogEntry, LogStats, PulledWrite } from '../../store/log.ts';
+import type { StoredRecord, WriteOp } from '../../store/format.ts';
+import type { InstanceSync, PulledWrite } from '../../store/instance-sync.ts';
+import type { AppendOutcome, CompactResult, LiveCompactionSource, LoadSink, Log, LogEntry, LogStats } from '../../store/log.ts';
 import { InstanceLeases } from './instance-leases.ts';
 import { RemovalCount } from './removals.ts';
 import { APPLIED_CHANNEL, CHANGES_CHANNEL, migrate } from './schema.ts';
@@ -70,7 +71,7 @@ const COMPACTION_UNLOCK = 'SELECT pg_advisory_unlock(727274002)';
 const FILL_ROWS_PER_STATEMENT = 2_000;
 const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
 
-export class PostgresLog implements Log {
+export class PostgresLog implements Log, InstanceSync {
   private readonly pool: Pool;
   private readonly url: string;
   private readonly warn: (message: string) => void;
@@ -343,11 +344,23 @@ export class PostgresLog implements Log {
   }
 
   /**
-   * Drops old tombstones and lets PostgreSQL reclaim the space of superseded rows. Instances
-   * compacting at the same moment take turns (an advisory lock): the later ones find nothing
-   * left to drop, and only count the removals again.
+   * Drops old tombstones and lets PostgreSQL reclaim the space of superseded rows, holding the
+   * store's write queue throughout (no append or pull changes the removals counted meanwhile).
    */
-  async compact(_snapshot: () => Promise<Buffer[]>): Promise<CompactResult> {
+  compact(source: LiveCompactionSource): Promise<CompactResult> {
+    return source.exclusive(() => this.compactInDatabase());
+  }
+
+  /** The table keeps only each record's latest state: no earlier versions to give. */
+  async earlierVersions(_collection: string, _id: string): Promise<StoredRecord[]> {
+    return [];
+  }
+
+  /**
+   * Instances compacting at the same moment take turns (an advisory lock): the later ones find
+   * nothing left to drop, and only count the removals again.
+   */
+  private async compactInDatabase(): Promise<CompactResult> {
     const client = await this.pool.connect();
     try {
       await client.query(COMPACTION_LOCK);
