@@ -4,10 +4,9 @@
 
 import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
 import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
-import { assertChangeable, assertPlanChangeable, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../http/key-fields.ts';
+import { assertChangeable, assertPlanChangeable, DEFAULT_PERMISSIONS, existingPlan, newKeyRecord, onPlan, readGraceSeconds, readKeyExpiry, readPermissions } from '../resources/keys.ts';
 import { rolledKey } from '../auth/key-lifetime.ts';
 import { keysNarrowedTo } from '../auth/role-permissions.ts';
-import { DEFAULT_PERMISSIONS } from '../http/key-fields.ts';
 import { generateApiKey, type KeyPrefixKind } from '../auth/keys.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import type { Clock } from '../clock.ts';
@@ -24,7 +23,7 @@ import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { Store, WriteOp } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
-import { assertEmailFree, readProfileFields } from './profile.ts';
+import { assertEmailFree, readProfileFields } from '../resources/profile.ts';
 import { VERSION } from '../version.ts';
 
 export interface CoreOperatorRoutesDeps {

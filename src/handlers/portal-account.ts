@@ -27,7 +27,7 @@ import type { SecondFactorProof, TwoFactorRules } from '../portal/two-factor.ts'
 import { isSameEmail } from '../domain/email.ts';
 import type { RecordReader, Store, WriteOp } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
-import { assertEmailFree, ownProfileBody, ownProfileChangeOps, readOwnProfileChange, readProfileFields } from './profile.ts';
+import { assertEmailFree, ownProfileBody, decideOwnProfileChange, readOwnProfileChange, readProfileFields } from '../resources/profile.ts';
 
 export interface PortalAccountRoutesDeps {
   store: Store;
@@ -184,7 +184,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const changesEmail = fields.email !== undefined && !isSameEmail(fields.email, context.user.email);
     const proof = changesEmail ? await reauthenticateForEmail(context, { current_password, code, recovery_code }) : null;
     return context.commit((tx, user) => {
-      const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
       const spent = proof === null ? null : rules.spend(tx, user.id, proof);
       if (proof !== null && spent === null) throw badRequest('The request body is invalid: code is wrong or was already used.', { code: 'is wrong or was already used' });
       // An email change ends every other session, as a password change does.

@@ -1,5 +1,6 @@
-// Profile fields shared by PUT /v1/users/me, PUT /portal/v1/me and the operator's user
-// endpoints: one set of limits, one email-uniqueness rule, one way a user changes her own profile.
+// The rules of a user's profile, with no request in sight, shared by PUT /v1/users/me, PUT
+// /portal/v1/me and the operator's user endpoints: one set of limits, one email-uniqueness rule,
+// one way a user changes her own profile.
 
 import { isSameEmail } from '../domain/email.ts';
 import { USERS, type UserRecord } from '../domain/records.ts';
@@ -61,7 +62,7 @@ export function readOwnProfileChange(body: Record<string, unknown>): ProfileFiel
  * Decides a user's own profile change on the user as she is now (`user`, read in the write):
  * If-Match against her current profile (412), a free email (409), the `user.updated` event.
  */
-export function ownProfileChangeOps(
+export function decideOwnProfileChange(
   tx: DecisionReader,
   user: UserRecord,
   fields: ProfileFields,
