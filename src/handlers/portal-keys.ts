@@ -5,8 +5,7 @@
 // exist. Every write is audited with the user as actor, in the same store write.
 
 import type { AuditLog } from '../audit/audit-log.ts';
-import { assertChangeable, decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, ownKey, readGraceSeconds, readOwnKeyChange, readOwnKeyCreate } from '../resources/keys.ts';
-import { rolledKey } from '../auth/key-lifetime.ts';
+import { decideKeyRoll, decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, ownKey, readKeyRoll, readOwnKeyChange, readOwnKeyCreate } from '../resources/keys.ts';
 import { generateApiKey } from '../auth/keys.ts';
 import { fieldChanges } from '../audit/audit-log.ts';
 import { newestFirst } from '../domain/order.ts';
@@ -15,7 +14,6 @@ import { keyView, rolledKeyView } from '../domain/views.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { ApiRoute, PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import { BodyChecker } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
 import { usageBody, type UsageAnswerDeps } from '../resources/usage.ts';
 
@@ -78,18 +76,14 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
     });
   }
   async function roll(context: PortalContext): Promise<Reply> {
-    const checker = new BodyChecker(await context.readJsonBody(), ['grace_seconds']);
-    const graceSeconds = readGraceSeconds(checker);
-    checker.finish();
+    const { graceSeconds } = readKeyRoll(await context.readJsonBody());
     const keyId = context.params.id!;
     return context.commit((tx, user) => {
       const key = ownKey(tx, keyId, user);
-      assertChangeable(key);
-      const secret = generateApiKey(key.prefix === 'mk_' ? 'mk' : 'live', deps.brand);
-      const rolled = rolledKey(key, secret, graceSeconds, clock.now());
+      const { ops, rolled, secret } = decideKeyRoll(key, deps.brand, graceSeconds, clock.now());
       const changes = { grace_seconds: graceSeconds, previous_secret_expires_at: rolled.previous_hash_expires_at, last_four: { from: key.last_four, to: rolled.last_four } };
       return {
-        ops: [{ op: 'put', collection: KEYS, id: keyId, data: rolled }, audit.entryOp(context.requestId, { action: 'portal.key_roll', target_type: 'key', target_id: keyId, changes, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_roll', target_type: 'key', target_id: keyId, changes, actor: actor(user) })],
         reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, lastUsedAt(keyId), clock.now()) } },
       };
     });

@@ -1,9 +1,10 @@
 // The rules of an API key and its plan, with no request in sight. Reading the key fields that
 // both the operator API and the portal accept — `expires_at`, `plan`, `grace_seconds` — and
 // turning a plan id into the key's plan and limit, one reading for both, so a key made either
-// way follows the same rules; and deciding a user's own key create and change in the portal
-// (least privilege within the role, at most 20 active keys, 50 created a day, self-service
-// plans only). Another user's key is always a missing one.
+// way follows the same rules; deciding the operator's key create, change, revoke and roll; and
+// deciding a user's own key create and change in the portal (least privilege within the role,
+// at most 20 active keys, 50 created a day, self-service plans only). Another user's key is
+// always a missing one.
 
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
@@ -13,12 +14,13 @@ import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { WriteOp } from '../store/format.ts';
-import { isExpired, MAX_ROLL_GRACE_SECONDS, readExpiresAt } from '../auth/key-lifetime.ts';
-import type { NewApiKey } from '../auth/keys.ts';
+import { isExpired, MAX_ROLL_GRACE_SECONDS, readExpiresAt, rolledKey } from '../auth/key-lifetime.ts';
+import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
+import { generateApiKey, type KeyPrefixKind, type NewApiKey } from '../auth/keys.ts';
 import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
 import { currentPlans, entryPlan } from '../auth/plans.ts';
 import { entriesBeyondRole } from '../auth/role-permissions.ts';
-import { KEYS, type UserRecord } from '../domain/records.ts';
+import { KEYS, USERS, userStatus, type UserRecord } from '../domain/records.ts';
 import { assertWithinDailyLimit, KEYS_CREATED_PER_DAY } from '../portal/daily-limits.ts';
 
 /** What a key holds unless more is asked: least privilege. */
@@ -75,9 +77,12 @@ export function readKeyExpiry(checker: BodyChecker, nowMs: number): string | nul
   return read.value;
 }
 
-/** `grace_seconds` for a roll: 0 to 7 days; absent → 0 (the old secret stops at once). */
-export function readGraceSeconds(checker: BodyChecker): number {
-  return checker.integer('grace_seconds', 0, MAX_ROLL_GRACE_SECONDS) ?? 0;
+/** A roll's body: `grace_seconds`, 0 to 7 days; absent → 0 (the old secret stops at once). Throws one 400. */
+export function readKeyRoll(body: Record<string, unknown>): { graceSeconds: number } {
+  const checker = new BodyChecker(body, ['grace_seconds']);
+  const graceSeconds = checker.integer('grace_seconds', 0, MAX_ROLL_GRACE_SECONDS) ?? 0;
+  checker.finish();
+  return { graceSeconds };
 }
 
 /** The plan `planId` names now, or a 400 naming the plans there are. */
@@ -104,6 +109,123 @@ export function assertPlanChangeable(key: KeyRecord, nowMs: number): void {
 /** A revoked key's fields are final. */
 export function assertChangeable(key: KeyRecord): void {
   if (key.revoked_at !== null) throw conflict('This key is revoked and can no longer be changed.');
+}
+
+const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'plan', 'expires_at', 'prefix'] as const;
+const KEY_CHANGE_FIELDS = ['permissions', 'rate_limit', 'plan', 'expires_at', 'name'] as const;
+
+/** What the operator sends to create or change a key; absent fields are undefined. */
+export interface KeyFields {
+  /** Create only: whose key it is. */
+  userId?: string;
+  name?: string;
+  permissions?: string[];
+  /** A limit of the operator's own, which takes the key off any plan. */
+  rateLimit?: number;
+  planId?: string;
+  expiresAt?: string | null;
+  /** Create only: `mk_` or the brand's live prefix (default). */
+  prefixKind?: KeyPrefixKind;
+}
+
+/** The operator's key create body (`user_id` required); throws one 400 naming every problem. */
+export function readKeyCreate(body: Record<string, unknown>, apiRoutes: readonly PermissionRoute[], nowMs: number): KeyFields {
+  const checker = new BodyChecker(body, KEY_CREATE_FIELDS, ['id', 'key', 'created_at', 'revoked_at']);
+  checker.requireFields(['user_id']);
+  const userId = checker.string('user_id', 1, 100);
+  const name = checker.string('name', 0, 100);
+  const permissions = readPermissions(checker, apiRoutes);
+  const { rateLimit, planId } = readLimitOrPlan(checker);
+  const expiresAt = readKeyExpiry(checker, nowMs);
+  const prefixKind = checker.oneOf<KeyPrefixKind>('prefix', ['mk', 'live']) ?? 'live';
+  checker.finish();
+  return { userId, name, permissions, rateLimit, planId, expiresAt, prefixKind };
+}
+
+/** The operator's key change body (at least one field); throws one 400 naming every problem. */
+export function readKeyChange(body: Record<string, unknown>, apiRoutes: readonly PermissionRoute[], nowMs: number): KeyFields {
+  const checker = new BodyChecker(body, KEY_CHANGE_FIELDS, ['id', 'user_id', 'prefix', 'key', 'created_at', 'revoked_at']);
+  const name = checker.string('name', 0, 100);
+  const permissions = readPermissions(checker, apiRoutes);
+  const { rateLimit, planId } = readLimitOrPlan(checker);
+  const expiresAt = readKeyExpiry(checker, nowMs);
+  checker.finish();
+  requireNonEmpty(body, KEY_CHANGE_FIELDS);
+  return { name, permissions, rateLimit, planId, expiresAt };
+}
+
+/**
+ * The operator creating a key for a user who exists now (400 otherwise, checked as the write
+ * commits, so a key is never made for a user that is gone): a limit of the operator's own means
+ * no plan; otherwise the plan asked for, or the entry plan (Free).
+ */
+export function decideKeyCreate(tx: RecordReader, fields: KeyFields, secret: NewApiKey, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
+  const owner = tx.get(USERS, fields.userId!);
+  if (!owner || userStatus(owner) === 'erased') throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
+  const plan = fields.planId !== undefined ? existingPlan(tx, fields.planId) : fields.rateLimit === undefined ? entryPlan(currentPlans(tx)) : undefined;
+  const key = newKeyRecord({
+    userId: fields.userId!,
+    name: fields.name ?? '',
+    secret,
+    permissions: fields.permissions ?? DEFAULT_PERMISSIONS,
+    rateLimit: plan?.rate_limit ?? fields.rateLimit ?? DEFAULT_RATE_LIMIT,
+    plan: plan?.id ?? null,
+    expiresAt: fields.expiresAt ?? null,
+    nowMs,
+  });
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }], key };
+}
+
+/**
+ * The operator changing a key as it is when the write commits (404 missing, 409 revoked: a
+ * revocation is final). The plan is checked on the key after this change: a new expiry in the
+ * same request makes it usable again.
+ */
+export function decideKeyChange(tx: RecordReader, keyId: string, fields: KeyFields, nowMs: number): { ops: WriteOp[]; key: KeyRecord; changed: KeyRecord } {
+  const key = tx.get(KEYS, keyId);
+  if (!key) throw notFound('Key');
+  assertChangeable(key);
+  let changed: KeyRecord = {
+    ...key,
+    ...(fields.name !== undefined ? { name: fields.name } : {}),
+    ...(fields.permissions !== undefined ? { permissions: fields.permissions } : {}),
+    // A limit of the operator's own takes the key off its plan.
+    ...(fields.rateLimit !== undefined ? { rate_limit: fields.rateLimit, plan: null } : {}),
+    ...(fields.expiresAt !== undefined ? { expires_at: fields.expiresAt } : {}),
+    updated_at: isoTime(nowMs),
+  };
+  if (fields.planId !== undefined) {
+    assertPlanChangeable(changed, nowMs);
+    changed = onPlan(changed, existingPlan(tx, fields.planId));
+  }
+  return { ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }], key, changed };
+}
+
+/** Revoking `key`: no ops when it already is (revoking twice changes nothing). */
+export function decideKeyRevoke(key: KeyRecord, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
+  if (key.revoked_at !== null) return { ops: [], key };
+  const now = isoTime(nowMs);
+  const revoked: KeyRecord = { ...key, revoked_at: now, updated_at: now };
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: revoked }], key: revoked };
+}
+
+/**
+ * A new secret for `key` with the prefix it has (409 once revoked); the current secret keeps
+ * working for `graceSeconds`. The plain secret is returned for the one answer that shows it.
+ */
+export function decideKeyRoll(key: KeyRecord, brand: string, graceSeconds: number, nowMs: number): { ops: WriteOp[]; rolled: KeyRecord; secret: NewApiKey } {
+  assertChangeable(key);
+  const secret = generateApiKey(key.prefix === 'mk_' ? 'mk' : 'live', brand);
+  const rolled = rolledKey(key, secret, graceSeconds, nowMs);
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: rolled }], rolled, secret };
+}
+
+/** `rate_limit` or `plan` (a plan sets the limit, so not both). */
+function readLimitOrPlan(checker: BodyChecker): { rateLimit: number | undefined; planId: string | undefined } {
+  const rateLimit = checker.integer('rate_limit', MIN_RATE_LIMIT, MAX_RATE_LIMIT);
+  const planId = checker.string('plan', 1, 40);
+  if (checker.has('rate_limit') && checker.has('plan')) checker.fail('plan', 'sets the rate limit itself: send plan or rate_limit, not both');
+  return { rateLimit, planId };
 }
 
 /** Active keys a user may hold at once (revoked and expired ones do not count). */
@@ -194,11 +316,7 @@ export function decideOwnKeyChange(tx: RecordReader, user: UserRecord, keyId: st
 
 /** A user revoking her own key: no ops when it already is (revoking twice changes nothing). */
 export function decideOwnKeyRevoke(tx: RecordReader, user: UserRecord, keyId: string, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
-  const key = ownKey(tx, keyId, user);
-  if (key.revoked_at !== null) return { ops: [], key };
-  const now = isoTime(nowMs);
-  const revoked: KeyRecord = { ...key, revoked_at: now, updated_at: now };
-  return { ops: [{ op: 'put', collection: KEYS, id: keyId, data: revoked }], key: revoked };
+  return decideKeyRevoke(ownKey(tx, keyId, user), nowMs);
 }
 
 /** When each of the user's keys was made, revoked ones included (for the daily limit). */

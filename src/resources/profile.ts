@@ -1,12 +1,17 @@
 // The rules of a user's profile, with no request in sight, shared by PUT /v1/users/me, PUT
 // /portal/v1/me and the operator's user endpoints: one set of limits, one email-uniqueness rule,
-// one way a user changes her own profile.
+// one way a user changes her own profile, and the operator's user create and change (a role
+// change narrows the user's keys in the same write).
 
 import { isSameEmail } from '../domain/email.ts';
-import { USERS, type UserRecord } from '../domain/records.ts';
+import { isoTime } from '../clock.ts';
+import type { PermissionRoute } from '../auth/permissions.ts';
+import { keysNarrowedTo } from '../auth/role-permissions.ts';
+import { newId } from '../domain/ids.ts';
+import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type Role, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
 import { assertIfMatch, etagOf } from '../http/conditional.ts';
-import { badRequest, conflict } from '../domain/errors.ts';
+import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
 import type { DecisionReader, RecordReader, WriteOp } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
@@ -79,4 +84,80 @@ export function decideOwnProfileChange(
 /** The body of GET /v1/users/me and GET /portal/v1/me; its ETag is what If-Match is compared with. */
 export function ownProfileBody(user: UserRecord): { data: ReturnType<typeof privateUser> } {
   return { data: privateUser(user) };
+}
+
+/** The fields the operator sets on a user. */
+export const OPERATOR_USER_FIELDS = ['name', 'email', 'role', 'bio'] as const;
+const OPERATOR_USER_READ_ONLY = ['id', 'created_at', 'updated_at'];
+
+/** A user's fields as the operator sends them, the role apart. */
+export interface UserFields {
+  profile: ProfileFields;
+  role: Role | undefined;
+}
+
+/** The operator's new user (`name` required; the role `member` unless sent); throws one 400 naming every problem. */
+export function readUserCreate(body: Record<string, unknown>): UserFields {
+  const checker = new BodyChecker(body, OPERATOR_USER_FIELDS, OPERATOR_USER_READ_ONLY);
+  checker.requireFields(['name']);
+  const profile = readProfileFields(checker);
+  const role = checker.oneOf('role', ROLES) ?? 'member';
+  checker.finish();
+  return { profile, role };
+}
+
+/** The operator's change to a user (at least one field); throws one 400 naming every problem. */
+export function readUserChange(body: Record<string, unknown>): UserFields {
+  const checker = new BodyChecker(body, OPERATOR_USER_FIELDS, OPERATOR_USER_READ_ONLY);
+  const profile = readProfileFields(checker);
+  const role = checker.oneOf('role', ROLES);
+  checker.finish();
+  requireNonEmpty(body, OPERATOR_USER_FIELDS);
+  return { profile, role };
+}
+
+/** The operator creating a user with a free email (409 otherwise). */
+export function decideUserCreate(tx: RecordReader, fields: UserFields, nowMs: number): { ops: WriteOp[]; user: UserRecord } {
+  const { profile } = fields;
+  if (profile.email) assertEmailFree(tx, profile.email, null);
+  const now = isoTime(nowMs);
+  const user: UserRecord = {
+    id: newId('usr'),
+    name: profile.name!,
+    email: profile.email ?? '',
+    bio: profile.bio ?? '',
+    website: '',
+    avatar_url: '',
+    role: fields.role ?? 'member',
+    created_at: now,
+    updated_at: now,
+  };
+  return { ops: [{ op: 'put', collection: USERS, id: user.id, data: user }], user };
+}
+
+/**
+ * The operator changing a user who exists (404 for a missing or erased one), with a free email
+ * (409). A role follows the user: in the same write, every key of theirs loses what the new role
+ * may never hold (`narrowed`, each to be audited on its key), and the `user.updated` event.
+ */
+export function decideUserChange(
+  tx: DecisionReader,
+  userId: string,
+  fields: UserFields,
+  nowMs: number,
+  apiRoutes: readonly PermissionRoute[],
+  outbox: EventOutbox,
+): { ops: WriteOp[]; user: UserRecord; changed: UserRecord; narrowed: Array<{ before: KeyRecord; after: KeyRecord }> } {
+  const user = tx.get(USERS, userId);
+  if (!user || userStatus(user) === 'erased') throw notFound('User');
+  if (fields.profile.email) assertEmailFree(tx, fields.profile.email, user.id);
+  const now = isoTime(nowMs);
+  const changed: UserRecord = { ...user, ...fields.profile, ...(fields.role ? { role: fields.role } : {}), updated_at: now };
+  const narrowed = changed.role === user.role ? [] : keysNarrowedTo(tx, user.id, changed.role, apiRoutes, now);
+  const ops: WriteOp[] = [
+    { op: 'put', collection: USERS, id: changed.id, data: changed },
+    ...narrowed.map(({ after }): WriteOp => ({ op: 'put', collection: KEYS, id: after.id, data: after })),
+    ...outbox.eventOps(tx, 'user.updated', changed.id, privateUser(changed)),
+  ];
+  return { ops, user, changed, narrowed };
 }

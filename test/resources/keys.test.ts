@@ -1,6 +1,6 @@
 // The key rules (src/resources/keys.ts) as tables, without a server: a body in, the fields read
-// or the 400 naming the field; a user and her keys in, the key a portal create or change would
-// write, or the refusal — least privilege within the role (403), self-service plans only (400),
+// or the 400 naming the field; the operator's key create, change and roll; a user and her keys
+// in, the key a portal create or change would write, or the refusal — least privilege within the role (403), self-service plans only (400),
 // 20 active keys (409), 50 created a day (429), a revoked key final and an expired key's plan
 // fixed (409), another user's key a missing one (404). Decisions run on a memory store's
 // Transaction, with the default plans (free 100, pro 1000, business 10000 on request).
@@ -10,7 +10,22 @@ import { test } from 'node:test';
 import type { PermissionRoute } from '../../src/auth/permissions.ts';
 import { generateApiKey } from '../../src/auth/keys.ts';
 import { KEYS } from '../../src/domain/records.ts';
-import { decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, MAX_ACTIVE_KEYS_PER_USER, readOwnKeyChange, readOwnKeyCreate, type OwnKeyFields } from '../../src/resources/keys.ts';
+import {
+  decideKeyChange,
+  decideKeyCreate,
+  decideKeyRoll,
+  decideOwnKeyChange,
+  decideOwnKeyCreate,
+  decideOwnKeyRevoke,
+  MAX_ACTIVE_KEYS_PER_USER,
+  readKeyChange,
+  readKeyCreate,
+  readKeyRoll,
+  readOwnKeyChange,
+  readOwnKeyCreate,
+  type KeyFields,
+  type OwnKeyFields,
+} from '../../src/resources/keys.ts';
 import { KEYS_CREATED_PER_DAY } from '../../src/portal/daily-limits.ts';
 import { aKey, assertReadings, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps, START } from './rules-store.ts';
 
@@ -123,4 +138,81 @@ test('deciding a portal key change and revoke: the owner\'s live key only', asyn
   assert.deepEqual(again.ops, [], 'revoking twice changes nothing');
   assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyRevoke(tx, member, 'key_other', NOW))))?.status, 404);
   assert.equal(store.get(KEYS, 'key_live')!.revoked_at, null, 'deciding writes nothing');
+});
+
+test('reading the operator\'s key bodies: a limit or a plan, not both; a roll\'s grace period', async () => {
+  await assertReadings([
+    { body: { user_id: 'usr_a' }, read: { userId: 'usr_a', prefixKind: 'live' } },
+    { body: { user_id: 'usr_a', rate_limit: 7, prefix: 'mk' }, read: { userId: 'usr_a', rateLimit: 7, prefixKind: 'mk' } },
+    { body: {}, refused: ['user_id'] },
+    { body: { user_id: 'usr_a', rate_limit: 7, plan: 'pro' }, refused: ['plan'] },
+    { body: { user_id: 'usr_a', rate_limit: 0 }, refused: ['rate_limit'] },
+    { body: { user_id: 'usr_a', prefix: 'test' }, refused: ['prefix'] },
+  ], (body) => readKeyCreate(body, API_ROUTES, NOW));
+  await assertReadings([
+    { body: { expires_at: null }, read: { expiresAt: null } },
+    { body: {}, refused: [] },
+    { body: { user_id: 'usr_b' }, refused: ['user_id'] },
+  ], (body) => readKeyChange(body, API_ROUTES, NOW));
+  await assertReadings([
+    { body: {}, read: { graceSeconds: 0 } },
+    { body: { grace_seconds: 3600 }, read: { graceSeconds: 3600 } },
+    { body: { grace_seconds: 8 * 24 * 3600 }, refused: ['grace_seconds'] },
+  ], readKeyRoll);
+});
+
+test('deciding the operator\'s key create and change', async (t) => {
+  const { store } = await openRulesStore(t);
+  const keys = [aKey('key_live', member.id), aKey('key_revoked', member.id, { revoked_at: START }), aKey('key_expired', member.id, { expires_at: START })];
+  await store.write(seedOps({ users: [member, aUser('usr_erased', 'member', { status: 'erased' })], keys }));
+  const secret = generateApiKey('live', 'market');
+  const creates: Array<{ fields: KeyFields; made?: object; refused?: number }> = [
+    { fields: { userId: member.id }, made: { plan: 'free', rate_limit: 100, permissions: ['read:listings'] } },
+    { fields: { userId: member.id, rateLimit: 7 }, made: { plan: null, rate_limit: 7, permissions: ['read:listings'] } },
+    { fields: { userId: member.id, planId: 'business', permissions: ['write:listings'] }, made: { plan: 'business', rate_limit: 10_000, permissions: ['write:listings'] } },
+    { fields: { userId: member.id, planId: 'gold' }, refused: 400 },
+    { fields: { userId: 'usr_missing' }, refused: 400 },
+    { fields: { userId: 'usr_erased' }, refused: 400 },
+  ];
+  for (const { fields, made, refused } of creates) {
+    const label = JSON.stringify(fields);
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyCreate(tx, fields, secret, NOW)));
+    if (refused !== undefined) {
+      assert.equal(refusal?.status, refused, label);
+      continue;
+    }
+    const { key } = await decideOnly(store, (tx) => decideKeyCreate(tx, fields, secret, NOW));
+    assert.deepEqual({ plan: key.plan, rate_limit: key.rate_limit, permissions: key.permissions }, made, label);
+  }
+
+  const later = '2027-01-01T00:00:00.000Z';
+  const changes: Array<{ keyId: string; fields: KeyFields; changed?: object; refused?: number }> = [
+    { keyId: 'key_live', fields: { rateLimit: 7 }, changed: { plan: null, rate_limit: 7, expires_at: null } },
+    { keyId: 'key_live', fields: { planId: 'business' }, changed: { plan: 'business', rate_limit: 10_000, expires_at: null } },
+    { keyId: 'key_expired', fields: { planId: 'pro' }, refused: 409 },
+    { keyId: 'key_expired', fields: { planId: 'pro', expiresAt: later }, changed: { plan: 'pro', rate_limit: 1_000, expires_at: later } },
+    { keyId: 'key_revoked', fields: { name: 'x' }, refused: 409 },
+    { keyId: 'key_missing', fields: { name: 'x' }, refused: 404 },
+  ];
+  for (const { keyId, fields, changed, refused } of changes) {
+    const label = `${keyId} ${JSON.stringify(fields)}`;
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyChange(tx, keyId, fields, NOW)));
+    if (refused !== undefined) {
+      assert.equal(refusal?.status, refused, label);
+      continue;
+    }
+    const decided = await decideOnly(store, (tx) => decideKeyChange(tx, keyId, fields, NOW));
+    assert.deepEqual({ plan: decided.changed.plan, rate_limit: decided.changed.rate_limit, expires_at: decided.changed.expires_at }, changed, label);
+  }
+});
+
+test('a roll: a new secret with the key\'s own prefix, the old one kept for the grace period; a revoked key is 409', async () => {
+  const live = aKey('key_live', member.id);
+  const rolled = decideKeyRoll(live, 'market', 60, NOW);
+  assert.deepEqual(opSummary(rolled.ops), ['put keys']);
+  assert.deepEqual([rolled.rolled.previous_hash, rolled.rolled.previous_hash_expires_at], [live.hash, '2026-01-01T00:01:00.000Z']);
+  assert.notEqual(rolled.rolled.hash, live.hash);
+  assert.equal(rolled.secret.key.startsWith(rolled.rolled.prefix), true);
+  assert.equal(decideKeyRoll(aKey('key_mk', member.id, { prefix: 'mk_' }), 'market', 0, NOW).rolled.prefix, 'mk_');
+  assert.equal((await refusalOf(() => decideKeyRoll(aKey('key_revoked', member.id, { revoked_at: START }), 'market', 0, NOW)))?.status, 409);
 });

@@ -1,15 +1,28 @@
 // The profile rules (src/resources/profile.ts) as tables, without a server: a body in, the
 // change read or the 400 naming the field; a user in, the write of her own profile change, or
 // the refusal — an If-Match naming another version (412), an email another user has (409, in
-// normal form, so a look-alike spelling is the same address). Decisions run on a memory
+// normal form, so a look-alike spelling is the same address); the operator's user create and
+// change, where a role change narrows the user's keys in the same write. Decisions run on a memory
 // store's Transaction.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { USERS } from '../../src/domain/records.ts';
 import { etagOf } from '../../src/http/conditional.ts';
-import { assertEmailFree, decideOwnProfileChange, ownProfileBody, readOwnProfileChange, type ProfileFields } from '../../src/resources/profile.ts';
-import { assertReadings, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps } from './rules-store.ts';
+import type { PermissionRoute } from '../../src/auth/permissions.ts';
+import {
+  assertEmailFree,
+  decideOwnProfileChange,
+  decideUserChange,
+  decideUserCreate,
+  ownProfileBody,
+  readOwnProfileChange,
+  readUserChange,
+  readUserCreate,
+  type ProfileFields,
+  type UserFields,
+} from '../../src/resources/profile.ts';
+import { aKey, assertReadings, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps } from './rules-store.ts';
 
 const ada = aUser('usr_ada', 'member', { email: 'ada@example.test' });
 const bob = aUser('usr_bob', 'member', { email: 'bob@example.test' });
@@ -73,4 +86,57 @@ test('deciding her own profile change: If-Match against her profile as it is, a 
     assert.deepEqual(changed, { ...ada, ...fields, updated_at: later }, label);
   }
   assert.deepEqual(store.get(USERS, ada.id), ada, 'deciding writes nothing');
+});
+
+test('reading the operator\'s user bodies: a name to create, a member unless a role is sent', async () => {
+  await assertReadings([
+    { body: { name: 'Ada' }, read: { profile: { name: 'Ada' }, role: 'member' } },
+    { body: { name: 'Ada', email: 'ADA@example.test', role: 'creator', bio: 'b' }, read: { profile: { name: 'Ada', email: 'ada@example.test', bio: 'b' }, role: 'creator' } },
+    { body: {}, refused: ['name'] },
+    { body: { name: 'Ada', role: 'admin' }, refused: ['role'] },
+    { body: { name: 'Ada', website: 'https://ada.example' }, refused: ['website'] },
+  ], readUserCreate);
+  await assertReadings([
+    { body: { role: 'creator' }, read: { profile: {}, role: 'creator' } },
+    { body: {}, refused: [] },
+    { body: { id: 'usr_x' }, refused: ['id'] },
+  ], readUserChange);
+});
+
+test('deciding the operator\'s user create and change: a free email, a user that exists, keys narrowed with a role', async (t) => {
+  const { store, outbox } = await openRulesStore(t);
+  const creator = aUser('usr_creator', 'creator');
+  const erased = aUser('usr_erased', 'member', { status: 'erased' });
+  const keys = [aKey('key_writer', creator.id, { permissions: ['read:listings', 'write:listings'] }), aKey('key_reader', creator.id)];
+  await store.write(seedOps({ users: [ada, bob, creator, erased], keys }));
+  const routes: PermissionRoute[] = [
+    { method: 'GET', pattern: '/v1/listings', resource: 'listings' },
+    { method: 'POST', pattern: '/v1/listings', resource: 'listings' },
+  ];
+  const nowMs = Date.parse(later);
+
+  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideUserCreate(tx, { profile: { name: 'B', email: 'bob@example.test' }, role: 'member' }, nowMs))))?.status, 409);
+  const made = await decideOnly(store, (tx) => decideUserCreate(tx, { profile: { name: 'Carol' }, role: 'creator' }, nowMs));
+  assert.deepEqual([opSummary(made.ops), made.user.role, made.user.email, made.user.created_at], [['put users'], 'creator', '', later]);
+
+  const cases: Array<{ label: string; userId: string; fields: UserFields; ops?: string[]; narrowed?: string[]; refused?: number }> = [
+    { label: 'a new name', userId: ada.id, fields: { profile: { name: 'Ada L.' }, role: undefined }, ops: ['put users'], narrowed: [] },
+    { label: 'another user\'s email', userId: ada.id, fields: { profile: { email: 'bob@example.test' }, role: undefined }, refused: 409 },
+    { label: 'an erased user', userId: erased.id, fields: { profile: { name: 'X' }, role: undefined }, refused: 404 },
+    { label: 'no such user', userId: 'usr_missing', fields: { profile: { name: 'X' }, role: undefined }, refused: 404 },
+    { label: 'a creator made member', userId: creator.id, fields: { profile: {}, role: 'member' }, ops: ['put users', 'put keys'], narrowed: ['key_writer'] },
+    { label: 'a creator kept creator', userId: creator.id, fields: { profile: {}, role: 'creator' }, ops: ['put users'], narrowed: [] },
+  ];
+  for (const { label, userId, fields, ops, narrowed, refused } of cases) {
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideUserChange(tx, userId, fields, nowMs, routes, outbox)));
+    if (refused !== undefined) {
+      assert.equal(refusal?.status, refused, label);
+      continue;
+    }
+    const decided = await decideOnly(store, (tx) => decideUserChange(tx, userId, fields, nowMs, routes, outbox));
+    assert.deepEqual([opSummary(decided.ops), decided.narrowed.map(({ after }) => after.id)], [ops, narrowed], label);
+    assert.equal(decided.changed.updated_at, later, label);
+  }
+  const demoted = await decideOnly(store, (tx) => decideUserChange(tx, creator.id, { profile: {}, role: 'member' }, nowMs, routes, outbox));
+  assert.deepEqual(demoted.narrowed[0]!.after.permissions, ['read:listings'], 'the write entry goes, the read stays');
 });
