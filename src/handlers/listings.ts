@@ -6,7 +6,7 @@ import type { UsageRecorder } from '../analytics/recorder.ts';
 import type { Clock } from '../clock.ts';
 import { LISTINGS, type ListingRecord } from '../domain/records.ts';
 import { assertIfMatch } from '../http/conditional.ts';
-import { forbidden, notFound } from '../domain/errors.ts';
+import { notFound } from '../domain/errors.ts';
 import { pagination } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
 import type { ListingIndex } from '../listings/index.ts';
@@ -17,7 +17,7 @@ import { SerialisedListings } from '../listings/serialised.ts';
 import type { RecordReader, Store } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
 import { isListingVisibleTo } from '../domain/visibility.ts';
-import { decideListingArchive, decideListingChange, decideListingCreate, readListingChange, readNewListing } from '../resources/listings.ts';
+import { changeableListing, decideListingArchive, decideListingChange, decideListingCreate, readListingChange, readNewListing } from '../resources/listings.ts';
 
 export interface ListingRoutesDeps {
   store: Store;
@@ -88,9 +88,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
 
   /** The listing as it is now: 404 when missing, 403 when not the caller's, 412 when If-Match names another version. */
   function ownedListing(reader: RecordReader, context: KeyContext, userId: string): ListingRecord {
-    const listing = reader.get(LISTINGS, context.params.id!);
-    if (!listing || !isListingVisibleTo(reader, listing, userId)) throw notFound('Listing');
-    if (listing.owner_id !== userId) throw forbidden('Only the owner of this listing may change or archive it.');
+    const listing = changeableListing(reader, context.params.id!, userId);
     assertIfMatch(context.req.headers['if-match'], () => serialised.shown(listing).etag);
     return listing;
   }

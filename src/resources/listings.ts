@@ -9,6 +9,7 @@ import { conflict, forbidden, notFound } from '../domain/errors.ts';
 import type { EventOutbox } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { LISTINGS, LISTING_TYPES, type ListingRecord, type UserRecord } from '../domain/records.ts';
+import { isListingVisibleTo } from '../domain/visibility.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { WriteOp } from '../store/format.ts';
@@ -45,6 +46,17 @@ export function readListingChange(body: Record<string, unknown>): ListingFields 
 /** 403 unless `user` (as read in the write, so a role changed a moment ago counts) is a creator. */
 export function assertCreator(user: UserRecord, what: 'create' | 'edit or archive'): void {
   if (user.role !== 'creator') throw forbidden(`Only creators may ${what} listings. Ask the operator to give your user the creator role.`);
+}
+
+/**
+ * The listing `userId` may change under /v1: 404 when missing or hidden from them (removed, or
+ * its owner suspended), 403 when they can see it but it is not theirs.
+ */
+export function changeableListing(reader: RecordReader, listingId: string, userId: string): ListingRecord {
+  const listing = reader.get(LISTINGS, listingId);
+  if (!listing || !isListingVisibleTo(reader, listing, userId)) throw notFound('Listing');
+  if (listing.owner_id !== userId) throw forbidden('Only the owner of this listing may change or archive it.');
+  return listing;
 }
 
 /** The user's own listing, in any status; anyone else's is answered like a missing one (the portal's rule). */

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LISTINGS, type ListingRecord } from '../../src/domain/records.ts';
-import { decideListingArchive, decideListingChange, decideListingCreate, ownListing, readListingChange, readNewListing } from '../../src/resources/listings.ts';
+import { changeableListing, decideListingArchive, decideListingChange, decideListingCreate, ownListing, readListingChange, readNewListing } from '../../src/resources/listings.ts';
 import { aListing, assertReadings, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps } from './rules-store.ts';
 
 const creator = aUser('usr_creator', 'creator');
@@ -97,5 +97,23 @@ test('a listing is found as the user\'s own only by its owner; anyone else gets 
   for (const { id, user, found } of cases) {
     const refusal = await refusalOf(() => ownListing(store, id, user));
     assert.deepEqual(refusal, found ? null : { status: 404, message: 'Listing not found', fields: [] }, `${id} for ${user.id}`);
+  }
+});
+
+test('a listing is changeable under /v1 by its owner; hidden is 404, visible but another\'s is 403', async (t) => {
+  const { store } = await openRulesStore(t);
+  const suspended = aUser('usr_suspended', 'creator', { status: 'suspended' });
+  const listings = [aListing('lst_active', creator.id), aListing('lst_removed', creator.id, { status: 'removed' }), aListing('lst_of_suspended', suspended.id)];
+  await store.write(seedOps({ users: [creator, member, suspended], listings }));
+  const cases: Array<{ id: string; userId: string; status: number | null }> = [
+    { id: 'lst_active', userId: creator.id, status: null },
+    { id: 'lst_removed', userId: creator.id, status: null },
+    { id: 'lst_active', userId: member.id, status: 403 },
+    { id: 'lst_removed', userId: member.id, status: 404 },
+    { id: 'lst_of_suspended', userId: member.id, status: 404 },
+    { id: 'lst_missing', userId: creator.id, status: 404 },
+  ];
+  for (const { id, userId, status } of cases) {
+    assert.equal((await refusalOf(() => changeableListing(store, id, userId)))?.status ?? null, status, `${id} by ${userId}`);
   }
 });
