@@ -17,6 +17,7 @@ import {
   decideUserCreate,
   ownProfileBody,
   readOwnProfileChange,
+  readSignUp,
   readUserChange,
   readUserCreate,
   type ProfileFields,
@@ -88,7 +89,7 @@ test('deciding her own profile change: If-Match against her profile as it is, a 
   assert.deepEqual(store.get(USERS, ada.id), ada, 'deciding writes nothing');
 });
 
-test('reading the operator\'s user bodies: a name to create, a member unless a role is sent', async () => {
+test('reading the operator\'s user bodies (a name to create, a member unless a role is sent) and a sign-up (always a member)', async () => {
   await assertReadings([
     { body: { name: 'Ada' }, read: { profile: { name: 'Ada' }, role: 'member' } },
     { body: { name: 'Ada', email: 'ADA@example.test', role: 'creator', bio: 'b' }, read: { profile: { name: 'Ada', email: 'ada@example.test', bio: 'b' }, role: 'creator' } },
@@ -101,6 +102,13 @@ test('reading the operator\'s user bodies: a name to create, a member unless a r
     { body: {}, refused: [] },
     { body: { id: 'usr_x' }, refused: ['id'] },
   ], readUserChange);
+  await assertReadings([
+    { body: { name: 'Ada', email: 'ada@example.test', password: 'a long enough passphrase' }, read: { profile: { name: 'Ada', email: 'ada@example.test' }, role: 'member', password: 'a long enough passphrase' } },
+    { body: { name: 'Ada', email: 'ada@example.test' }, refused: ['password'] },
+    { body: { name: 'Ada', email: '', password: 'a long enough passphrase' }, refused: ['email'] },
+    { body: { name: 'Ada', email: 'ada@example.test', password: 'short' }, refused: ['password'] },
+    { body: { name: 'Ada', email: 'ada@example.test', password: 'a long enough passphrase', role: 'creator' }, refused: ['role'] },
+  ], readSignUp);
 });
 
 test('deciding the operator\'s user create and change: a free email, a user that exists, keys narrowed with a role', async (t) => {
