@@ -9,7 +9,6 @@ import type { IncomingMessage } from 'node:http';
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { newId } from '../domain/ids.ts';
 import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
 import { badRequest, forbidden, HttpError } from '../domain/errors.ts';
@@ -27,7 +26,7 @@ import type { SecondFactorProof, TwoFactorRules } from '../portal/two-factor.ts'
 import { isSameEmail } from '../domain/email.ts';
 import type { RecordReader, Store, WriteOp } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
-import { assertEmailFree, ownProfileBody, ownProfileChangeOps, readOwnProfileChange, readProfileFields } from './profile.ts';
+import { decideOwnProfileChange, decideUserCreate, ownProfileBody, readOwnProfileChange, readSignUp } from '../resources/profile.ts';
 
 export interface PortalAccountRoutesDeps {
   store: Store;
@@ -145,23 +144,14 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
   async function signup(context: OpenPortalContext): Promise<Reply> {
     // Answered as an unknown route, so an invite-only server does not advertise sign-up.
     if (deps.signup !== 'open') throw new HttpError(404, `No route ${context.method} ${context.path}.`);
-    const body = await context.readJsonBody();
-    const checker = new BodyChecker(body, ['name', 'email', 'password']);
-    checker.requireFields(['name', 'email', 'password']);
-    const fields = readProfileFields(checker);
-    if (fields.email === '') checker.fail('email', 'must not be empty');
-    const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
-    if (problem !== null) checker.fail('password', problem);
-    checker.finish();
-    const passwordHash = await hashPassword(body.password as string, deps.clientAddress(context.req));
+    const { password, ...fields } = readSignUp(await context.readJsonBody());
+    const passwordHash = await hashPassword(password, deps.clientAddress(context.req));
     return store.commit((tx) => {
-      assertEmailFree(tx, fields.email!, null);
-      const now = isoTime(clock.now());
-      const user: UserRecord = { id: newId('usr'), name: fields.name!, email: fields.email!, bio: '', website: '', avatar_url: '', role: 'member', created_at: now, updated_at: now };
+      const { ops, user } = decideUserCreate(tx, fields, clock.now());
       const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
         ops: [
-          { op: 'put', collection: USERS, id: user.id, data: user },
+          ...ops,
           credentialOp(user.id, passwordHash, clock.now()),
           ...started.ops,
           audit.entryOp(context.requestId, { action: 'portal.sign_up', target_type: 'user', target_id: user.id, changes: { role: 'member' }, actor: asUser(user.id) }),
@@ -184,7 +174,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const changesEmail = fields.email !== undefined && !isSameEmail(fields.email, context.user.email);
     const proof = changesEmail ? await reauthenticateForEmail(context, { current_password, code, recovery_code }) : null;
     return context.commit((tx, user) => {
-      const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
       const spent = proof === null ? null : rules.spend(tx, user.id, proof);
       if (proof !== null && spent === null) throw badRequest('The request body is invalid: code is wrong or was already used.', { code: 'is wrong or was already used' });
       // An email change ends every other session, as a password change does.

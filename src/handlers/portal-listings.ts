@@ -1,7 +1,7 @@
 // A creator's own listings in the developer portal: every status (active, archived, and
 // removed by the operator, with the reason), each with its performance figures from analytics
 // (views and impressions, all time); create, edit and archive with the same rules as /v1
-// (shared with handlers/listings.ts), creators only, checked on the role as each write commits.
+// (resources/listings.ts), creators only, checked on the role as each write commits.
 // Another user's listing is 404 here, as if it did not exist.
 // Audited with the user as actor.
 
@@ -10,13 +10,12 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
 import { LISTINGS, type ListingRecord, type ListingStatus, type UserRecord } from '../domain/records.ts';
-import { badRequest, notFound } from '../domain/errors.ts';
+import { badRequest } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import type { RecordReader } from '../store/collections.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
-import { archivedListingOps, assertCreator, changedListingOps, createdListingOps, readListingChange, readNewListing } from './listings.ts';
+import { assertCreator, decideListingArchive, decideListingChange, decideListingCreate, ownListing, readListingChange, readNewListing } from '../resources/listings.ts';
 
 export interface PortalListingRoutesDeps {
   store: Store;
@@ -50,7 +49,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
   async function create(context: PortalContext): Promise<Reply> {
     const fields = readNewListing(await context.readJsonBody());
     return context.commit((tx, user) => {
-      const { ops, listing } = createdListingOps(tx, user, fields, clock.now(), outbox);
+      const { ops, listing } = decideListingCreate(tx, user, fields, clock.now(), outbox);
       const changes = { title: listing.title, type: listing.type, price: listing.price };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_create', target_type: 'listing', target_id: listing.id, changes, actor: actor(user) })],
@@ -65,7 +64,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
       // The role as it is now: a creator made member by the operator edits nothing more.
       assertCreator(user, 'edit or archive');
       const listing = ownListing(tx, context.params.id!, user);
-      const { ops, changed } = changedListingOps(tx, listing, fields, clock.now(), outbox);
+      const { ops, changed } = decideListingChange(tx, listing, fields, clock.now(), outbox);
       const changes = Object.fromEntries(Object.keys(fields).filter((field) => fields[field as keyof typeof fields] !== undefined).map((field) => [field, { from: listing[field as keyof ListingRecord], to: changed[field as keyof ListingRecord] }]));
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_update', target_type: 'listing', target_id: listing.id, changes, actor: actor(user) })],
@@ -78,7 +77,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
     return context.commit((tx, user) => {
       assertCreator(user, 'edit or archive');
       const listing = ownListing(tx, context.params.id!, user);
-      const { ops, archived } = archivedListingOps(tx, listing, clock.now(), outbox);
+      const { ops, archived } = decideListingArchive(tx, listing, clock.now(), outbox);
       const audited = ops.length === 0 ? [] : [audit.entryOp(context.requestId, { action: 'portal.listing_archive', target_type: 'listing', target_id: listing.id, changes: { status: { from: listing.status, to: 'archived' } }, actor: actor(user) })];
       return { ops: [...ops, ...audited], reply: { status: 200, body: { data: withPerformance(archived) } } };
     });
@@ -92,9 +91,3 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
   ];
 }
 
-/** The user's own listing, in any status; anyone else's is answered like a missing one. */
-function ownListing(reader: RecordReader, listingId: string, user: UserRecord): ListingRecord {
-  const listing = reader.get(LISTINGS, listingId);
-  if (listing === undefined || listing.owner_id !== user.id) throw notFound('Listing');
-  return listing;
-}

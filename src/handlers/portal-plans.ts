@@ -7,15 +7,12 @@
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
-import { cancelPlanRequest, newPlanRequest, planRequestView } from './plan-requests.ts';
+import { decideOwnPlanRequest, decidePlanRequestCancel, planRequestView, readPlanRequest } from '../resources/plan-requests.ts';
 import { currentPlans } from '../auth/plans.ts';
 import { PLAN_REQUESTS } from '../domain/records.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import { BodyChecker } from '../http/validation.ts';
 import type { Store } from '../store/store.ts';
-import { assertWithinDailyLimit, PLAN_REQUESTS_PER_DAY } from '../portal/daily-limits.ts';
-import { ownKey } from './portal-keys.ts';
 
 export interface PortalPlanRoutesDeps {
   store: Store;
@@ -40,7 +37,7 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
 
   function cancelRequest(context: PortalContext): Promise<Reply> {
     return context.commit((tx, user) => {
-      const cancelled = cancelPlanRequest(tx, context.params.id!, user.id, clock.now());
+      const cancelled = decidePlanRequestCancel(tx, context.params.id!, user.id, clock.now());
       const changes = { status: { from: 'pending', to: 'cancelled' }, key_id: cancelled.request.key_id, plan: cancelled.request.plan };
       return {
         ops: [...cancelled.ops, audit.entryOp(context.requestId, { action: 'portal.plan_request_cancel', target_type: 'plan', target_id: cancelled.request.id, changes, actor: { type: 'user', id: user.id } })],
@@ -50,20 +47,12 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
   }
 
   async function requestPlan(context: PortalContext): Promise<Reply> {
-    const checker = new BodyChecker(await context.readJsonBody(), ['key_id', 'plan'], ['id', 'status', 'user_id', 'created_at', 'decided_at']);
-    checker.requireFields(['key_id', 'plan']);
-    const keyId = checker.string('key_id', 1, 100);
-    const planId = checker.string('plan', 1, 40);
-    checker.finish();
+    const fields = readPlanRequest(await context.readJsonBody());
     return context.commit((tx, user) => {
-      const key = ownKey(tx, keyId!, user);
-      const request = newPlanRequest(tx, key, planId!, clock.now());
-      // Counted on the requests as they are when the write commits (also across instances).
-      const mine = [...tx.values(PLAN_REQUESTS)].filter((earlier) => earlier.user_id === user.id).map((earlier) => earlier.created_at);
-      assertWithinDailyLimit(mine, PLAN_REQUESTS_PER_DAY, clock.now(), 'plan requests');
+      const { ops, request, key } = decideOwnPlanRequest(tx, user, fields, clock.now());
       return {
         ops: [
-          { op: 'put', collection: PLAN_REQUESTS, id: request.id, data: request },
+          ...ops,
           audit.entryOp(context.requestId, { action: 'portal.plan_request', target_type: 'plan', target_id: request.id, changes: { key_id: key.id, plan: request.plan }, actor: { type: 'user', id: user.id } }),
         ],
         reply: { status: 201, body: { data: planRequestView(request) } },

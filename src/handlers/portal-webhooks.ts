@@ -1,25 +1,22 @@
 // The signed-in user's webhooks in the developer portal: the same list, registration rules and
-// removal as /v1/webhooks (shared with handlers/webhooks.ts), plus a test `ping` sent now —
+// removal as /v1/webhooks (resources/webhooks.ts), plus a test `ping` sent now —
 // queued like any event, so it is signed and retried exactly like the others — the last 50
 // delivery outcomes (never a body), and sending one of them again (redelivery, at most 60 per
 // hour). Another user's webhook is 404. Audited with the user as actor.
 
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { Clock } from '../clock.ts';
-import { isoTime } from '../clock.ts';
 import { newestFirst } from '../domain/order.ts';
-import { DELIVERIES, type UserRecord } from '../domain/records.ts';
+import type { UserRecord } from '../domain/records.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
-import { deliveryOutcomes, redeliveryOps } from '../webhooks/redelivery.ts';
-import { conflict } from '../domain/errors.ts';
+import { deliveryOutcomes } from '../webhooks/redelivery.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
 import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
 import type { Store } from '../store/store.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import type { DeliveryRecord } from '../domain/webhook-records.ts';
 import { webhookView } from '../domain/webhook-records.ts';
-import { ownWebhook, readWebhookRegistration, registrationOps, removalOps, takeRedeliveryRequest } from './webhooks.ts';
+import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../resources/webhooks.ts';
 
 export interface PortalWebhookRoutesDeps {
   store: Store;
@@ -45,7 +42,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   async function register(context: PortalContext): Promise<Reply> {
     const fields = readWebhookRegistration(await context.readJsonBody(), deps.allowPrivate);
     return context.commit((tx, user) => {
-      const { ops, webhook } = registrationOps(tx, user.id, fields, { clock, outbox });
+      const { ops, webhook } = decideWebhookRegistration(tx, user.id, fields, clock.now(), outbox);
       const changes = { url: webhook.url, events: webhook.events, description: webhook.description };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_create', target_type: 'webhook', target_id: webhook.id, changes, actor: actor(user) })],
@@ -58,7 +55,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   function remove(context: PortalContext): Promise<Reply> {
     const webhookId = context.params.id!;
     return context.commit((tx, user) => {
-      const { ops, webhook } = removalOps(tx, user.id, webhookId, isoTime(clock.now()));
+      const { ops, webhook } = decideWebhookRemoval(tx, user.id, webhookId, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_delete', target_type: 'webhook', target_id: webhook.id, changes: { url: webhook.url }, actor: actor(user) })],
         reply: { status: 200, body: { data: webhookView(webhook) } },
@@ -70,11 +67,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   function test(context: PortalContext): Promise<Reply> {
     const webhookId = context.params.id!;
     return context.commit((tx, user) => {
-      const webhook = ownWebhook(tx, webhookId, user.id);
-      if (!webhook.active) throw conflict('This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.');
-      const ops = outbox.testPingOps(tx, webhook);
-      const queued = ops.find((op) => op.op === 'put' && op.collection === DELIVERIES);
-      const eventId = queued?.op === 'put' ? (queued.data as DeliveryRecord).event_id : null;
+      const { ops, webhook, eventId } = decideWebhookTestPing(tx, user.id, webhookId, outbox);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_test', target_type: 'webhook', target_id: webhook.id, changes: { event_id: eventId }, actor: actor(user) })],
         reply: { status: 202, body: { data: { webhook_id: webhook.id, event_id: eventId, type: 'ping', status: 'pending' } } },
@@ -89,9 +82,11 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   }
 
   async function redeliver(context: PortalContext): Promise<Reply> {
-    const { webhookId, eventId } = await takeRedeliveryRequest(store, deps.redeliveryLimiter, context.params, context.user.id);
+    const webhookId = context.params.id!;
+    const eventId = context.params.event_id!;
+    await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
     return context.commit((tx, user) => {
-      const { ops, queued } = redeliveryOps(tx, outbox, ownWebhook(tx, webhookId, user.id), eventId);
+      const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_redeliver', target_type: 'webhook', target_id: webhookId, changes: { event_id: eventId }, actor: actor(user) })],
         reply: { status: 202, body: { data: queued } },

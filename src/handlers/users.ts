@@ -8,7 +8,7 @@ import { notFound } from '../domain/errors.ts';
 import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
 import type { Store } from '../store/store.ts';
 import type { EventOutbox } from '../domain/events.ts';
-import { ownProfileBody, ownProfileChangeOps, readOwnProfileChange } from './profile.ts';
+import { ownProfileBody, decideOwnProfileChange, readOwnProfileChange } from '../resources/profile.ts';
 
 export interface UserRoutesDeps {
   store: Store;
@@ -30,7 +30,7 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
   async function updateMe(context: KeyContext): Promise<Reply> {
     const fields = readOwnProfileChange(await context.readJsonBody());
     return context.commit((tx, { user }) => {
-      const { ops, changed } = ownProfileChangeOps(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
       return { ops, reply: { status: 200, body: ownProfileBody(changed) } };
     });
   }

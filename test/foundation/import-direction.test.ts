@@ -19,6 +19,9 @@ const SRC = resolve(import.meta.dirname, '../../src');
  * - http: one request: context, bodies, answers
  * - features: listings, analytics, audit, health, metrics, webhooks, the portal's accounts and sessions
  * - moderation: the operator's acts over the features (erasure)
+ * - resources: the rules of each kind of record (reading a body, deciding a write), with no
+ *   request, reply or route in sight; above http because a rule reads a body with http's
+ *   BodyChecker, above features because a webhook's rules queue through the outbox
  * - routes: the handlers and the OpenAPI document built from them
  * - assembly: the pipeline, the back-ends chosen from the configuration, demo data
  * - app, then the process entry points
@@ -31,6 +34,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['http'],
   ['listings', 'analytics', 'audit', 'health', 'metrics', 'webhooks', 'portal'],
   ['moderation'],
+  ['resources'],
   ['handlers', 'openapi'],
   ['server.ts', 'backends', 'demo.ts', 'banner.ts'],
   ['app.ts'],
@@ -92,4 +96,23 @@ test('no two files import each other', () => {
     }
   }
   assert.deepEqual(mutual, []);
+});
+
+test('no handler imports another handler: what two surfaces share is a rule in src/resources', () => {
+  const sideways: string[] = [];
+  for (const [file, imports] of graph) {
+    if (!file.startsWith('handlers/')) continue;
+    for (const imported of imports) if (imported.startsWith('handlers/')) sideways.push(`${file} → ${imported}`);
+  }
+  assert.deepEqual(sideways, []);
+});
+
+test('no rule sees a request: src/resources imports neither http/context.ts nor http/route.ts', () => {
+  const requestTypes = ['http/context.ts', 'http/route.ts'];
+  const seen: string[] = [];
+  for (const [file, imports] of graph) {
+    if (!file.startsWith('resources/')) continue;
+    for (const imported of imports) if (requestTypes.includes(imported)) seen.push(`${file} → ${imported}`);
+  }
+  assert.deepEqual(seen, []);
 });

@@ -1,17 +1,20 @@
 // Plan requests: a user asks for a plan they may not pick themselves; the operator approves
 // (the key moves to the plan, and its limit with it, in the same write) or declines, with an
 // optional note the user reads; the user may cancel while it is pending. One pending request
-// per key at a time, and none for a key that is revoked or expired.
+// per key at a time, none for a key that is revoked or expired, at most 10 a user a day.
+// The rules only, with no request in sight: the portal and /admin/v1 call them.
 
 import { isoTime } from '../clock.ts';
-import { assertPlanChangeable, existingPlan, onPlan } from '../http/key-fields.ts';
+import { assertPlanChangeable, existingPlan, onPlan, ownKey } from './keys.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Transaction } from '../store/transaction.ts';
 import { newId } from '../domain/ids.ts';
 import { planById } from '../auth/plans.ts';
 import { isExpired } from '../auth/key-lifetime.ts';
-import { KEYS, PLAN_REQUESTS, type KeyRecord, type PlanRequestRecord, type PlanRequestStatus } from '../domain/records.ts';
+import { KEYS, PLAN_REQUESTS, type KeyRecord, type PlanRequestRecord, type PlanRequestStatus, type UserRecord } from '../domain/records.ts';
+import { BodyChecker } from '../http/validation.ts';
+import { assertWithinDailyLimit, PLAN_REQUESTS_PER_DAY } from '../portal/daily-limits.ts';
 
 export const PLAN_REQUEST_STATUSES: readonly PlanRequestStatus[] = ['pending', 'approved', 'declined', 'cancelled'];
 
@@ -21,6 +24,42 @@ export const MAX_PLAN_REQUEST_NOTE = 500;
 /** A request as its answers show it: `note` always present (null on requests made before notes). */
 export function planRequestView(request: PlanRequestRecord): PlanRequestRecord {
   return { ...request, note: request.note ?? null };
+}
+
+/** What a user sends to ask for a plan. */
+export interface PlanRequestFields {
+  keyId: string;
+  planId: string;
+}
+
+/** A plan request's body (`key_id` and `plan`, both required); throws one 400 naming every problem. */
+export function readPlanRequest(body: Record<string, unknown>): PlanRequestFields {
+  const checker = new BodyChecker(body, ['key_id', 'plan'], ['id', 'status', 'user_id', 'created_at', 'decided_at']);
+  checker.requireFields(['key_id', 'plan']);
+  const keyId = checker.string('key_id', 1, 100);
+  const planId = checker.string('plan', 1, 40);
+  checker.finish();
+  return { keyId: keyId!, planId: planId! };
+}
+
+/** The operator's optional note on a decision, from `{note}`; an empty note is none. Throws one 400. */
+export function readDecisionNote(body: Record<string, unknown>): string | null {
+  const checker = new BodyChecker(body, ['note']);
+  const note = checker.string('note', 0, MAX_PLAN_REQUEST_NOTE);
+  checker.finish();
+  return note ? note : null;
+}
+
+/**
+ * A user asking for a plan for her own key (404 for anyone else's): the new pending request,
+ * counted on the requests as they are when the write commits (10 a day, also across instances).
+ */
+export function decideOwnPlanRequest(tx: Transaction, user: UserRecord, fields: PlanRequestFields, nowMs: number): { ops: WriteOp[]; request: PlanRequestRecord; key: KeyRecord } {
+  const key = ownKey(tx, fields.keyId, user);
+  const request = newPlanRequest(tx, key, fields.planId, nowMs);
+  const mine = [...tx.values(PLAN_REQUESTS)].filter((earlier) => earlier.user_id === user.id).map((earlier) => earlier.created_at);
+  assertWithinDailyLimit(mine, PLAN_REQUESTS_PER_DAY, nowMs, 'plan requests');
+  return { ops: [{ op: 'put', collection: PLAN_REQUESTS, id: request.id, data: request }], request, key };
 }
 
 /** A new pending request for `key` to move to `planId` (which must exist and not be self-service). */
@@ -36,7 +75,7 @@ export function newPlanRequest(tx: Transaction, key: KeyRecord, planId: string, 
 }
 
 /** The ops deciding a pending request; approval moves the key to the plan in the same write. */
-export function decidePlanRequest(tx: Transaction, requestId: string, decision: 'approved' | 'declined', note: string | null, nowMs: number): { request: PlanRequestRecord; key: KeyRecord | null; ops: WriteOp[] } {
+export function decidePlanRequestDecision(tx: Transaction, requestId: string, decision: 'approved' | 'declined', note: string | null, nowMs: number): { request: PlanRequestRecord; key: KeyRecord | null; ops: WriteOp[] } {
   const request = tx.get(PLAN_REQUESTS, requestId);
   if (!request) throw notFound('Plan request');
   if (request.status !== 'pending') throw conflict(`This plan request was already ${request.status}.`);
@@ -57,7 +96,7 @@ export function decidePlanRequest(tx: Transaction, requestId: string, decision: 
 
 
 /** The ops cancelling the user's own pending request; anyone else's is 404, a decided one 409. */
-export function cancelPlanRequest(tx: Transaction, requestId: string, userId: string, nowMs: number): { request: PlanRequestRecord; ops: WriteOp[] } {
+export function decidePlanRequestCancel(tx: Transaction, requestId: string, userId: string, nowMs: number): { request: PlanRequestRecord; ops: WriteOp[] } {
   const request = tx.get(PLAN_REQUESTS, requestId);
   if (!request || request.user_id !== userId) throw notFound('Plan request');
   if (request.status !== 'pending') throw conflict(`This plan request was already ${request.status}.`);

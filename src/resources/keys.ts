@@ -1,0 +1,361 @@
+// The rules of an API key and its plan, with no request in sight. Reading the key fields that
+// both the operator API and the portal accept — `expires_at`, `plan`, `grace_seconds` — and
+// turning a plan id into the key's plan and limit, one reading for both, so a key made either
+// way follows the same rules; deciding the operator's key create, change, revoke and roll; and
+// deciding a user's own key create and change in the portal (least privilege within the role,
+// at most 20 active keys, 50 created a day, self-service plans only). Another user's key is
+// always a missing one.
+
+import { isoTime } from '../clock.ts';
+import { newId } from '../domain/ids.ts';
+import { planById } from '../auth/plans.ts';
+import type { KeyRecord, Plan } from '../domain/records.ts';
+import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
+import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
+import type { RecordReader } from '../store/collections.ts';
+import type { WriteOp } from '../store/format.ts';
+import { isExpired, MAX_ROLL_GRACE_SECONDS, readExpiresAt, rolledKey } from '../auth/key-lifetime.ts';
+import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
+import { generateApiKey, type KeyPrefixKind, type NewApiKey } from '../auth/keys.ts';
+import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
+import { currentPlans, entryPlan } from '../auth/plans.ts';
+import { entriesBeyondRole } from '../auth/role-permissions.ts';
+import { KEYS, USERS, userStatus, type UserRecord } from '../domain/records.ts';
+import { assertWithinDailyLimit, KEYS_CREATED_PER_DAY } from '../portal/daily-limits.ts';
+
+/** What a key holds unless more is asked: least privilege. */
+export const DEFAULT_PERMISSIONS: readonly string[] = ['read:listings'];
+
+/** A list of well-formed permission entries, without repeats. */
+export function readPermissions(checker: BodyChecker, routes: readonly PermissionRoute[]): string[] | undefined {
+  if (!checker.has('permissions')) return undefined;
+  const value = checker.value('permissions');
+  if (!Array.isArray(value)) return checker.fail('permissions', 'must be an array of permission entries');
+  if (value.length > 100) return checker.fail('permissions', 'must have at most 100 entries');
+  for (const entry of value) {
+    const problem = checkPermissionEntry(entry, routes);
+    if (problem !== null) return checker.fail('permissions', `entry ${JSON.stringify(entry)}: ${problem}`);
+  }
+  return [...new Set(value as string[])];
+}
+
+export interface NewKeyFields {
+  userId: string;
+  name: string;
+  secret: NewApiKey;
+  permissions: readonly string[];
+  rateLimit: number;
+  plan: string | null;
+  expiresAt: string | null;
+  nowMs: number;
+}
+
+/** A new key's record (the secret's hash only, never the secret). */
+export function newKeyRecord(fields: NewKeyFields): KeyRecord {
+  const now = isoTime(fields.nowMs);
+  return {
+    id: newId('key'),
+    user_id: fields.userId,
+    name: fields.name,
+    prefix: fields.secret.prefix,
+    last_four: fields.secret.lastFour,
+    hash: fields.secret.hash,
+    permissions: fields.permissions,
+    rate_limit: fields.rateLimit,
+    plan: fields.plan,
+    expires_at: fields.expiresAt,
+    created_at: now,
+    updated_at: now,
+    revoked_at: null,
+  };
+}
+
+/** `expires_at` from the body: absent → undefined, null → never, else a future instant. */
+export function readKeyExpiry(checker: BodyChecker, nowMs: number): string | null | undefined {
+  const read = readExpiresAt(checker.value('expires_at'), checker.has('expires_at'), nowMs);
+  if (read.problem !== undefined) return checker.fail('expires_at', read.problem);
+  return read.value;
+}
+
+/** A roll's body: `grace_seconds`, 0 to 7 days; absent → 0 (the old secret stops at once). Throws one 400. */
+export function readKeyRoll(body: Record<string, unknown>): { graceSeconds: number } {
+  const checker = new BodyChecker(body, ['grace_seconds']);
+  const graceSeconds = checker.integer('grace_seconds', 0, MAX_ROLL_GRACE_SECONDS) ?? 0;
+  checker.finish();
+  return { graceSeconds };
+}
+
+/** The plan `planId` names now, or a 400 naming the plans there are. */
+export function existingPlan(reader: RecordReader, planId: string): Plan {
+  const plan = planById(reader, planId);
+  if (!plan) throw badRequest(`The request body is invalid: plan ${JSON.stringify(planId)} is not a plan (see the plans list).`, { plan: 'is not a plan' });
+  return plan;
+}
+
+/** The key on `plan`, its limit with it. */
+export function onPlan(key: KeyRecord, plan: Plan): KeyRecord {
+  return { ...key, plan: plan.id, rate_limit: plan.rate_limit };
+}
+
+/**
+ * A key's plan moves only while the key can still be used: not once revoked or expired (an
+ * expired key's plan would never be used, and a request for it would wait on nothing).
+ */
+export function assertPlanChangeable(key: KeyRecord, nowMs: number): void {
+  assertChangeable(key);
+  if (isExpired(key, nowMs)) throw conflict('This key has expired; its plan can no longer change. Create a new key instead.');
+}
+
+/** A revoked key's fields are final. */
+export function assertChangeable(key: KeyRecord): void {
+  if (key.revoked_at !== null) throw conflict('This key is revoked and can no longer be changed.');
+}
+
+const KEY_CREATE_FIELDS = ['user_id', 'name', 'permissions', 'rate_limit', 'plan', 'expires_at', 'prefix'] as const;
+const KEY_CHANGE_FIELDS = ['permissions', 'rate_limit', 'plan', 'expires_at', 'name'] as const;
+
+/** What the operator sends to create or change a key; absent fields are undefined. */
+export interface KeyFields {
+  /** Create only: whose key it is. */
+  userId?: string;
+  name?: string;
+  permissions?: string[];
+  /** A limit of the operator's own, which takes the key off any plan. */
+  rateLimit?: number;
+  planId?: string;
+  expiresAt?: string | null;
+  /** Create only: `mk_` or the brand's live prefix (default). */
+  prefixKind?: KeyPrefixKind;
+}
+
+/** The operator's key create body (`user_id` required); throws one 400 naming every problem. */
+export function readKeyCreate(body: Record<string, unknown>, apiRoutes: readonly PermissionRoute[], nowMs: number): KeyFields {
+  const checker = new BodyChecker(body, KEY_CREATE_FIELDS, ['id', 'key', 'created_at', 'revoked_at']);
+  checker.requireFields(['user_id']);
+  const userId = checker.string('user_id', 1, 100);
+  const name = checker.string('name', 0, 100);
+  const permissions = readPermissions(checker, apiRoutes);
+  const { rateLimit, planId } = readLimitOrPlan(checker);
+  const expiresAt = readKeyExpiry(checker, nowMs);
+  const prefixKind = checker.oneOf<KeyPrefixKind>('prefix', ['mk', 'live']) ?? 'live';
+  checker.finish();
+  return { userId, name, permissions, rateLimit, planId, expiresAt, prefixKind };
+}
+
+/** The operator's key change body (at least one field); throws one 400 naming every problem. */
+export function readKeyChange(body: Record<string, unknown>, apiRoutes: readonly PermissionRoute[], nowMs: number): KeyFields {
+  const checker = new BodyChecker(body, KEY_CHANGE_FIELDS, ['id', 'user_id', 'prefix', 'key', 'created_at', 'revoked_at']);
+  const name = checker.string('name', 0, 100);
+  const permissions = readPermissions(checker, apiRoutes);
+  const { rateLimit, planId } = readLimitOrPlan(checker);
+  const expiresAt = readKeyExpiry(checker, nowMs);
+  checker.finish();
+  requireNonEmpty(body, KEY_CHANGE_FIELDS);
+  return { name, permissions, rateLimit, planId, expiresAt };
+}
+
+/**
+ * The operator creating a key for a user who exists now (400 otherwise, checked as the write
+ * commits, so a key is never made for a user that is gone): a limit of the operator's own means
+ * no plan; otherwise the plan asked for, or the entry plan (Free).
+ */
+export function decideKeyCreate(tx: RecordReader, fields: KeyFields, secret: NewApiKey, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
+  const owner = tx.get(USERS, fields.userId!);
+  if (!owner || userStatus(owner) === 'erased') throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
+  const plan = fields.planId !== undefined ? existingPlan(tx, fields.planId) : fields.rateLimit === undefined ? entryPlan(currentPlans(tx)) : undefined;
+  const key = newKeyRecord({
+    userId: fields.userId!,
+    name: fields.name ?? '',
+    secret,
+    permissions: fields.permissions ?? DEFAULT_PERMISSIONS,
+    rateLimit: plan?.rate_limit ?? fields.rateLimit ?? DEFAULT_RATE_LIMIT,
+    plan: plan?.id ?? null,
+    expiresAt: fields.expiresAt ?? null,
+    nowMs,
+  });
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }], key };
+}
+
+/**
+ * The operator changing a key as it is when the write commits (404 missing, 409 revoked: a
+ * revocation is final). The plan is checked on the key after this change: a new expiry in the
+ * same request makes it usable again.
+ */
+export function decideKeyChange(tx: RecordReader, keyId: string, fields: KeyFields, nowMs: number): { ops: WriteOp[]; key: KeyRecord; changed: KeyRecord } {
+  const key = tx.get(KEYS, keyId);
+  if (!key) throw notFound('Key');
+  assertChangeable(key);
+  let changed: KeyRecord = {
+    ...key,
+    ...(fields.name !== undefined ? { name: fields.name } : {}),
+    ...(fields.permissions !== undefined ? { permissions: fields.permissions } : {}),
+    // A limit of the operator's own takes the key off its plan.
+    ...(fields.rateLimit !== undefined ? { rate_limit: fields.rateLimit, plan: null } : {}),
+    ...(fields.expiresAt !== undefined ? { expires_at: fields.expiresAt } : {}),
+    updated_at: isoTime(nowMs),
+  };
+  if (fields.planId !== undefined) {
+    assertPlanChangeable(changed, nowMs);
+    changed = onPlan(changed, existingPlan(tx, fields.planId));
+  }
+  return { ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }], key, changed };
+}
+
+/** Revoking `key`: no ops when it already is (revoking twice changes nothing). */
+export function decideKeyRevoke(key: KeyRecord, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
+  if (key.revoked_at !== null) return { ops: [], key };
+  const now = isoTime(nowMs);
+  const revoked: KeyRecord = { ...key, revoked_at: now, updated_at: now };
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: revoked }], key: revoked };
+}
+
+/**
+ * A new secret for `key` with the prefix it has (409 once revoked); the current secret keeps
+ * working for `graceSeconds`. The plain secret is returned for the one answer that shows it.
+ */
+export function decideKeyRoll(key: KeyRecord, brand: string, graceSeconds: number, nowMs: number): { ops: WriteOp[]; rolled: KeyRecord; secret: NewApiKey } {
+  assertChangeable(key);
+  const secret = generateApiKey(key.prefix === 'mk_' ? 'mk' : 'live', brand);
+  const rolled = rolledKey(key, secret, graceSeconds, nowMs);
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: rolled }], rolled, secret };
+}
+
+/** `rate_limit` or `plan` (a plan sets the limit, so not both). */
+function readLimitOrPlan(checker: BodyChecker): { rateLimit: number | undefined; planId: string | undefined } {
+  const rateLimit = checker.integer('rate_limit', MIN_RATE_LIMIT, MAX_RATE_LIMIT);
+  const planId = checker.string('plan', 1, 40);
+  if (checker.has('rate_limit') && checker.has('plan')) checker.fail('plan', 'sets the rate limit itself: send plan or rate_limit, not both');
+  return { rateLimit, planId };
+}
+
+/** Active keys a user may hold at once (revoked and expired ones do not count). */
+export const MAX_ACTIVE_KEYS_PER_USER = 20;
+
+const OWN_CREATE_FIELDS = ['name', 'permissions', 'plan', 'expires_at'] as const;
+const OWN_CHANGE_FIELDS = ['name', 'permissions', 'plan'] as const;
+const OWN_READ_ONLY_FIELDS = ['id', 'key', 'user_id', 'prefix', 'last_four', 'rate_limit', 'created_at', 'updated_at', 'revoked_at', 'last_used_at'];
+
+/** What a user sends to create or change her own key; absent fields are undefined. */
+export interface OwnKeyFields {
+  name?: string;
+  permissions?: string[];
+  planId?: string;
+  /** Create only: null for never. */
+  expiresAt?: string | null;
+}
+
+/** The user's own key; anyone else's is answered exactly like a missing one. */
+export function ownKey(reader: RecordReader, keyId: string, user: UserRecord): KeyRecord {
+  const key = reader.get(KEYS, keyId);
+  if (key === undefined || key.user_id !== user.id) throw notFound('Key');
+  return key;
+}
+
+/** A portal key create's body; throws one 400 naming every problem. */
+export function readOwnKeyCreate(body: Record<string, unknown>, apiRoutes: readonly PermissionRoute[], nowMs: number): OwnKeyFields {
+  const checker = new BodyChecker(body, OWN_CREATE_FIELDS, OWN_READ_ONLY_FIELDS);
+  const name = checker.string('name', 0, 100);
+  const permissions = readOwnPermissions(checker, apiRoutes);
+  const planId = checker.string('plan', 1, 40);
+  const expiresAt = readKeyExpiry(checker, nowMs);
+  checker.finish();
+  return { name, permissions, planId, expiresAt };
+}
+
+/** A portal key change's body (at least one field; the expiry is the operator's to change); throws one 400. */
+export function readOwnKeyChange(body: Record<string, unknown>, apiRoutes: readonly PermissionRoute[]): OwnKeyFields {
+  const checker = new BodyChecker(body, OWN_CHANGE_FIELDS, [...OWN_READ_ONLY_FIELDS, 'expires_at']);
+  const name = checker.string('name', 0, 100);
+  const permissions = readOwnPermissions(checker, apiRoutes);
+  const planId = checker.string('plan', 1, 40);
+  checker.finish();
+  requireNonEmpty(body, OWN_CHANGE_FIELDS);
+  return { name, permissions, planId };
+}
+
+/**
+ * A user creating her own key: at least privilege within her role (403 beyond it), on the plan
+ * asked for if self-service or else the entry plan (409 when none is offered), within 50 keys
+ * created a day (429) and 20 active keys (409). Counted on the keys as they are when the write
+ * commits, so racing creates cannot pass either cap.
+ */
+export function decideOwnKeyCreate(tx: RecordReader, user: UserRecord, fields: OwnKeyFields, secret: NewApiKey, nowMs: number, apiRoutes: readonly PermissionRoute[]): { ops: WriteOp[]; key: KeyRecord } {
+  const granted = fields.permissions ?? DEFAULT_PERMISSIONS;
+  assertWithinRole(granted, user, apiRoutes);
+  const plan = fields.planId === undefined ? entryPlan(currentPlans(tx)) : selfServicePlan(tx, fields.planId);
+  if (plan === undefined) throw conflict('The operator offers no self-service plan; ask the operator for a key.');
+  assertWithinDailyLimit(keyCreationTimes(tx, user.id), KEYS_CREATED_PER_DAY, nowMs, 'keys');
+  if (activeKeysOf(tx, user.id, nowMs) >= MAX_ACTIVE_KEYS_PER_USER) {
+    throw conflict(`You already have ${MAX_ACTIVE_KEYS_PER_USER} active keys, the most allowed. Revoke one (DELETE /portal/v1/keys/:id) before creating another.`);
+  }
+  const key = newKeyRecord({ userId: user.id, name: fields.name ?? '', secret, permissions: granted, rateLimit: plan.rate_limit, plan: plan.id, expiresAt: fields.expiresAt ?? null, nowMs });
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }], key };
+}
+
+/**
+ * A user changing her own key: a revoked one is final (409), permissions stay within her role
+ * (403), and a self-service plan applies at once (the limiter reads rate_limit from the record
+ * on the next request) while the key can still be used.
+ */
+export function decideOwnKeyChange(tx: RecordReader, user: UserRecord, keyId: string, fields: OwnKeyFields, nowMs: number, apiRoutes: readonly PermissionRoute[]): { ops: WriteOp[]; key: KeyRecord; changed: KeyRecord } {
+  const key = ownKey(tx, keyId, user);
+  assertChangeable(key);
+  if (fields.permissions !== undefined) assertWithinRole(fields.permissions, user, apiRoutes);
+  let changed: KeyRecord = {
+    ...key,
+    ...(fields.name !== undefined ? { name: fields.name } : {}),
+    ...(fields.permissions !== undefined ? { permissions: fields.permissions } : {}),
+    updated_at: isoTime(nowMs),
+  };
+  if (fields.planId !== undefined) {
+    assertPlanChangeable(key, nowMs);
+    changed = onPlan(changed, selfServicePlan(tx, fields.planId));
+  }
+  return { ops: [{ op: 'put', collection: KEYS, id: keyId, data: changed }], key, changed };
+}
+
+/** A user revoking her own key: no ops when it already is (revoking twice changes nothing). */
+export function decideOwnKeyRevoke(tx: RecordReader, user: UserRecord, keyId: string, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
+  return decideKeyRevoke(ownKey(tx, keyId, user), nowMs);
+}
+
+/** When each of the user's keys was made, revoked ones included (for the daily limit). */
+function keyCreationTimes(reader: RecordReader, userId: string): string[] {
+  return [...reader.values(KEYS)].filter((key) => key.user_id === userId).map((key) => key.created_at);
+}
+
+/** How many keys of the user are neither revoked nor expired. */
+function activeKeysOf(reader: RecordReader, userId: string, nowMs: number): number {
+  let count = 0;
+  for (const key of reader.values(KEYS)) if (key.user_id === userId && key.revoked_at === null && !isExpired(key, nowMs)) count += 1;
+  return count;
+}
+
+/** Permissions as the operator's routes read them, and never an empty list (a key that can do nothing). */
+function readOwnPermissions(checker: BodyChecker, apiRoutes: readonly PermissionRoute[]): string[] | undefined {
+  const permissions = readPermissions(checker, apiRoutes);
+  if (permissions !== undefined && permissions.length === 0) return checker.fail('permissions', 'must hold at least one entry');
+  return permissions;
+}
+
+/**
+ * 403 when an entry opens a route the user's role may never use (a member and write:listings):
+ * a refusal of who the user is, not of the body's shape, so it is a 403 like a member's
+ * POST /v1/listings, and `details.permissions` names the entries.
+ */
+function assertWithinRole(permissions: readonly string[], user: UserRecord, apiRoutes: readonly PermissionRoute[]): void {
+  const beyond = entriesBeyondRole(permissions, user.role, apiRoutes);
+  if (beyond.length === 0) return;
+  throw forbidden(`Your role (${user.role}) may not hold ${beyond.map((entry) => JSON.stringify(entry)).join(', ')}: only creators may write listings.`, {
+    details: { permissions: `${beyond.map((entry) => JSON.stringify(entry)).join(', ')} ${beyond.length === 1 ? 'is' : 'are'} beyond the ${user.role} role` },
+  });
+}
+
+/** A plan the user may pick: it exists and is self-service; others are asked for with a plan request. */
+function selfServicePlan(reader: RecordReader, planId: string): Plan {
+  const plan = existingPlan(reader, planId);
+  if (!plan.self_service) {
+    throw badRequest(`The request body is invalid: plan ${plan.id} is not self-service; ask for it with POST /portal/v1/plan-requests.`, { plan: 'is not self-service' });
+  }
+  return plan;
+}

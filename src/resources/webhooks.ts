@@ -1,0 +1,142 @@
+// The rules of a webhook, with no request in sight: reading a registration from a body, and
+// deciding a registration (at most 20 per user, its `ping` queued in the same write), a removal
+// (its pending deliveries and outcomes with it), a test ping and a redelivery. /v1/webhooks and
+// the portal's webhooks call the same functions. Another user's webhook is always a missing one.
+
+import { isoTime } from '../clock.ts';
+import { conflict, notFound } from '../domain/errors.ts';
+import { EVENT_TYPES, type EventType } from '../domain/events.ts';
+import { newId } from '../domain/ids.ts';
+import { DELIVERIES, DELIVERY_OUTCOMES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
+import type { DeliveryRecord, WebhookRecord } from '../domain/webhook-records.ts';
+import { BodyChecker } from '../http/validation.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import type { RecordReader } from '../store/collections.ts';
+import type { WriteOp } from '../store/format.ts';
+import type { Transaction } from '../store/transaction.ts';
+import { validateWebhookUrl } from '../webhooks/address-guard.ts';
+import { targetsChangedOp, type WebhookOutbox } from '../webhooks/outbox.ts';
+import { redeliveryOps, takeRedeliveryTurn, type QueuedRedelivery } from '../webhooks/redelivery.ts';
+import { generateWebhookSecret } from '../webhooks/signing.ts';
+
+export const MAX_WEBHOOKS_PER_USER = 20;
+const MAX_URL_LENGTH = 2048;
+const MAX_DESCRIPTION_LENGTH = 500;
+const WRITABLE_FIELDS = ['url', 'events', 'description'] as const;
+const READ_ONLY_FIELDS = ['id', 'secret', 'active', 'created_at', 'last_delivery', 'user_id'] as const;
+
+/** A webhook to register, as checked from a request body (the same rules under /v1 and the portal). */
+export interface WebhookRegistration {
+  url: string;
+  events: EventType[];
+  description: string;
+}
+
+/** Reads and checks a registration body; throws one 400 listing every problem. */
+export function readWebhookRegistration(body: Record<string, unknown>, allowPrivate: boolean): WebhookRegistration {
+  const checker = new BodyChecker(body, WRITABLE_FIELDS, READ_ONLY_FIELDS);
+  checker.requireFields(['url']);
+  const url = readUrl(checker, allowPrivate);
+  const events = readEvents(checker);
+  const description = checker.string('description', 0, MAX_DESCRIPTION_LENGTH) ?? '';
+  checker.finish();
+  return { url: url!, events: events!, description };
+}
+
+/**
+ * Registering `fields` for `userId` (the webhook, its owner's targets, its ping), decided on the
+ * user's targets record, which every registration and removal rewrites: two registrations at
+ * once are decided one after the other, so the cap holds.
+ */
+export function decideWebhookRegistration(tx: Transaction, userId: string, fields: WebhookRegistration, nowMs: number, outbox: WebhookOutbox): { ops: WriteOp[]; webhook: WebhookRecord } {
+  tx.get(WEBHOOK_TARGETS, userId);
+  if (outbox.webhooksOf(userId).length >= MAX_WEBHOOKS_PER_USER) {
+    throw conflict(`You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed. Delete one before registering another.`);
+  }
+  const createdAt = isoTime(nowMs);
+  const webhook: WebhookRecord = {
+    id: newId('wh'),
+    user_id: userId,
+    url: fields.url,
+    events: fields.events,
+    description: fields.description,
+    active: true,
+    secret: generateWebhookSecret(),
+    created_at: createdAt,
+    updated_at: createdAt,
+    last_delivery: null,
+  };
+  const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...outbox.pingOps(tx, webhook)];
+  return { ops, webhook };
+}
+
+/** Removing the user's webhook `webhookId` with its pending deliveries and outcome log; 404 for anyone else's. */
+export function decideWebhookRemoval(tx: Transaction, userId: string, webhookId: string, nowMs: number): { ops: WriteOp[]; webhook: WebhookRecord } {
+  const webhook = ownWebhook(tx, webhookId, userId);
+  const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }, targetsChangedOp(userId, isoTime(nowMs))];
+  if (tx.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) ops.push({ op: 'del', collection: DELIVERY_OUTCOMES, id: webhook.id });
+  for (const delivery of tx.values(DELIVERIES)) {
+    if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
+  }
+  return { ops, webhook };
+}
+
+/** A `ping` due now for the user's webhook (409 when its receiver switched it off with 410), and the id of the event queued. */
+export function decideWebhookTestPing(tx: Transaction, userId: string, webhookId: string, outbox: WebhookOutbox): { ops: WriteOp[]; webhook: WebhookRecord; eventId: string | null } {
+  const webhook = ownWebhook(tx, webhookId, userId);
+  if (!webhook.active) throw conflict('This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.');
+  const ops = outbox.testPingOps(tx, webhook);
+  const queued = ops.find((op) => op.op === 'put' && op.collection === DELIVERIES);
+  const eventId = queued?.op === 'put' ? (queued.data as DeliveryRecord).event_id : null;
+  return { ops, webhook, eventId };
+}
+
+/** Sending event `eventId` of the user's webhook again, decided on the webhook as it is in the write. */
+export function decideRedelivery(tx: Transaction, userId: string, webhookId: string, eventId: string, outbox: WebhookOutbox): { ops: WriteOp[]; queued: QueuedRedelivery } {
+  return redeliveryOps(tx, outbox, ownWebhook(tx, webhookId, userId), eventId);
+}
+
+/** The user's own webhook; anyone else's is answered exactly like a missing one: its existence is not theirs to learn. */
+export function ownWebhook(reader: RecordReader, webhookId: string, userId: string): WebhookRecord {
+  const webhook = reader.get(WEBHOOKS, webhookId);
+  if (webhook === undefined || webhook.user_id !== userId) throw notFound('Webhook');
+  return webhook;
+}
+
+/**
+ * Takes one of the user's redelivery turns (429 past 60 an hour) once the webhook is found to be
+ * theirs: asking about anyone else's costs no turn.
+ */
+export async function takeRedeliveryRequest(reader: RecordReader, limiter: RateLimiter, webhookId: string, userId: string): Promise<void> {
+  ownWebhook(reader, webhookId, userId);
+  await takeRedeliveryTurn(limiter, userId);
+}
+
+function readUrl(checker: BodyChecker, allowPrivate: boolean): string | undefined {
+  const raw = checker.string('url', 1, MAX_URL_LENGTH);
+  if (raw === undefined) return undefined;
+  const checked = validateWebhookUrl(raw, allowPrivate);
+  if (!checked.ok) return checker.fail('url', `is refused: ${checked.reason}`);
+  // Stored as parsed, so what the owner sees is what will be dialled.
+  const normalised = checked.url.href;
+  if (normalised.length > MAX_URL_LENGTH) return checker.fail('url', `must be at most ${MAX_URL_LENGTH} characters`);
+  return normalised;
+}
+
+function readEvents(checker: BodyChecker): EventType[] | undefined {
+  if (!checker.has('events')) return [...EVENT_TYPES];
+  const value = checker.value('events');
+  const allowed = EVENT_TYPES.join(', ');
+  if (!Array.isArray(value) || value.length === 0) {
+    return checker.fail('events', `must be a non-empty array of event kinds (${allowed})`);
+  }
+  const events: EventType[] = [];
+  for (const item of value) {
+    if (typeof item !== 'string' || !(EVENT_TYPES as readonly string[]).includes(item)) {
+      return checker.fail('events', `holds ${JSON.stringify(item)}, which is not an event kind (allowed: ${allowed})`);
+    }
+    if (events.includes(item as EventType)) return checker.fail('events', `lists "${item}" more than once`);
+    events.push(item as EventType);
+  }
+  return events;
+}
