@@ -20,7 +20,7 @@ const SRC = resolve(import.meta.dirname, '../../src');
  * - features: listings, analytics, audit, health, metrics, webhooks, the portal's accounts and sessions
  * - moderation: the operator's acts over the features (erasure)
  * - routes: the handlers and the OpenAPI document built from them
- * - assembly: the pipeline, the back-ends chosen from the configuration, demo data
+ * - assembly: the pipeline (server.ts and its gates in pipeline/), the back-ends chosen from the configuration, demo data
  * - app, then the process entry points
  */
 const LAYERS: readonly (readonly string[])[] = [
@@ -32,7 +32,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['listings', 'analytics', 'audit', 'health', 'metrics', 'webhooks', 'portal'],
   ['moderation'],
   ['handlers', 'openapi'],
-  ['server.ts', 'backends', 'demo.ts', 'banner.ts'],
+  ['server.ts', 'pipeline', 'backends', 'demo.ts', 'banner.ts'],
   ['app.ts'],
   ['embed.ts', 'index.ts', 'main.ts', 'cli.ts', 'executable.ts', 'build'],
 ];
