@@ -41,11 +41,11 @@ export class ApiKeyContext extends BaseContext implements KeyContext {
 
   /** The caller's key; handlers run only after step 1 found one. */
   get key(): KeyRecord {
-    return this.admitted().key;
+    return this.knownCaller().key;
   }
 
   get user(): UserRecord {
-    return this.admitted().user;
+    return this.knownCaller().user;
   }
 
   commit(decide: (tx: Transaction, caller: Caller) => Decided): Promise<Reply> {
@@ -62,7 +62,7 @@ export class ApiKeyContext extends BaseContext implements KeyContext {
     });
   }
 
-  private admitted(): Caller {
+  private knownCaller(): Caller {
     if (this.caller === null) throw new Error('A /v1 handler ran before step 1 found its key.');
     return this.caller;
   }
