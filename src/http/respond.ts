@@ -4,7 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import { addVary, compressed, encodedEtag, isCompressible } from './compression.ts';
 import { clientHasEtag, etagOf } from './conditional.ts';
-import type { Context } from './context.ts';
+import type { BaseContext } from './context.ts';
 import { HttpError } from '../domain/errors.ts';
 import { preferredEncoding, type Encoding } from './negotiation.ts';
 import type { Headers, Reply } from './route.ts';
@@ -37,7 +37,7 @@ export function sendBytes(res: ServerResponse, status: number, body: Buffer | st
  * the same headers as GET and Node leaves the body out. Returns the status sent, or its
  * promise when a large answer is being compressed off the main thread.
  */
-export function sendReply(context: Context, reply: Reply): number | Promise<number> {
+export function sendReply(context: BaseContext, reply: Reply): number | Promise<number> {
   const headers = context.responseHeaders;
   if (reply.headers) Object.assign(headers, reply.headers);
   let bytes = reply.bytes ?? (reply.body === undefined ? null : Buffer.from(JSON.stringify(reply.body)));

@@ -1,6 +1,7 @@
 // What a route is, and what its handler receives. Each /v1 route declares its method, pattern
 // and resource once; the permission check and the OpenAPI test both derive from that. The
-// context a handler receives is built by src/http/context.ts.
+// context a handler receives is one class per surface on src/http/context.ts's base, built by
+// its area's gate (src/pipeline/).
 
 import type { IncomingMessage } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';

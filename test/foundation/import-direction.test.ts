@@ -23,7 +23,7 @@ const SRC = resolve(import.meta.dirname, '../../src');
  *   request, reply or route in sight; above http because a rule reads a body with http's
  *   BodyChecker, above features because a webhook's rules queue through the outbox
  * - routes: the handlers and the OpenAPI document built from them
- * - assembly: the pipeline, the back-ends chosen from the configuration, demo data
+ * - assembly: the pipeline (server.ts and its gates in pipeline/), the back-ends chosen from the configuration, demo data
  * - app, then the process entry points
  */
 const LAYERS: readonly (readonly string[])[] = [
@@ -36,7 +36,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['moderation'],
   ['resources'],
   ['handlers', 'openapi'],
-  ['server.ts', 'backends', 'demo.ts', 'banner.ts'],
+  ['server.ts', 'pipeline', 'backends', 'demo.ts', 'banner.ts'],
   ['app.ts'],
   ['embed.ts', 'index.ts', 'main.ts', 'cli.ts', 'executable.ts', 'build'],
 ];

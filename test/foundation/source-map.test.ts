@@ -121,7 +121,7 @@ test('the check catches a wrong path, a wrong function, a function under the wro
     '',
     '1. `store/no-such-file.ts` `commit()` is gone.',
     '2. `store/store.ts` `Store.noSuchMethod()` and `Router.match()`.',
-    '3. `server.ts` `dispatch()`, then `router.ts` `dispatch()`.',
+    '3. `server.ts` `respond()`, then `router.ts` `respond()`.',
     '4. `dispatch()` with no file.',
     '5. See [the map](../docs/no-such-doc.md).',
   ].join('\n');
@@ -132,7 +132,7 @@ test('the check catches a wrong path, a wrong function, a function under the wro
     /:4 .*does not define noSuchMethod/,
     /:4 .*store\/store\.ts has no class Router/,
     /:4 .*store\/store\.ts does not define match/,
-    /:5 .*router\.ts does not define dispatch/,
+    /:5 .*router\.ts does not define respond/,
     /:6 .*starts with the file it is in/,
     /:6 .*dispatch\(\) follows no file/,
     /:7 .*starts with the file it is in, found nothing/,

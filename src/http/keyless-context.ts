@@ -1,0 +1,23 @@
+// The context of a request that needs no key and no session: an operator route (/admin, /metrics),
+// whose gate (src/pipeline/admin-gate.ts) checked the operator token, or a public one (health, the
+// OpenAPI document, the dashboard's files; src/pipeline/public-gate.ts). The operator token is a
+// setting, not a record, so there is nobody to read again inside a write: `commit` decides it on
+// the records alone. An open portal route's context (open-portal-context.ts) is one of these too.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Store, Transaction } from '../store/store.ts';
+import { BaseContext, storeDecisionOf } from './context.ts';
+import type { Decided, Reply, RequestContext } from './route.ts';
+
+export class KeylessContext extends BaseContext implements RequestContext {
+  private readonly store: Store;
+
+  constructor(req: IncomingMessage, res: ServerResponse, startedAt: number, store: Store) {
+    super(req, res, startedAt);
+    this.store = store;
+  }
+
+  commit(decide: (tx: Transaction) => Decided): Promise<Reply> {
+    return this.store.commit((tx) => storeDecisionOf(decide(tx)));
+  }
+}

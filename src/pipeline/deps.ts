@@ -1,0 +1,48 @@
+// What the request pipeline is built from: the parts src/app.ts made once (the store, the
+// authenticator, the limiters, the routers…). Each gate (v1-gate.ts, portal-gate.ts,
+// admin-gate.ts, public-gate.ts) takes the few of them its steps use.
+
+import type { UsageRecorder } from '../analytics/recorder.ts';
+import type { KeyAuthenticator } from '../auth/authenticate.ts';
+import type { Clock } from '../clock.ts';
+import type { AccessLog } from '../http/access-log.ts';
+import type { ClientAddress } from '../http/client-address.ts';
+import type { CorsPolicy } from '../http/cors.ts';
+import type { IdempotencyGuard } from '../http/idempotency.ts';
+import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/route.ts';
+import type { CpuBudget } from '../limits/cpu-budget.ts';
+import type { RateLimiter } from '../limits/rate-limiter.ts';
+import type { PortalSessions } from '../portal/sessions.ts';
+import type { Router } from '../router.ts';
+import type { Store } from '../store/store.ts';
+
+export interface PipelineDeps {
+  clock: Clock;
+  store: Store;
+  authenticator: KeyAuthenticator;
+  keyLimiter: RateLimiter;
+  /** Counts failed authentications per client address (contract section 3). */
+  failedAuthLimiter: RateLimiter;
+  failedAuthLimit: number;
+  apiRoutes: Router<ApiRoute>;
+  operatorRoutes: Router<OperatorRoute>;
+  publicRoutes: Router<PublicRoute>;
+  portalRoutes: Router<PortalRoute>;
+  /** Portal sessions: the cookie → the signed-in user. */
+  sessions: PortalSessions;
+  operatorToken: string;
+  usage: UsageRecorder;
+  idempotency: IdempotencyGuard;
+  /** Which browser origins may call /v1 (CORS_ORIGINS). */
+  cors: CorsPolicy;
+  accessLog: AccessLog | null;
+  /** The client's address (TRUST_PROXY decides whether X-Forwarded-For is believed). */
+  clientAddress: ClientAddress;
+  /** Counts every answered request for GET /metrics. */
+  metrics?: { recordRequest(method: string, route: string | null, status: number, durationMs: number): void; countCpuBudgetRefusal?(): void } | null;
+  /** Each key's share of the event loop (KEY_CPU_BUDGET_MS); null when off. */
+  cpuBudget?: CpuBudget | null;
+  /** Static files (the dashboard): an answer, or null when the path is not one. */
+  staticAsset?: (path: string) => { status: number; headers: Record<string, string>; body: Buffer } | null;
+  logError: (requestId: string, error: unknown) => void;
+}

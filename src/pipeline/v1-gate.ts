@@ -1,0 +1,143 @@
+// The /v1 gate: the contract's checks in order (section 5), each a numbered step:
+//   0. the URL (U+0000) and the instance's standing (503); Cache-Control and CORS; a preflight answered
+//   1. key (401; 429 once an address fails too often)
+//   2. CPU budget, then rate limit (429) → 2b. suspended account (403)
+//   3. route (404/405) → 4. permission (403)
+//   5-7. the handler: input (400/413/415), ownership and role (403), state (404/409); a POST
+//        with Idempotency-Key may instead replay its first answer.
+// Each request gets an ApiKeyContext (src/http/key-context.ts): its commit re-reads the key.
+
+import { AUTH_ERROR, AUTH_HINT, presentedKey, type KeyAuthenticator } from '../auth/authenticate.ts';
+import { permissionRefused } from '../auth/authorize-commit.ts';
+import { permissionSetOf } from '../auth/permissions.ts';
+import { assertNotSuspended } from '../auth/suspension.ts';
+import { HttpError } from '../domain/errors.ts';
+import { isPreflight } from '../http/cors.ts';
+import { ApiKeyContext } from '../http/key-context.ts';
+import { retryAfterSeconds, setRateLimitHeaders } from '../http/rate-limit-headers.ts';
+import type { ApiRoute, Reply } from '../http/route.ts';
+import type { RateDecision } from '../limits/sliding-window.ts';
+import type { CpuBudgetStep } from './cpu-budget-step.ts';
+import type { PipelineDeps } from './deps.ts';
+import { refuseFailedAuthentication } from './failed-authentication.ts';
+import { checkUrlAndStanding } from './first-checks.ts';
+import type { Gate, Run } from './gate.ts';
+import { labelAskedRoute, matchRoute } from './route-step.ts';
+
+type V1Deps = Pick<
+  PipelineDeps,
+  'store' | 'clock' | 'authenticator' | 'keyLimiter' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress' | 'apiRoutes' | 'idempotency' | 'cors'
+>;
+
+export function createV1Gate(deps: V1Deps, cpuBudget: CpuBudgetStep, run: Run): Gate {
+  const services = { store: deps.store, idempotency: deps.idempotency };
+  const routes = deps.apiRoutes;
+
+  function steps(context: ApiKeyContext): Reply | Promise<Reply> {
+    // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
+    //    is told it may read it; a browser's preflight is answered before any key is asked for.
+    checkUrlAndStanding(context, deps.store);
+    context.responseHeaders['Cache-Control'] = 'private, no-cache';
+    deps.cors.decorate(context.responseHeaders, context.req.headers.origin);
+    if (isPreflight(context.method, context.req.headers)) return preflight(context);
+
+    // 1. Key: 401 for a missing, malformed, unknown or revoked key; repeated failures from one
+    //    address turn into 429 so keys cannot be guessed at speed.
+    const plainKey = presentedKey(context.req.headers);
+    const caller = deps.authenticator.authenticate(plainKey);
+    if (caller === null) {
+      labelAskedRoute(routes, context);
+      return refuseFailedAuthentication(deps, context, () => keyRequired(deps.authenticator.refusalOf(plainKey)));
+    }
+    context.caller = caller;
+
+    // 2. CPU budget: a key that used more than its share of the event loop in the last minute
+    //    waits (429, not counted by the rate limit, like every 429); then the rate limit, where
+    //    every authenticated request counts, except those refused here.
+    const overBudget = cpuBudget.refusal(context, caller.key.id, caller.key.rate_limit);
+    if (overBudget !== null) {
+      labelAskedRoute(routes, context);
+      return overBudget;
+    }
+    const decision = deps.keyLimiter.hit(caller.key.id, caller.key.rate_limit);
+    if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided));
+    return admitted(context, decision);
+  }
+
+  /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key. */
+  function admitted(context: ApiKeyContext, decision: RateDecision): Reply | Promise<Reply> {
+    const { key, user } = context;
+    setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
+    if (!decision.allowed) {
+      // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
+      labelAskedRoute(routes, context);
+      const waitSeconds = retryAfterSeconds(decision);
+      context.responseHeaders['Retry-After'] = waitSeconds;
+      // Answered rather than thrown: a client over its limit may keep hammering, and throwing
+      // and unwinding was the largest part of a 429's own cost (profiled). Same body as a thrown one.
+      return {
+        status: 429,
+        body: { error: `Rate limit of ${decision.limit} requests per minute exceeded. Retry after ${waitSeconds} s.`, request_id: context.requestId },
+      };
+    }
+
+    // 2b. Suspension: a suspended user's keys get 403 on every route, after key and limit.
+    assertNotSuspended(user);
+
+    // 3. Route: 404 for an unknown path, 405 with Allow for a known path with another method.
+    const route = matchRoute(routes, context);
+
+    // 4. Permission, derived from the route's declaration (checked again when a write commits).
+    if (!permissionSetOf(key.permissions).allows(route, context.path)) throw permissionRefused(route);
+    context.apiRoute = route;
+
+    // 5-7. The handler checks input, ownership and state. A POST with Idempotency-Key may
+    //      instead replay its first answer.
+    const idempotencyKey = context.req.headers['idempotency-key'];
+    if (context.method !== 'POST' || typeof idempotencyKey !== 'string') return route.handle(context);
+    return handleIdempotent(route, context, idempotencyKey);
+  }
+
+  /** A CORS preflight: 204, allowing the path's methods to an allowed origin (and nothing to others). */
+  function preflight(context: ApiKeyContext): Reply {
+    const match = routes.match('OPTIONS', context.path);
+    const methods = match.kind === 'method-not-allowed' ? match.allowed : [];
+    const asked = context.req.headers['access-control-request-method'];
+    if (typeof asked === 'string') labelAskedRoute(routes, context, asked);
+    Object.assign(context.responseHeaders, deps.cors.preflightHeaders(context.req.headers.origin, methods));
+    return { status: 204 };
+  }
+
+  async function handleIdempotent(route: ApiRoute, context: ApiKeyContext, idempotencyKey: string): Promise<Reply> {
+    const outcome = deps.idempotency.claim(context.key.id, idempotencyKey, context.method, context.path, await context.rawBody());
+    if ('replay' in outcome) return outcome.replay;
+    context.idempotencyClaim = outcome.claim;
+    try {
+      return await route.handle(context);
+    } finally {
+      deps.idempotency.release(outcome.claim);
+    }
+  }
+
+  return (req, res, startedAt) => {
+    const context = new ApiKeyContext(req, res, startedAt, services);
+    cpuBudget.watch(context);
+    run(context, steps);
+  };
+}
+
+/**
+ * Step 1's 401 for a missing, malformed, unknown, revoked or expired key. A key that exists but
+ * expired, or a secret replaced by a roll whose grace has ended, is told so: its holder had the
+ * secret, so the message gives nothing away and saves a support request.
+ */
+function keyRequired(refusal: ReturnType<KeyAuthenticator['refusalOf']> = null): HttpError {
+  if (refusal?.reason === 'expired') {
+    return new HttpError(401, `The API key is missing or invalid: this key expired at ${refusal.at}.`, { hint: 'Create a new key in the developer portal, or ask the operator for one.' });
+  }
+  if (refusal?.reason === 'rolled') {
+    const when = refusal.at === null ? '' : ` at ${refusal.at}`;
+    return new HttpError(401, `The API key is missing or invalid: this secret was replaced by a roll and its grace period ended${when}.`, { hint: 'Send the new secret the roll gave you.' });
+  }
+  return new HttpError(401, AUTH_ERROR, { hint: AUTH_HINT });
+}
