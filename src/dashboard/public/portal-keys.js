@@ -1,8 +1,9 @@
 // The portal's keys page: the user's keys as cards (no table, so nothing scrolls sideways on a
 // phone), a form that makes a key at the least privilege with a preview of what it may do, the
 // copy-once box for a new secret with a ready first request, and per key: its plan request
-// (state, the operator's note, cancel while pending), usage, rename, permissions, plan, roll,
-// revoke.
+// (state, the operator's note, cancel while pending), usage (opened inside its card, so on a
+// phone it is right under the key, and closed back to its button), rename, permissions, plan,
+// roll, revoke.
 
 import { copyOnceBox } from './copy-once.js';
 import { fieldCheckedSubmit } from './field-errors.js';
@@ -89,7 +90,6 @@ export function keysPage(user) {
   const state = { keys: [], plans: [], requests: [], apiBase: window.location.origin, revealed: null, usageKeyId: null };
   const list = el('div', { class: 'key-cards', 'aria-live': 'polite' });
   const formArea = el('div');
-  const usageArea = el('div', { class: 'usage-area' });
   // Says where programs send their requests, once the server has said its address.
   const baseHint = el('p', { class: 'hint' });
   let usage = null;
@@ -110,6 +110,11 @@ export function keysPage(user) {
   function draw() {
     baseHint.textContent = `Send a key as "Authorization: Bearer <key>" to ${state.apiBase}/v1. Up to 20 keys at a time.`;
     replaceChildren(formArea, state.revealed ? revealBox(state.revealed) : createForm());
+    drawCards();
+  }
+
+  // The cards alone, so opening or closing usage leaves a half-filled new-key form as it is.
+  function drawCards() {
     const active = state.keys.filter((key) => !key.revoked_at);
     const revoked = state.keys.filter((key) => key.revoked_at);
     replaceChildren(
@@ -194,10 +199,11 @@ export function keysPage(user) {
       revoked ? ['Revoked', formatDate(key.revoked_at)] : null,
     ].filter(Boolean);
     const request = latestRequest(key, state.requests);
+    const showsUsage = !revoked && usage !== null && state.usageKeyId === key.id;
     const actions = revoked
       ? []
       : [
-          el('button', { type: 'button', class: 'secondary small', onclick: () => showUsage(key) }, 'Usage'),
+          el('button', { type: 'button', class: 'secondary small usage-toggle', 'aria-expanded': showsUsage ? 'true' : 'false', onclick: () => (showsUsage ? closeUsage() : showUsage(key)) }, 'Usage'),
           el('button', { type: 'button', class: 'secondary small', onclick: () => rename(key) }, 'Rename'),
           el('button', { type: 'button', class: 'secondary small', onclick: () => editPermissions(key) }, 'Permissions'),
           // An expired key's plan can no longer change (the server refuses it too).
@@ -215,6 +221,8 @@ export function keysPage(user) {
       el('p', { class: 'entries' }, key.permissions.map((entry) => el('code', { title: describePermission(entry) }, entry))),
       request ? requestLine(request) : null,
       actions.some(Boolean) ? el('div', { class: 'card-actions' }, actions.filter(Boolean)) : null,
+      // The same panel element moves into the card drawn anew, so its range and numbers stay.
+      showsUsage ? usage.element : null,
     );
   }
 
@@ -247,14 +255,27 @@ export function keysPage(user) {
     await load();
   }
 
+  function usageButton(keyId) {
+    return list.querySelector(`[data-key-id="${keyId}"] button.usage-toggle`);
+  }
+
   function showUsage(key) {
     state.usageKeyId = key.id;
     if (usage) usage.reload(key);
-    else {
-      usage = usagePanel(key, { loadUsage: portal.keyUsage });
-      replaceChildren(usageArea, el('div', { class: 'panel' }, usage.element));
-    }
-    usageArea.scrollIntoView({ block: 'start' });
+    else usage = usagePanel(key, { loadUsage: portal.keyUsage, onClose: closeUsage });
+    drawCards();
+    // Focus stays on the button (the panel follows it in reading order); the panel is brought into sight.
+    usageButton(key.id)?.focus();
+    usage.element.scrollIntoView({ block: 'nearest' });
+  }
+
+  function closeUsage() {
+    const keyId = state.usageKeyId;
+    state.usageKeyId = null;
+    usage?.element.remove();
+    usage = null;
+    drawCards();
+    usageButton(keyId)?.focus();
   }
 
   async function rename(key) {
@@ -383,6 +404,5 @@ export function keysPage(user) {
     baseHint,
     formArea,
     list,
-    usageArea,
   );
 }
