@@ -64,11 +64,14 @@ function permissionPicker(role, initial) {
     );
   }
   for (const { box } of boxes) box.addEventListener('change', refresh);
+  if (boxes[0]) boxes[0].box.dataset.fieldLabel = 'Permissions';
   refresh();
   return {
     element: el('fieldset', { class: 'presets' }, el('legend', {}, 'Permissions'), el('p', { class: 'hint' }, 'Give a key only what its program needs.'), boxes.map(({ row }) => row), preview),
     value,
     focus: () => boxes[0]?.box.focus(),
+    // Where a refusal of the permissions is marked (the fieldset holds the words).
+    firstBox: boxes[0]?.box,
   };
 }
 
@@ -130,13 +133,10 @@ export function keysPage(user) {
     const plan = planSelect(selfService, selfService[0]);
     const expires = el('input', { type: 'datetime-local', name: 'expires-at' });
     const submit = el('button', { type: 'submit', class: 'primary', id: 'create-key-button' }, 'Create key');
-    const onsubmit = fieldCheckedSubmit(submit, { name, plan, expires_at: expires }, 'Could not create the key', async () => {
+    const onsubmit = fieldCheckedSubmit(submit, { name, plan, expires_at: expires, permissions: picker.firstBox }, 'Could not create the key', async () => {
       const permissions = picker.value();
-      if (permissions.length === 0) {
-        picker.focus();
-        showError(new Error('A key needs at least one permission.'));
-        return;
-      }
+      // Said under the permissions (where "Choose at least one." already shows), before sending.
+      if (permissions.length === 0) throw { status: 400, details: { permissions: 'A key needs at least one permission.' } };
       const body = { permissions };
       if (name.value.trim()) body.name = name.value.trim();
       if (plan.value) body.plan = plan.value;
@@ -287,9 +287,13 @@ export function keysPage(user) {
       confirmClass: 'primary',
       read: () => input.value.trim(),
       focus: () => input.select(),
+      send: (value) => portal.updateKey(key.id, { name: value }),
+      controls: { name: input },
+      errorPrefix: 'Could not rename the key',
     });
     if (name === null) return;
-    await change(key, { name }, `Key renamed to "${name}".`);
+    showNotice(`Key renamed to "${name}".`);
+    await load();
   }
 
   async function editPermissions(key) {
@@ -305,9 +309,12 @@ export function keysPage(user) {
         return chosen.length === 0 ? null : chosen;
       },
       focus: () => picker.focus(),
+      send: (value) => portal.updateKey(key.id, { permissions: value }),
+      errorPrefix: 'Could not save the permissions',
     });
     if (permissions === null) return;
-    await change(key, { permissions }, `Permissions of ${displayName(key)} saved; they apply from the next request.`);
+    showNotice(`Permissions of ${displayName(key)} saved; they apply from the next request.`);
+    await load();
   }
 
   async function changePlan(key, request) {
@@ -325,38 +332,31 @@ export function keysPage(user) {
       confirmClass: 'primary',
       read: () => state.plans.find((plan) => plan.id === select.value) ?? null,
       focus: () => select.focus(),
+      // A refusal (the plan asked for meanwhile from elsewhere, a key that expired) is said in the dialog.
+      send: async (plan) => {
+        if (current && plan.id === current.id) return;
+        if (plan.id === pending) throw new Error(`${plan.name} is already asked for; the operator will decide.`);
+        try {
+          if (plan.self_service) await portal.updateKey(key.id, { plan: plan.id });
+          else await portal.requestPlan(key.id, plan.id);
+        } catch (error) {
+          load();
+          throw error;
+        }
+      },
+      controls: { plan: select, key_id: select },
+      errorPrefix: 'Could not change the plan',
     });
     if (chosen === null || (current && chosen.id === current.id)) return;
-    if (chosen.id === pending) {
-      showNotice(`${chosen.name} is already asked for; the operator will decide.`);
-      return;
-    }
-    if (chosen.self_service) {
-      await change(key, { plan: chosen.id }, `${displayName(key)} is now on ${chosen.name}: ${formatCount(chosen.rate_limit)} requests a minute.`);
-      return;
-    }
-    try {
-      await portal.requestPlan(key.id, chosen.id);
-      showNotice(`Asked for ${chosen.name} for ${displayName(key)}; the operator will decide.`);
-    } catch (error) {
-      showError(error, 'Could not ask for the plan');
-    }
-    await load();
-  }
-
-  async function change(key, changes, message) {
-    try {
-      await portal.updateKey(key.id, changes);
-      showNotice(message);
-    } catch (error) {
-      showError(error, 'Could not change the key');
-    }
+    if (chosen.self_service) showNotice(`${displayName(key)} is now on ${chosen.name}: ${formatCount(chosen.rate_limit)} requests a minute.`);
+    else showNotice(`Asked for ${chosen.name} for ${displayName(key)}; the operator will decide.`);
     await load();
   }
 
   async function roll(key) {
     const select = el('select', { id: 'dialog-grace' }, GRACE_CHOICES.map((choice) => el('option', { value: String(choice.seconds) }, choice.label)));
     select.value = '3600';
+    let rolled = null;
     const grace = await formDialog({
       title: `Roll ${displayName(key)}`,
       fields: [
@@ -367,16 +367,16 @@ export function keysPage(user) {
       confirmClass: 'danger',
       read: () => Number(select.value),
       focus: () => select.focus(),
+      send: async (seconds) => {
+        rolled = (await portal.rollKey(key.id, seconds)).data;
+      },
+      controls: { grace_seconds: select },
+      errorPrefix: 'Could not roll the key',
     });
-    if (grace === null) return;
-    try {
-      const answer = await portal.rollKey(key.id, grace);
-      state.revealed = answer.data;
-      await load();
-      document.getElementById('new-key-secret')?.focus();
-    } catch (error) {
-      showError(error, 'Could not roll the key');
-    }
+    if (grace === null || rolled === null) return;
+    state.revealed = rolled;
+    await load();
+    document.getElementById('new-key-secret')?.focus();
   }
 
   async function revoke(key) {
