@@ -20,6 +20,11 @@ export function usageQuery(hours, now = Date.now()) {
   return { granularity: 'hour', from: new Date(end - hours * HOUR_MS).toISOString(), to: new Date(end).toISOString() };
 }
 
+/** '/v1/listings/:id' with a line-break chance after each '/', so a narrow cell wraps between its parts. */
+function routeBreakingAtSlashes(route) {
+  return String(route).split('/').flatMap((part, index) => (index === 0 ? [part] : [el('wbr'), `/${part}`]));
+}
+
 function statusCells(byStatus) {
   return ['2xx', '3xx', '4xx', '5xx'].map((status) => el('td', { class: 'number' }, formatCount(byStatus?.[status])));
 }
@@ -106,7 +111,7 @@ export function usagePanel(initialKey, { onRefresh, onClose, loadUsage = api.key
       el(
         'tr',
         {},
-        el('td', { class: 'endpoint' }, el('code', {}, `${endpoint.method} ${endpoint.route}`)),
+        el('td', { class: 'endpoint' }, el('code', {}, `${endpoint.method} `, routeBreakingAtSlashes(endpoint.route))),
         el('td', { class: 'number' }, formatCount(endpoint.requests)),
         statusCells(endpoint.by_status),
         el('td', { class: `number ${endpoint.rate_limited > 0 ? 'warn' : ''}` }, formatCount(endpoint.rate_limited)),
@@ -120,7 +125,7 @@ export function usagePanel(initialKey, { onRefresh, onClose, loadUsage = api.key
         : el(
             'table',
             { class: 'endpoints-table compact-table' },
-            el('thead', {}, el('tr', {}, ['Endpoint', 'Requests', '2xx', '3xx', '4xx', '5xx', '429'].map((heading) => el('th', { scope: 'col', class: heading === 'Endpoint' ? '' : 'number' }, heading)))),
+            el('thead', {}, el('tr', {}, ['Endpoint', 'Total', '2xx', '3xx', '4xx', '5xx', '429'].map((heading) => el('th', { scope: 'col', class: heading === 'Endpoint' ? '' : 'number' }, heading)))),
             el('tbody', {}, rows),
           ),
     );
