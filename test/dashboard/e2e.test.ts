@@ -271,8 +271,8 @@ test(
     assert.equal(await page.locator('svg.usage-chart .limit-mark').count(), 1, 'the 429s are marked');
     assert.equal(await page.locator('svg.usage-chart .bar.limited .bar-limited').count(), 1);
     const listingsRow = page.locator('.endpoints-table tr:has-text("/v1/listings")');
-    // Method, route, requests, 2xx, 3xx, 4xx, 5xx, 429: the refused calls count against the route asked for.
-    assert.deepEqual(await listingsRow.locator('td').allTextContents(), ['GET', '/v1/listings', '7', '5', '0', '2', '0', '2']);
+    // Endpoint, requests, 2xx, 3xx, 4xx, 5xx, 429: the refused calls count against the route asked for.
+    assert.deepEqual(await listingsRow.locator('td').allTextContents(), ['GET /v1/listings', '7', '5', '0', '2', '0', '2']);
     assert.equal(await page.locator('.endpoints-table tbody tr').count(), 1);
     assert.match((await page.locator('.usage-summary').textContent()) ?? '', /0 of 5 left/);
     assert.match((await row.textContent()) ?? '', /Used just now/, 'the keys table is refreshed with the usage');

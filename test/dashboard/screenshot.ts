@@ -6,15 +6,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
-import { loadConfig } from '../../src/config.ts';
-import { seedDemo } from '../../src/demo.ts';
+import { DEMO_OPERATOR_TOKEN, demoApp } from '../helpers/demo-app.ts';
 import { findChromium, launchChromium, watchPages } from './browser.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const OUTPUT = process.argv[2] ?? join(REPO, 'docs', 'dashboard.png');
-const OPERATOR_TOKEN = 'screenshot-operator-token-0123456789';
+const OPERATOR_TOKEN = DEMO_OPERATOR_TOKEN;
 const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
 // Requests in each of the last 24 hours, oldest first: quiet nights, a busy afternoon, and two
@@ -31,19 +29,10 @@ if (!search.found) {
 const realNow = Date.now();
 const firstHour = Math.floor(realNow / HOUR_MS) * HOUR_MS - (HOURLY_TRAFFIC.length - 1) * HOUR_MS;
 const clock = new ManualClock(firstHour - 2 * HOUR_MS);
-const config = loadConfig({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  DATA_DIR: ':memory:',
-  MARKETPLACE_ADMIN_TOKEN: OPERATOR_TOKEN,
-  MARKETPLACE_DEMO: '0',
-  ACCESS_LOG: '0',
-});
-const app = await createApp({ config, clock });
+const app = await demoApp(clock);
+const base = app.base;
 
 try {
-  await seedDemo(app.store, clock, config.brand);
-  const base = await app.listen();
 
   const admin = async <Body>(method: string, path: string, body?: unknown): Promise<Body> => {
     const response = await fetch(`${base}/admin/v1${path}`, {
@@ -113,5 +102,5 @@ try {
     await browser.close();
   }
 } finally {
-  await app.close(1_000);
+  await app.close();
 }

@@ -34,6 +34,18 @@ function tickLabel(ms, longSpan, utc) {
 }
 
 /**
+ * Hours between two axis labels: every 3 hours (a day) or every day (a week) when the box is wide
+ * enough, else the smallest wider step whose labels cannot touch. `unitWidth` is the width of one
+ * hour (a day) or one day (a week); a label is at most LABEL_WIDTH px, "Mon 27" at 11 px included.
+ */
+const LABEL_WIDTH = 44;
+function labelStepHours(longSpan, unitWidth) {
+  const steps = longSpan ? [24, 48, 72, 168] : [3, 6, 12, 24];
+  const unitHours = longSpan ? 24 : 1;
+  return steps.find((hours) => (hours / unitHours) * unitWidth >= LABEL_WIDTH) ?? steps[steps.length - 1];
+}
+
+/**
  * Positions for every bar, mark and axis label of a usage series inside a box of `size`.
  * Points are placed by time between series.from and series.to, so a sparse series (hours with
  * no requests left out) and a dense one draw the same. Set `utc` to label axes in UTC.
@@ -102,11 +114,15 @@ export function chartGeometry(series, options = {}) {
   for (let value = 0; value <= scale.max; value += scale.step) yTicks.push({ value, y: yOf(value) });
 
   const longSpan = to - from > 2 * DAY_MS;
+  const every = labelStepHours(longSpan, ((longSpan ? DAY_MS : HOUR_MS) / (to - from)) * plotWidth);
   const xTicks = [];
+  let kept = 0;
   for (let ms = Math.ceil(from / HOUR_MS) * HOUR_MS; ms <= to; ms += HOUR_MS) {
     const { hours, minutes } = parts(ms, utc);
     if (minutes !== 0) continue;
-    if (longSpan ? hours !== 0 : hours % 3 !== 0) continue;
+    if (longSpan ? hours !== 0 : hours % every !== 0) continue;
+    // A week keeps every Nth midnight, counted from the first, when days are too narrow for a label each.
+    if (longSpan && kept++ % (every / 24) !== 0) continue;
     xTicks.push({ time: ms, x: xOf(ms), label: tickLabel(ms, longSpan, utc) });
   }
 

@@ -2,6 +2,7 @@
 // with the operator's choice and removes itself; Escape or Cancel means "no".
 
 import { el } from './dom.js';
+import { fieldCheckedSubmit } from './field-errors.js';
 import { tierPicker } from './tier-picker.js';
 
 function openDialog(content, { labelledBy }) {
@@ -37,31 +38,27 @@ export function confirmDialog({ title, message, confirmLabel, danger = false }) 
 /**
  * A dialog holding a small form (the portal uses it too): `read()` returns the value to resolve, or null after showing
  * what is missing (the dialog then stays open). Resolves that value, or null if cancelled.
+ * With `send(value)`, the dialog stays open while it runs and closes only once it succeeds; what
+ * it throws is shown in the dialog, under the field `controls` names for it, or under the fields
+ * (after `errorPrefix`).
  */
-export function formDialog({ title, fields, confirmLabel, confirmClass, read, focus }) {
+export function formDialog({ title, fields, confirmLabel, confirmClass, read, focus, send = null, controls = {}, errorPrefix = '' }) {
   return new Promise((resolve) => {
     let chosen = null;
+    const confirm = el('button', { type: 'submit', class: confirmClass }, confirmLabel);
+    const submit = fieldCheckedSubmit(confirm, controls, errorPrefix, async () => {
+      const value = read();
+      if (value === null) return;
+      if (send) await send(value);
+      chosen = value;
+      dialog.close();
+    });
     const form = el(
       'form',
-      {
-        class: 'dialog-form',
-        novalidate: true,
-        onsubmit: (event) => {
-          event.preventDefault();
-          const value = read();
-          if (value === null) return;
-          chosen = value;
-          dialog.close();
-        },
-      },
+      { class: 'dialog-form', novalidate: true, onsubmit: submit },
       el('h2', { id: 'dialog-title' }, title),
       ...fields,
-      el(
-        'div',
-        { class: 'actions' },
-        el('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel'),
-        el('button', { type: 'submit', class: confirmClass }, confirmLabel),
-      ),
+      el('div', { class: 'actions' }, el('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel'), confirm),
     );
     const dialog = openDialog(form, { labelledBy: 'dialog-title' });
     dialog.addEventListener('close', () => {

@@ -4,6 +4,7 @@
 // two-factor sign-in is on: portal-two-factor.js).
 
 import { el, field, replaceChildren } from './dom.js';
+import { fieldCheckedSubmit } from './field-errors.js';
 import { showError, showNotice } from './notice.js';
 import { portal } from './portal-api.js';
 import { secondFactorForm } from './portal-two-factor.js';
@@ -20,31 +21,23 @@ function passwordInput(name, autocomplete) {
   return el('input', { type: 'password', name, autocomplete, minlength: 12, maxlength: 128, required: true, spellcheck: 'false' });
 }
 
-function waitMessage(error) {
-  if (error.status === 429 && error.retryAfter) return `Too many attempts. Try again in ${Math.ceil(error.retryAfter / 60)} min.`;
-  return null;
-}
-
 function signInForm({ onSignedIn, showSignUp, showSecondFactor }) {
   const email = el('input', { type: 'email', name: 'email', autocomplete: 'username', required: true, spellcheck: 'false' });
   const password = passwordInput('password', 'current-password');
   const submit = el('button', { type: 'submit', class: 'primary', id: 'sign-in-button' }, 'Sign in');
-  async function onsubmit(event) {
-    event.preventDefault();
-    submit.disabled = true;
+  const onsubmit = fieldCheckedSubmit(submit, { email, password }, '', async () => {
+    let answer;
     try {
-      const answer = await portal.signIn(email.value.trim(), password.value);
-      password.value = '';
-      // With two-factor sign-in on, the password earns a ticket for the code step (202).
-      if (answer?.data?.second_factor) showSecondFactor(answer.data.ticket);
-      else onSignedIn();
+      answer = await portal.signIn(email.value.trim(), password.value);
     } catch (error) {
-      showError(new Error(waitMessage(error) ?? error.message));
       password.select();
-    } finally {
-      submit.disabled = false;
+      throw error;
     }
-  }
+    password.value = '';
+    // With two-factor sign-in on, the password earns a ticket for the code step (202).
+    if (answer?.data?.second_factor) showSecondFactor(answer.data.ticket);
+    else onSignedIn();
+  });
   return el(
     'section',
     { class: 'panel sign-in', id: 'sign-in', 'aria-labelledby': 'sign-in-title' },
@@ -65,26 +58,15 @@ function setPasswordForm(invitation, { onSignedIn }) {
   const password = passwordInput('new-password', 'new-password');
   const repeat = passwordInput('repeat-password', 'new-password');
   const submit = el('button', { type: 'submit', class: 'primary', id: 'set-password-button' }, 'Set password and sign in');
-  async function onsubmit(event) {
-    event.preventDefault();
-    if (password.value !== repeat.value) {
-      showError(new Error('The two passwords differ.'));
-      repeat.focus();
-      return;
-    }
-    submit.disabled = true;
-    try {
-      await portal.acceptInvitation(invitation, password.value);
-      // The link is used up: take it out of the address bar and the history entry.
-      history.replaceState(null, '', window.location.pathname);
-      showNotice('Your password is set. Welcome!');
-      onSignedIn();
-    } catch (error) {
-      showError(error, 'Could not set the password');
-    } finally {
-      submit.disabled = false;
-    }
-  }
+  const onsubmit = fieldCheckedSubmit(submit, { password, repeat }, 'Could not set the password', async () => {
+    // Checked before sending, and said under the second field.
+    if (password.value !== repeat.value) throw { status: 400, details: { repeat: 'The two passwords differ.' } };
+    await portal.acceptInvitation(invitation, password.value);
+    // The link is used up: take it out of the address bar and the history entry.
+    history.replaceState(null, '', window.location.pathname);
+    showNotice('Your password is set. Welcome!');
+    onSignedIn();
+  });
   return el(
     'section',
     { class: 'panel sign-in', id: 'set-password', 'aria-labelledby': 'set-password-title' },
@@ -99,19 +81,15 @@ function signUpForm({ onSignedIn, showSignIn }) {
   const email = el('input', { type: 'email', name: 'email', autocomplete: 'email', required: true, spellcheck: 'false' });
   const password = passwordInput('new-password', 'new-password');
   const submit = el('button', { type: 'submit', class: 'primary' }, 'Create account');
-  async function onsubmit(event) {
-    event.preventDefault();
-    submit.disabled = true;
+  const onsubmit = fieldCheckedSubmit(submit, { name, email, password }, 'Could not create the account', async () => {
     try {
       await portal.signUp(name.value.trim(), email.value.trim(), password.value);
-      onSignedIn();
     } catch (error) {
-      if (error.status === 404) showError(new Error('This marketplace opens accounts by invitation only: ask its operator for a link.'));
-      else showError(error, 'Could not create the account');
-    } finally {
-      submit.disabled = false;
+      if (error.status === 404) throw new Error('This marketplace opens accounts by invitation only: ask its operator for a link.');
+      throw error;
     }
-  }
+    onSignedIn();
+  });
   return el(
     'section',
     { class: 'panel sign-in', id: 'sign-up', 'aria-labelledby': 'sign-up-title' },

@@ -1,8 +1,9 @@
 // The portal's keys page: the user's keys as cards (no table, so nothing scrolls sideways on a
 // phone), a form that makes a key at the least privilege with a preview of what it may do, the
 // copy-once box for a new secret with a ready first request, and per key: its plan request
-// (state, the operator's note, cancel while pending), usage, rename, permissions, plan, roll,
-// revoke.
+// (state, the operator's note, cancel while pending), usage (opened inside its card, so on a
+// phone it is right under the key, and closed back to its button), rename, permissions, plan,
+// roll, revoke.
 
 import { copyOnceBox } from './copy-once.js';
 import { fieldCheckedSubmit } from './field-errors.js';
@@ -63,11 +64,14 @@ function permissionPicker(role, initial) {
     );
   }
   for (const { box } of boxes) box.addEventListener('change', refresh);
+  if (boxes[0]) boxes[0].box.dataset.fieldLabel = 'Permissions';
   refresh();
   return {
     element: el('fieldset', { class: 'presets' }, el('legend', {}, 'Permissions'), el('p', { class: 'hint' }, 'Give a key only what its program needs.'), boxes.map(({ row }) => row), preview),
     value,
     focus: () => boxes[0]?.box.focus(),
+    // Where a refusal of the permissions is marked (the fieldset holds the words).
+    firstBox: boxes[0]?.box,
   };
 }
 
@@ -89,7 +93,6 @@ export function keysPage(user) {
   const state = { keys: [], plans: [], requests: [], apiBase: window.location.origin, revealed: null, usageKeyId: null };
   const list = el('div', { class: 'key-cards', 'aria-live': 'polite' });
   const formArea = el('div');
-  const usageArea = el('div', { class: 'usage-area' });
   // Says where programs send their requests, once the server has said its address.
   const baseHint = el('p', { class: 'hint' });
   let usage = null;
@@ -110,6 +113,11 @@ export function keysPage(user) {
   function draw() {
     baseHint.textContent = `Send a key as "Authorization: Bearer <key>" to ${state.apiBase}/v1. Up to 20 keys at a time.`;
     replaceChildren(formArea, state.revealed ? revealBox(state.revealed) : createForm());
+    drawCards();
+  }
+
+  // The cards alone, so opening or closing usage leaves a half-filled new-key form as it is.
+  function drawCards() {
     const active = state.keys.filter((key) => !key.revoked_at);
     const revoked = state.keys.filter((key) => key.revoked_at);
     replaceChildren(
@@ -125,13 +133,10 @@ export function keysPage(user) {
     const plan = planSelect(selfService, selfService[0]);
     const expires = el('input', { type: 'datetime-local', name: 'expires-at' });
     const submit = el('button', { type: 'submit', class: 'primary', id: 'create-key-button' }, 'Create key');
-    const onsubmit = fieldCheckedSubmit(submit, { name, plan, expires_at: expires }, 'Could not create the key', async () => {
+    const onsubmit = fieldCheckedSubmit(submit, { name, plan, expires_at: expires, permissions: picker.firstBox }, 'Could not create the key', async () => {
       const permissions = picker.value();
-      if (permissions.length === 0) {
-        picker.focus();
-        showError(new Error('A key needs at least one permission.'));
-        return;
-      }
+      // Said under the permissions (where "Choose at least one." already shows), before sending.
+      if (permissions.length === 0) throw { status: 400, details: { permissions: 'A key needs at least one permission.' } };
       const body = { permissions };
       if (name.value.trim()) body.name = name.value.trim();
       if (plan.value) body.plan = plan.value;
@@ -194,10 +199,11 @@ export function keysPage(user) {
       revoked ? ['Revoked', formatDate(key.revoked_at)] : null,
     ].filter(Boolean);
     const request = latestRequest(key, state.requests);
+    const showsUsage = !revoked && usage !== null && state.usageKeyId === key.id;
     const actions = revoked
       ? []
       : [
-          el('button', { type: 'button', class: 'secondary small', onclick: () => showUsage(key) }, 'Usage'),
+          el('button', { type: 'button', class: 'secondary small usage-toggle', 'aria-expanded': showsUsage ? 'true' : 'false', onclick: () => (showsUsage ? closeUsage() : showUsage(key)) }, 'Usage'),
           el('button', { type: 'button', class: 'secondary small', onclick: () => rename(key) }, 'Rename'),
           el('button', { type: 'button', class: 'secondary small', onclick: () => editPermissions(key) }, 'Permissions'),
           // An expired key's plan can no longer change (the server refuses it too).
@@ -215,6 +221,8 @@ export function keysPage(user) {
       el('p', { class: 'entries' }, key.permissions.map((entry) => el('code', { title: describePermission(entry) }, entry))),
       request ? requestLine(request) : null,
       actions.some(Boolean) ? el('div', { class: 'card-actions' }, actions.filter(Boolean)) : null,
+      // The same panel element moves into the card drawn anew, so its range and numbers stay.
+      showsUsage ? usage.element : null,
     );
   }
 
@@ -247,14 +255,27 @@ export function keysPage(user) {
     await load();
   }
 
+  function usageButton(keyId) {
+    return list.querySelector(`[data-key-id="${keyId}"] button.usage-toggle`);
+  }
+
   function showUsage(key) {
     state.usageKeyId = key.id;
     if (usage) usage.reload(key);
-    else {
-      usage = usagePanel(key, { loadUsage: portal.keyUsage });
-      replaceChildren(usageArea, el('div', { class: 'panel' }, usage.element));
-    }
-    usageArea.scrollIntoView({ block: 'start' });
+    else usage = usagePanel(key, { loadUsage: portal.keyUsage, onClose: closeUsage });
+    drawCards();
+    // Focus stays on the button (the panel follows it in reading order); the panel is brought into sight.
+    usageButton(key.id)?.focus();
+    usage.element.scrollIntoView({ block: 'nearest' });
+  }
+
+  function closeUsage() {
+    const keyId = state.usageKeyId;
+    state.usageKeyId = null;
+    usage?.element.remove();
+    usage = null;
+    drawCards();
+    usageButton(keyId)?.focus();
   }
 
   async function rename(key) {
@@ -266,9 +287,13 @@ export function keysPage(user) {
       confirmClass: 'primary',
       read: () => input.value.trim(),
       focus: () => input.select(),
+      send: (value) => portal.updateKey(key.id, { name: value }),
+      controls: { name: input },
+      errorPrefix: 'Could not rename the key',
     });
     if (name === null) return;
-    await change(key, { name }, `Key renamed to "${name}".`);
+    showNotice(`Key renamed to "${name}".`);
+    await load();
   }
 
   async function editPermissions(key) {
@@ -284,9 +309,12 @@ export function keysPage(user) {
         return chosen.length === 0 ? null : chosen;
       },
       focus: () => picker.focus(),
+      send: (value) => portal.updateKey(key.id, { permissions: value }),
+      errorPrefix: 'Could not save the permissions',
     });
     if (permissions === null) return;
-    await change(key, { permissions }, `Permissions of ${displayName(key)} saved; they apply from the next request.`);
+    showNotice(`Permissions of ${displayName(key)} saved; they apply from the next request.`);
+    await load();
   }
 
   async function changePlan(key, request) {
@@ -304,38 +332,31 @@ export function keysPage(user) {
       confirmClass: 'primary',
       read: () => state.plans.find((plan) => plan.id === select.value) ?? null,
       focus: () => select.focus(),
+      // A refusal (the plan asked for meanwhile from elsewhere, a key that expired) is said in the dialog.
+      send: async (plan) => {
+        if (current && plan.id === current.id) return;
+        if (plan.id === pending) throw new Error(`${plan.name} is already asked for; the operator will decide.`);
+        try {
+          if (plan.self_service) await portal.updateKey(key.id, { plan: plan.id });
+          else await portal.requestPlan(key.id, plan.id);
+        } catch (error) {
+          load();
+          throw error;
+        }
+      },
+      controls: { plan: select, key_id: select },
+      errorPrefix: 'Could not change the plan',
     });
     if (chosen === null || (current && chosen.id === current.id)) return;
-    if (chosen.id === pending) {
-      showNotice(`${chosen.name} is already asked for; the operator will decide.`);
-      return;
-    }
-    if (chosen.self_service) {
-      await change(key, { plan: chosen.id }, `${displayName(key)} is now on ${chosen.name}: ${formatCount(chosen.rate_limit)} requests a minute.`);
-      return;
-    }
-    try {
-      await portal.requestPlan(key.id, chosen.id);
-      showNotice(`Asked for ${chosen.name} for ${displayName(key)}; the operator will decide.`);
-    } catch (error) {
-      showError(error, 'Could not ask for the plan');
-    }
-    await load();
-  }
-
-  async function change(key, changes, message) {
-    try {
-      await portal.updateKey(key.id, changes);
-      showNotice(message);
-    } catch (error) {
-      showError(error, 'Could not change the key');
-    }
+    if (chosen.self_service) showNotice(`${displayName(key)} is now on ${chosen.name}: ${formatCount(chosen.rate_limit)} requests a minute.`);
+    else showNotice(`Asked for ${chosen.name} for ${displayName(key)}; the operator will decide.`);
     await load();
   }
 
   async function roll(key) {
     const select = el('select', { id: 'dialog-grace' }, GRACE_CHOICES.map((choice) => el('option', { value: String(choice.seconds) }, choice.label)));
     select.value = '3600';
+    let rolled = null;
     const grace = await formDialog({
       title: `Roll ${displayName(key)}`,
       fields: [
@@ -346,16 +367,16 @@ export function keysPage(user) {
       confirmClass: 'danger',
       read: () => Number(select.value),
       focus: () => select.focus(),
+      send: async (seconds) => {
+        rolled = (await portal.rollKey(key.id, seconds)).data;
+      },
+      controls: { grace_seconds: select },
+      errorPrefix: 'Could not roll the key',
     });
-    if (grace === null) return;
-    try {
-      const answer = await portal.rollKey(key.id, grace);
-      state.revealed = answer.data;
-      await load();
-      document.getElementById('new-key-secret')?.focus();
-    } catch (error) {
-      showError(error, 'Could not roll the key');
-    }
+    if (grace === null || rolled === null) return;
+    state.revealed = rolled;
+    await load();
+    document.getElementById('new-key-secret')?.focus();
   }
 
   async function revoke(key) {
@@ -383,6 +404,5 @@ export function keysPage(user) {
     baseHint,
     formArea,
     list,
-    usageArea,
   );
 }

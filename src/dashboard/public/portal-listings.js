@@ -3,6 +3,7 @@
 
 import { confirmDialog } from './dialog.js';
 import { el, field, replaceChildren } from './dom.js';
+import { fieldCheckedSubmit } from './field-errors.js';
 import { formatCount, formatDate } from './format.js';
 import { showError, showNotice } from './notice.js';
 import { listOf, portal } from './portal-api.js';
@@ -18,8 +19,7 @@ function listingForm(listing, { onSaved, onCancel }) {
   const price = el('input', { type: 'text', name: 'price', inputmode: 'decimal', required: true, value: listing ? String(listing.price) : '0' });
   const tags = el('input', { type: 'text', name: 'tags', value: (listing?.tags ?? []).join(', '), placeholder: 'regex, text' });
   const submit = el('button', { type: 'submit', class: 'primary' }, listing ? 'Save listing' : 'Create listing');
-  async function onsubmit(event) {
-    event.preventDefault();
+  const onsubmit = fieldCheckedSubmit(submit, { title, description, type, price, tags }, 'Could not save the listing', async () => {
     const body = {
       title: title.value.trim(),
       description: description.value.trim(),
@@ -27,18 +27,11 @@ function listingForm(listing, { onSaved, onCancel }) {
       price: Number(price.value),
       tags: tags.value.split(',').map((tag) => tag.trim()).filter(Boolean),
     };
-    submit.disabled = true;
-    try {
-      if (listing) await portal.updateListing(listing.id, body);
-      else await portal.createListing(body);
-      showNotice(listing ? 'Listing saved.' : 'Listing created.');
-      onSaved();
-    } catch (error) {
-      showError(error, 'Could not save the listing');
-    } finally {
-      submit.disabled = false;
-    }
-  }
+    if (listing) await portal.updateListing(listing.id, body);
+    else await portal.createListing(body);
+    showNotice(listing ? 'Listing saved.' : 'Listing created.');
+    onSaved();
+  });
   return el(
     'form',
     { class: 'listing-form', id: 'listing-form', novalidate: true, onsubmit },

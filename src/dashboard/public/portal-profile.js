@@ -40,7 +40,7 @@ export function profilePage(user, { onUserChanged }) {
   const change = el('button', { type: 'submit', class: 'primary' }, 'Change password');
   const changePassword = fieldCheckedSubmit(change, { current_password: current, password: next, repeat }, 'Could not change the password', async () => {
     // A mistyped new password would lock its owner out: both must match before anything is sent.
-    if (next.value !== repeat.value) throw { status: 400, details: { repeat: 'does not match the new password' } };
+    if (next.value !== repeat.value) throw { status: 400, details: { repeat: 'Does not match the new password.' } };
     await portal.changePassword(current.value, next.value);
     current.value = '';
     next.value = '';

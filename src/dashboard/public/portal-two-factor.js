@@ -4,26 +4,9 @@
 // codes shown once) and off (password and a code).
 
 import { el, field, replaceChildren } from './dom.js';
+import { fieldCheckedSubmit } from './field-errors.js';
 import { showError, showNotice } from './notice.js';
 import { portal } from './portal-api.js';
-
-/**
- * A form's submit handler: `work()` runs with `button` disabled; a refusal is shown (after
- * `onError`, which may handle it instead by returning true).
- */
-function onSubmit(button, work, errorPrefix, onError = () => false) {
-  return async (event) => {
-    event.preventDefault();
-    button.disabled = true;
-    try {
-      await work();
-    } catch (error) {
-      if (!onError(error)) showError(error, errorPrefix);
-    } finally {
-      button.disabled = false;
-    }
-  };
-}
 
 function codeInput(name) {
   return el('input', { type: 'text', name, inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', maxlength: 6, required: true, spellcheck: 'false' });
@@ -38,22 +21,19 @@ export function secondFactorForm(ticket, { onSignedIn, onStartAgain }) {
   const code = codeInput('code');
   const recovery = el('input', { type: 'text', name: 'recovery-code', autocomplete: 'off', maxlength: 64, spellcheck: 'false' });
   const submit = el('button', { type: 'submit', class: 'primary', id: 'second-factor-button' }, 'Verify and sign in');
-  const onsubmit = onSubmit(
-    submit,
-    async () => {
-      const typedRecovery = recovery.value.trim();
+  const onsubmit = fieldCheckedSubmit(submit, { code, recovery_code: recovery }, '', async () => {
+    const typedRecovery = recovery.value.trim();
+    try {
       await portal.secondFactor(ticket, typedRecovery === '' ? { code: code.value.trim() } : { recovery_code: typedRecovery });
-      onSignedIn();
-    },
-    '',
-    (error) => {
+    } catch (error) {
       code.select();
       // An expired or used ticket means the password step must be done again.
-      if (!(error.status === 401 && /Sign in again/.test(error.message))) return false;
+      if (!(error.status === 401 && /Sign in again/.test(error.message))) throw error;
       onStartAgain(error.message);
-      return true;
-    },
-  );
+      return;
+    }
+    onSignedIn();
+  });
   return el(
     'section',
     { class: 'panel sign-in', id: 'second-factor', 'aria-labelledby': 'second-factor-title' },
@@ -89,16 +69,12 @@ export function twoFactorPanel() {
 function enrolForm(body, refresh) {
   const password = passwordInput('two-factor-password');
   const submit = el('button', { type: 'submit', class: 'primary', id: 'two-factor-enrol-button' }, 'Set up two-factor sign-in');
-  const onsubmit = onSubmit(
-    submit,
-    async () => {
-      const { secret, otpauth_uri: uri } = (await portal.enrolTwoFactor(password.value)).data;
-      password.value = '';
-      replaceChildren(body, confirmForm(body, secret, uri, refresh));
-      body.querySelector('#two-factor-code')?.focus();
-    },
-    'Could not start two-factor sign-in',
-  );
+  const onsubmit = fieldCheckedSubmit(submit, { current_password: password }, 'Could not start two-factor sign-in', async () => {
+    const { secret, otpauth_uri: uri } = (await portal.enrolTwoFactor(password.value)).data;
+    password.value = '';
+    replaceChildren(body, confirmForm(body, secret, uri, refresh));
+    body.querySelector('#two-factor-code')?.focus();
+  });
   return el(
     'form',
     { id: 'two-factor-enrol-form', novalidate: true, onsubmit },
@@ -112,15 +88,11 @@ function confirmForm(body, secret, uri, refresh) {
   const code = codeInput('two-factor-code');
   code.id = 'two-factor-code';
   const submit = el('button', { type: 'submit', class: 'primary', id: 'two-factor-confirm-button' }, 'Turn on');
-  const onsubmit = onSubmit(
-    submit,
-    async () => {
-      const codes = (await portal.confirmTwoFactor(code.value.trim())).data.recovery_codes;
-      showNotice('Two-factor sign-in is on. Every other session of yours has been signed out.');
-      replaceChildren(body, recoveryCodesBox(codes, refresh));
-    },
-    'Could not turn it on',
-  );
+  const onsubmit = fieldCheckedSubmit(submit, { code }, 'Could not turn it on', async () => {
+    const codes = (await portal.confirmTwoFactor(code.value.trim())).data.recovery_codes;
+    showNotice('Two-factor sign-in is on. Every other session of yours has been signed out.');
+    replaceChildren(body, recoveryCodesBox(codes, refresh));
+  });
   return el(
     'form',
     { id: 'two-factor-confirm-form', novalidate: true, onsubmit },
@@ -147,15 +119,11 @@ function disableForm(state, refresh) {
   const password = passwordInput('two-factor-off-password');
   const code = codeInput('two-factor-off-code');
   const submit = el('button', { type: 'submit', class: 'secondary', id: 'two-factor-disable-button' }, 'Turn off');
-  const onsubmit = onSubmit(
-    submit,
-    async () => {
-      await portal.disableTwoFactor(password.value, code.value.trim());
-      showNotice('Two-factor sign-in is off.');
-      refresh();
-    },
-    'Could not turn it off',
-  );
+  const onsubmit = fieldCheckedSubmit(submit, { current_password: password, code }, 'Could not turn it off', async () => {
+    await portal.disableTwoFactor(password.value, code.value.trim());
+    showNotice('Two-factor sign-in is off.');
+    refresh();
+  });
   return el(
     'form',
     { id: 'two-factor-disable-form', novalidate: true, onsubmit },

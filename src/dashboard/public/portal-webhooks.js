@@ -6,6 +6,7 @@
 import { copyOnceBox } from './copy-once.js';
 import { confirmDialog } from './dialog.js';
 import { el, field, focusCardHeading, replaceChildren, uniqueId } from './dom.js';
+import { fieldCheckedSubmit } from './field-errors.js';
 import { formatDate } from './format.js';
 import { showError, showNotice } from './notice.js';
 import { listOf, portal } from './portal-api.js';
@@ -90,20 +91,14 @@ export function webhooksPage() {
       return { box, row: el('div', { class: 'choice' }, box, el('label', { for: id }, el('code', {}, event))) };
     });
     const submit = el('button', { type: 'submit', class: 'primary' }, 'Register webhook');
-    async function onsubmit(event) {
-      event.preventDefault();
+    // A problem with the events is said in their fieldset, tied to the first box.
+    boxes[0].box.dataset.fieldLabel = 'Events';
+    const onsubmit = fieldCheckedSubmit(submit, { url, events: boxes[0].box }, 'Could not register the webhook', async () => {
       const events = boxes.filter(({ box }) => box.checked).map(({ box }) => box.value);
-      submit.disabled = true;
-      try {
-        const answer = await portal.createWebhook({ url: url.value.trim(), events });
-        state.secret = answer.data;
-        await load();
-      } catch (error) {
-        showError(error, 'Could not register the webhook');
-      } finally {
-        submit.disabled = false;
-      }
-    }
+      const answer = await portal.createWebhook({ url: url.value.trim(), events });
+      state.secret = answer.data;
+      await load();
+    });
     return el(
       'details',
       { class: 'panel', open: state.webhooks.length === 0 },

@@ -5,6 +5,7 @@ import { el, replaceChildren } from './dom.js';
 import { clearErrorNotice, clearNotice, showError, showNotice } from './notice.js';
 import { onSignedOut, portal } from './portal-api.js';
 import { invitationFromHash, showEntrance } from './portal-entrance.js';
+import { linkChoice } from './portal-link-choice.js';
 import { activityPage } from './portal-activity.js';
 import { keysPage } from './portal-keys.js';
 import { listingsPage } from './portal-listings.js';
@@ -67,14 +68,48 @@ function takeInvitation() {
   return token;
 }
 
-/**
- * Follows an invitation link whenever one arrives, also in a tab already on /portal and while
- * signed in: its form sets the password of the account the link was made for and signs in as
- * that account (a link for someone else signs this one out).
- */
-function followInvitation(token) {
+/** The password form for the link's `token`, in place of whatever the page showed. */
+function showLinkForm(token) {
   showSignIn(null, token);
   showNotice('This link sets the password of the account it was made for; setting it signs you in as that account.');
+}
+
+/**
+ * Follows an invitation link whenever one arrives, also in a tab already on /portal: signed out,
+ * its password form; signed in, first the choice of portal-link-choice.js (sign out first, use
+ * it for this account, or not now). The token is already out of the address bar (takeInvitation).
+ */
+async function followInvitation(token) {
+  let user = null;
+  try {
+    user = (await portal.me()).data;
+  } catch {
+    user = null;
+  }
+  if (user === null) {
+    showSignIn(null, token);
+    return;
+  }
+  replaceChildren(workspace);
+  workspace.hidden = true;
+  entrance.hidden = false;
+  replaceChildren(
+    entrance,
+    linkChoice(user, {
+      onSignOutFirst: async () => {
+        try {
+          await portal.signOut();
+        } catch (error) {
+          showError(error, 'Could not sign out');
+          return;
+        }
+        showLinkForm(token);
+      },
+      onContinue: () => showLinkForm(token),
+      onNotNow: () => showWorkspace(user),
+    }),
+  );
+  entrance.querySelector('button')?.focus();
 }
 
 async function signOut() {

@@ -1,5 +1,6 @@
 // The usage panel for one key: totals, the current rate-limit window, a chart of requests per
-// hour over the last day or week (429s marked), and the per-endpoint table.
+// hour over the last day or week (429s marked), and the per-endpoint table — one compact row per
+// endpoint at any width — with, where the page gives it somewhere to return to, a Close button.
 
 import { api } from './api.js';
 import { DEFAULT_SIZE, renderUsageChart } from './chart.js';
@@ -19,6 +20,11 @@ export function usageQuery(hours, now = Date.now()) {
   return { granularity: 'hour', from: new Date(end - hours * HOUR_MS).toISOString(), to: new Date(end).toISOString() };
 }
 
+/** '/v1/listings/:id' with a line-break chance after each '/', so a narrow cell wraps between its parts. */
+function routeBreakingAtSlashes(route) {
+  return String(route).split('/').flatMap((part, index) => (index === 0 ? [part] : [el('wbr'), `/${part}`]));
+}
+
 function statusCells(byStatus) {
   return ['2xx', '3xx', '4xx', '5xx'].map((status) => el('td', { class: 'number' }, formatCount(byStatus?.[status])));
 }
@@ -27,8 +33,9 @@ function statusCells(byStatus) {
  * { element, reload(key) }. `onRefresh`, when given, is what the Refresh button does instead of
  * reloading the usage alone (the keys section reloads its table too, then calls reload(key)).
  * `loadUsage(keyId, query)` fetches the usage: the operator API's by default, the portal's there.
+ * `onClose`, when given, adds a "Close usage" button that calls it.
  */
-export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } = {}) {
+export function usagePanel(initialKey, { onRefresh, onClose, loadUsage = api.keyUsage } = {}) {
   let key = initialKey;
   let range = RANGES[0];
   // Only the latest request may draw, so a slow answer for an old range never wins.
@@ -38,6 +45,7 @@ export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } =
     el('button', { type: 'button', class: 'secondary small', dataset: { range: option.id }, onclick: () => { range = option; load(); } }, option.label),
   );
   const refreshButton = el('button', { type: 'button', class: 'secondary small', onclick: refresh }, 'Refresh');
+  const closeButton = onClose ? el('button', { type: 'button', class: 'secondary small', onclick: onClose }, 'Close usage') : null;
   const summary = el('div', { class: 'usage-summary' });
   const chartArea = el('div', { class: 'chart-area' });
   const endpoints = el('div', { class: 'usage-endpoints' });
@@ -98,12 +106,12 @@ export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } =
       ),
     );
 
+    // Method and route share a cell, so a row stays one line of cells on a phone.
     const rows = (usage.endpoints ?? []).map((endpoint) =>
       el(
         'tr',
         {},
-        el('td', {}, el('code', {}, endpoint.method)),
-        el('td', {}, el('code', {}, endpoint.route)),
+        el('td', { class: 'endpoint' }, el('code', {}, `${endpoint.method} `, routeBreakingAtSlashes(endpoint.route))),
         el('td', { class: 'number' }, formatCount(endpoint.requests)),
         statusCells(endpoint.by_status),
         el('td', { class: `number ${endpoint.rate_limited > 0 ? 'warn' : ''}` }, formatCount(endpoint.rate_limited)),
@@ -116,8 +124,8 @@ export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } =
         ? el('p', { class: 'empty' }, 'No requests recorded for this key yet.')
         : el(
             'table',
-            { class: 'endpoints-table' },
-            el('thead', {}, el('tr', {}, ['Method', 'Route', 'Requests', '2xx', '3xx', '4xx', '5xx', '429'].map((heading) => el('th', { scope: 'col' }, heading)))),
+            { class: 'endpoints-table compact-table' },
+            el('thead', {}, el('tr', {}, ['Endpoint', 'Total', '2xx', '3xx', '4xx', '5xx', '429'].map((heading) => el('th', { scope: 'col', class: heading === 'Endpoint' ? '' : 'number' }, heading)))),
             el('tbody', {}, rows),
           ),
     );
@@ -156,7 +164,7 @@ export function usagePanel(initialKey, { onRefresh, loadUsage = api.keyUsage } =
   const element = el(
     'section',
     { class: 'usage', 'aria-labelledby': 'usage-title' },
-    el('div', { class: 'section-head' }, title, el('div', { class: 'toolbar', role: 'group', 'aria-label': 'Time range' }, rangeButtons, refreshButton)),
+    el('div', { class: 'section-head' }, title, el('div', { class: 'toolbar', role: 'group', 'aria-label': 'Time range' }, rangeButtons, refreshButton), closeButton),
     status,
     summary,
     chartArea,
