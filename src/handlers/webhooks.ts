@@ -7,7 +7,7 @@ import { newestFirst } from '../domain/order.ts';
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
-import { DELIVERIES, DELIVERY_OUTCOMES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
 import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
@@ -23,6 +23,7 @@ import { operatorWebhookView, webhookView } from '../domain/webhook-records.ts';
 import type { WebhookRecord } from '../domain/webhook-records.ts';
 import { generateWebhookSecret } from '../webhooks/signing.ts';
 import { deliveryOutcomes, redeliveryOps, takeRedeliveryTurn } from '../webhooks/redelivery.ts';
+import { outcomeRemovalOps } from '../webhooks/outcome-log.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { RecordReader } from '../store/collections.ts';
 
@@ -122,7 +123,7 @@ export function removalOps(tx: Transaction, userId: string, webhookId: string, n
   // Another user's webhook is answered exactly like a missing one: its existence is not theirs to learn.
   if (webhook === undefined || webhook.user_id !== userId) throw notFound('Webhook');
   const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }, targetsChangedOp(userId, now)];
-  if (tx.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) ops.push({ op: 'del', collection: DELIVERY_OUTCOMES, id: webhook.id });
+  ops.push(...outcomeRemovalOps(tx, webhook.id));
   for (const delivery of tx.values(DELIVERIES)) {
     if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
   }
