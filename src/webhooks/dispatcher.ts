@@ -400,7 +400,7 @@ export class WebhookDispatcher {
     });
 
     // The owner's view of this attempt (portal: the last 50), written with the outcome itself:
-    // one small slot record, and the webhook counting it (its last_delivery changes alike).
+    // one small record of its own, and the webhook counting it (its last_delivery changes alike).
     const logged = (status: LastDelivery['status'], nextAttemptMs: number | null = null): { webhook: WebhookRecord; ops: WriteOp[] } =>
       outcomeLogged(
         { ...webhook, last_delivery: lastDelivery(status), updated_at: at },
