@@ -4,7 +4,7 @@
 
 import { collectionName } from '../store/collections.ts';
 import type { StoredRecord } from '../store/format.ts';
-import type { DeliveryOutcomeLogRecord, DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from './webhook-records.ts';
+import type { DeliveryOutcomeLogRecord, DeliveryOutcomeEntryRecord, DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from './webhook-records.ts';
 
 export const USERS = collectionName<UserRecord>('users');
 export const KEYS = collectionName<KeyRecord>('keys');
@@ -15,7 +15,9 @@ export const WEBHOOK_TARGETS = collectionName<WebhookTargetsRecord>('webhook_tar
 export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
 /** Each event's payload, once; its deliveries refer to it by id (webhooks/records.ts). */
 export const EVENTS = collectionName<EventRecord>('events');
-/** Each webhook's last 50 delivery outcomes, for its owner (webhooks/outcome-log.ts). */
+/** Each webhook's last 50 delivery outcomes, one small record per attempt (webhooks/outcome-log.ts). */
+export const DELIVERY_OUTCOME_ENTRIES = collectionName<DeliveryOutcomeEntryRecord>('delivery_outcome_entries');
+/** The same as one whole list per webhook, as older data directories hold it (read, then replaced by the entries). */
 export const DELIVERY_OUTCOMES = collectionName<DeliveryOutcomeLogRecord>('delivery_outcomes');
 export const IDEMPOTENCY = collectionName<IdempotencyRecord>('idempotency');
 /** Usage snapshots; their shape is checked when read back (analytics/snapshots.ts). */

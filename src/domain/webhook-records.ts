@@ -28,6 +28,11 @@ export interface WebhookRecord {
   readonly created_at: string;
   readonly updated_at: string;
   readonly last_delivery: LastDelivery | null;
+  /**
+   * How many attempt outcomes have been written for it as records of their own
+   * (webhooks/outcome-log.ts): names the next one and the 50 newest. Absent before the first.
+   */
+  readonly outcomes_written?: number;
 }
 
 /**
@@ -144,10 +149,35 @@ export function deliveryOutcomeView(outcome: DeliveryOutcome): DeliveryOutcome {
   return { ...outcome, next_attempt_at: outcome.next_attempt_at ?? null };
 }
 
+/**
+ * The list form of a webhook's outcomes, as data directories written before outcome entries
+ * hold it: one record with the whole list, rewritten by every attempt. Still read (after the
+ * entries), and deleted once 50 entries are kept.
+ */
 export interface DeliveryOutcomeLogRecord {
   /** The webhook's id. */
   readonly id: string;
   readonly user_id: string;
   /** Newest first, at most MAX_OUTCOMES_PER_WEBHOOK. */
   readonly outcomes: readonly DeliveryOutcome[];
+}
+
+/**
+ * One attempt's outcome as its own record (webhooks/outcome-log.ts). Its fields are kept as a
+ * list, in STORED_OUTCOME_FIELDS order, not under their names: the record is written once per
+ * attempt and kept 50 times per webhook, and the names would be a third of it.
+ */
+export interface DeliveryOutcomeEntryRecord {
+  /** `<webhook id>.<n>`: the webhook's n-th outcome written as an entry, counting from 0. */
+  readonly id: string;
+  readonly o: readonly [
+    at: string,
+    event_id: string,
+    event: EventType,
+    status: DeliveryOutcome['status'],
+    attempts: number,
+    response_status: number | null,
+    duration_ms: number,
+    next_attempt_at: string | null,
+  ];
 }

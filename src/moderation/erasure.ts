@@ -14,7 +14,6 @@ import {
   AUDIT,
   DELIVERIES,
   EVENTS,
-  DELIVERY_OUTCOMES,
   IDEMPOTENCY,
   KEYS,
   LISTINGS,
@@ -25,6 +24,7 @@ import {
   type UserRecord,
 } from '../domain/records.ts';
 import { forgetPortalAccountOps } from '../portal/end-access.ts';
+import { outcomeRemovalOps } from '../webhooks/outcome-log.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { RecordReader } from '../store/store.ts';
 
@@ -78,7 +78,7 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
     webhookIds.add(webhook.id);
     hers.add(webhook.id);
     del(WEBHOOKS, webhook.id);
-    if (store.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) del(DELIVERY_OUTCOMES, webhook.id);
+    ops.push(...outcomeRemovalOps(store, webhook.id));
     summary.webhooks_removed += 1;
   }
   if (store.get(WEBHOOK_TARGETS, user.id) !== undefined) del(WEBHOOK_TARGETS, user.id);

@@ -7,7 +7,7 @@ import { isoTime } from '../clock.ts';
 import { conflict, notFound } from '../domain/errors.ts';
 import { EVENT_TYPES, type EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
-import { DELIVERIES, DELIVERY_OUTCOMES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import type { DeliveryRecord, WebhookRecord } from '../domain/webhook-records.ts';
 import { BodyChecker } from '../http/validation.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
@@ -16,6 +16,7 @@ import type { WriteOp } from '../store/format.ts';
 import type { Transaction } from '../store/transaction.ts';
 import { validateWebhookUrl } from '../webhooks/address-guard.ts';
 import { targetsChangedOp, type WebhookOutbox } from '../webhooks/outbox.ts';
+import { outcomeRemovalOps } from '../webhooks/outcome-log.ts';
 import { redeliveryOps, takeRedeliveryTurn, type QueuedRedelivery } from '../webhooks/redelivery.ts';
 import { generateWebhookSecret } from '../webhooks/signing.ts';
 
@@ -74,7 +75,7 @@ export function decideWebhookRegistration(tx: Transaction, userId: string, field
 export function decideWebhookRemoval(tx: Transaction, userId: string, webhookId: string, nowMs: number): { ops: WriteOp[]; webhook: WebhookRecord } {
   const webhook = ownWebhook(tx, webhookId, userId);
   const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }, targetsChangedOp(userId, isoTime(nowMs))];
-  if (tx.get(DELIVERY_OUTCOMES, webhook.id) !== undefined) ops.push({ op: 'del', collection: DELIVERY_OUTCOMES, id: webhook.id });
+  ops.push(...outcomeRemovalOps(tx, webhook.id));
   for (const delivery of tx.values(DELIVERIES)) {
     if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
   }

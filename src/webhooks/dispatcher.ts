@@ -14,7 +14,7 @@ import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
 import { targetsChangedOp } from './outbox.ts';
-import { outcomeLoggedOp, type DeliveryOutcomeLogRecord } from './outcome-log.ts';
+import { outcomeLogged, type DeliveryOutcomeLogRecord } from './outcome-log.ts';
 import { decideAttempt, failureReason } from './outcome-rules.ts';
 import { isPendingDelivery } from '../domain/webhook-records.ts';
 import type { DeliveryRecord, LastDelivery, WebhookRecord } from '../domain/webhook-records.ts';
@@ -399,42 +399,42 @@ export class WebhookDispatcher {
       at,
     });
 
-    // The owner's view of this attempt (portal: the last 50), written with the outcome itself.
-    const logged = (status: LastDelivery['status'], nextAttemptMs: number | null = null): WriteOp =>
-      outcomeLoggedOp(outcomeLog, webhook.id, webhook.user_id, {
-        at,
-        event_id: current.event_id,
-        event: current.type,
-        status,
-        attempts,
-        response_status: outcome.status,
-        duration_ms: durationMs,
-        next_attempt_at: nextAttemptMs === null ? null : isoTime(nextAttemptMs),
-      });
+    // The owner's view of this attempt (portal: the last 50), written with the outcome itself:
+    // one small record of its own, and the webhook counting it (its last_delivery changes alike).
+    const logged = (status: LastDelivery['status'], nextAttemptMs: number | null = null): { webhook: WebhookRecord; ops: WriteOp[] } =>
+      outcomeLogged(
+        { ...webhook, last_delivery: lastDelivery(status), updated_at: at },
+        {
+          at,
+          event_id: current.event_id,
+          event: current.type,
+          status,
+          attempts,
+          response_status: outcome.status,
+          duration_ms: durationMs,
+          next_attempt_at: nextAttemptMs === null ? null : isoTime(nextAttemptMs),
+        },
+        outcomeLog,
+      );
 
     const decision = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
     switch (decision.kind) {
-      case 'delivered':
-        return {
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('delivered'), updated_at: at }), logged('delivered')],
-          counted: 'delivered',
-        };
-      case 'deactivate':
+      case 'delivered': {
+        const { webhook: written, ops } = logged('delivered');
+        return { ops: [deleteDelivery(current.id), putWebhook(written), ...ops], counted: 'delivered' };
+      }
+      case 'deactivate': {
+        const { webhook: written, ops } = logged('failed');
         return {
           // Switched off: it receives no more events, so its owner's targets change too.
-          ops: [
-            deleteDelivery(current.id),
-            putWebhook({ ...webhook, active: false, last_delivery: lastDelivery('failed'), updated_at: at }),
-            targetsChangedOp(webhook.user_id, at),
-            logged('failed'),
-          ],
+          ops: [deleteDelivery(current.id), putWebhook({ ...written, active: false }), targetsChangedOp(webhook.user_id, at), ...ops],
           counted: 'failed',
         };
-      case 'failed':
-        return {
-          ops: [deleteDelivery(current.id), putWebhook({ ...webhook, last_delivery: lastDelivery('failed'), updated_at: at }), logged('failed')],
-          counted: 'failed',
-        };
+      }
+      case 'failed': {
+        const { webhook: written, ops } = logged('failed');
+        return { ops: [deleteDelivery(current.id), putWebhook(written), ...ops], counted: 'failed' };
+      }
       case 'retry': {
         const retry: DeliveryRecord = {
           ...current,
@@ -445,12 +445,9 @@ export class WebhookDispatcher {
           last_error: failureReason(outcome),
           updated_at: at,
         };
+        const { webhook: written, ops } = logged('retrying', retry.next_attempt_at);
         return {
-          ops: [
-            { op: 'put', collection: DELIVERIES, id: retry.id, data: retry },
-            putWebhook({ ...webhook, last_delivery: lastDelivery('retrying'), updated_at: at }),
-            logged('retrying', retry.next_attempt_at),
-          ],
+          ops: [{ op: 'put', collection: DELIVERIES, id: retry.id, data: retry }, putWebhook(written), ...ops],
           counted: 'retrying',
         };
       }

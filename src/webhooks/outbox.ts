@@ -15,15 +15,16 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { DELIVERIES, DELIVERY_OUTCOMES, EVENTS, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, DELIVERY_OUTCOME_ENTRIES, DELIVERY_OUTCOMES, EVENTS, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { newId } from '../domain/ids.ts';
 import { isUserBarred } from '../domain/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, DecisionReader, Store } from '../store/store.ts';
 import type { EventOutbox, EventType } from '../domain/events.ts';
 import type { DeliveryCounts } from './delivery-counts.ts';
-import type { DeliveryOutcomeLogRecord, DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
+import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
 import { isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
+import { eventsNamedBy } from './outcome-log.ts';
 
 export const MAX_PENDING_PER_WEBHOOK = 1_000;
 
@@ -54,7 +55,7 @@ export class WebhookOutbox implements EventOutbox {
   private readonly pendingByWebhook = new Map<string, Set<string>>();
   /** Delivery ids by the event they refer to: an event is deleted when its set empties. */
   private readonly deliveriesByEvent = new Map<string, Set<string>>();
-  /** Webhook ids by the event their outcome logs name: such an event is kept, to be sent again on request. */
+  /** Outcome records (outcomeHolder) by the event they name: such an event is kept, to be sent again on request. */
   private readonly outcomesByEvent = new Map<string, Set<string>>();
   /** Events no delivery refers to any more, to delete in the next write of them. */
   private readonly unreferenced = new Set<string>();
@@ -74,7 +75,8 @@ export class WebhookOutbox implements EventOutbox {
       if (isPendingDelivery(delivery)) this.trackPending(delivery.webhook_id, delivery.id, true);
       this.trackReference(delivery.event_id, delivery.id, true);
     }
-    for (const log of this.store.values(DELIVERY_OUTCOMES)) this.trackOutcomes(log.id, undefined, log);
+    for (const log of this.store.values(DELIVERY_OUTCOMES)) this.trackOutcomes(outcomeHolder(DELIVERY_OUTCOMES, log.id), [], eventsNamedBy(DELIVERY_OUTCOMES, log));
+    for (const entry of this.store.values(DELIVERY_OUTCOME_ENTRIES)) this.trackOutcomes(outcomeHolder(DELIVERY_OUTCOME_ENTRIES, entry.id), [], eventsNamedBy(DELIVERY_OUTCOME_ENTRIES, entry));
     // Events left without references (a removal that did not land before a stop) go now.
     for (const event of this.store.values(EVENTS)) if (!this.isReferenced(event.id)) this.unreferenced.add(event.id);
     this.queueRemoval();
@@ -232,8 +234,8 @@ export class WebhookOutbox implements EventOutbox {
       if (change.after === undefined) this.unreferenced.delete(change.id);
       return;
     }
-    if (change.collection === DELIVERY_OUTCOMES) {
-      this.trackOutcomes(change.id, change.before as DeliveryOutcomeLogRecord | undefined, change.after as DeliveryOutcomeLogRecord | undefined);
+    if (change.collection === DELIVERY_OUTCOMES || change.collection === DELIVERY_OUTCOME_ENTRIES) {
+      this.trackOutcomes(outcomeHolder(change.collection, change.id), eventsNamedBy(change.collection, change.before), eventsNamedBy(change.collection, change.after));
       return;
     }
     if (change.collection !== WEBHOOKS) return;
@@ -262,25 +264,29 @@ export class WebhookOutbox implements EventOutbox {
     this.forgetIfUnreferenced(eventId);
   }
 
-  /** Follows which events a webhook's outcome log names, as it is rewritten or removed. */
-  private trackOutcomes(webhookId: string, before: DeliveryOutcomeLogRecord | undefined, after: DeliveryOutcomeLogRecord | undefined): void {
-    const named = new Set((after?.outcomes ?? []).map((outcome) => outcome.event_id));
+  /**
+   * Follows which events an outcome record (an entry, or a list-form log) names, as it is
+   * rewritten or removed. `holder` is the record's own key: one webhook's entries may name the
+   * same event (its retries), and the event is kept while any of them does.
+   */
+  private trackOutcomes(holder: string, before: readonly string[], after: readonly string[]): void {
+    const named = new Set(after);
     for (const eventId of named) {
-      let webhooks = this.outcomesByEvent.get(eventId);
-      if (webhooks === undefined) {
-        webhooks = new Set();
-        this.outcomesByEvent.set(eventId, webhooks);
+      let holders = this.outcomesByEvent.get(eventId);
+      if (holders === undefined) {
+        holders = new Set();
+        this.outcomesByEvent.set(eventId, holders);
       }
-      webhooks.add(webhookId);
+      holders.add(holder);
       // Named again in the same write that removed its last delivery: kept after all.
       this.unreferenced.delete(eventId);
     }
-    for (const outcome of before?.outcomes ?? []) {
-      if (named.has(outcome.event_id)) continue;
-      const webhooks = this.outcomesByEvent.get(outcome.event_id);
-      if (webhooks === undefined || !webhooks.delete(webhookId) || webhooks.size > 0) continue;
-      this.outcomesByEvent.delete(outcome.event_id);
-      this.forgetIfUnreferenced(outcome.event_id);
+    for (const eventId of before) {
+      if (named.has(eventId)) continue;
+      const holders = this.outcomesByEvent.get(eventId);
+      if (holders === undefined || !holders.delete(holder) || holders.size > 0) continue;
+      this.outcomesByEvent.delete(eventId);
+      this.forgetIfUnreferenced(eventId);
     }
   }
 
@@ -365,3 +371,9 @@ function newDelivery(webhookId: string, eventId: string, type: EventType, nowMs:
     updated_at: createdAt,
   };
 }
+
+/** The key an outcome record is known by among the holders of an event (ids of the two collections never meet, but the name makes sure). */
+function outcomeHolder(collection: string, id: string): string {
+  return `${collection}/${id}`;
+}
+

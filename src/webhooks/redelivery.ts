@@ -4,7 +4,6 @@
 // an event among the webhook's last 50 outcomes. At most 60 per user per hour, on every
 // instance (the limiter's windows are shared where Redis holds them).
 
-import { DELIVERY_OUTCOMES } from '../domain/records.ts';
 import { conflict, HttpError, notFound } from '../domain/errors.ts';
 import { deliveryOutcomeView, type DeliveryOutcome, type WebhookRecord } from '../domain/webhook-records.ts';
 import { retryAfterSeconds } from '../http/rate-limit-headers.ts';
@@ -13,6 +12,7 @@ import type { WriteOp } from '../store/format.ts';
 import type { DecisionReader } from '../store/store.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { WebhookOutbox } from './outbox.ts';
+import { loggedOutcomes } from './outcome-log.ts';
 
 export const REDELIVERY_LIMIT = 60;
 export const REDELIVERY_WINDOW_MS = 60 * 60 * 1000;
@@ -27,7 +27,7 @@ export interface QueuedRedelivery {
 
 /** The webhook's last outcomes, newest first, as its owner sees them. */
 export function deliveryOutcomes(reader: RecordReader, webhookId: string): DeliveryOutcome[] {
-  return (reader.get(DELIVERY_OUTCOMES, webhookId)?.outcomes ?? []).map(deliveryOutcomeView);
+  return loggedOutcomes(reader, webhookId).map(deliveryOutcomeView);
 }
 
 /** Counts one redelivery for the user; 429 with Retry-After past 60 in the last hour. */
@@ -46,7 +46,7 @@ export async function takeRedeliveryTurn(limiter: RateLimiter, userId: string): 
  * switched off, or when the event's body is no longer kept.
  */
 export function redeliveryOps(tx: DecisionReader, outbox: WebhookOutbox, webhook: WebhookRecord, eventId: string): { ops: WriteOp[]; queued: QueuedRedelivery } {
-  const known = tx.get(DELIVERY_OUTCOMES, webhook.id)?.outcomes.some((outcome) => outcome.event_id === eventId) ?? false;
+  const known = loggedOutcomes(tx, webhook.id).some((outcome) => outcome.event_id === eventId);
   if (!known) throw notFound('Delivery');
   if (!webhook.active) throw conflict('This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.');
   if (outbox.isUnderWay(tx, webhook.id, eventId)) throw conflict('This event is still being delivered to this webhook; wait for its outcome before sending it again.');

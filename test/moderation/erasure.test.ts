@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'node:test';
+import { DELIVERY_OUTCOME_ENTRIES } from '../../src/domain/records.ts';
 import { startServer } from '../helpers/server.ts';
 import { startReceiver, waitFor } from '../webhooks/fixtures.ts';
 
@@ -65,6 +66,8 @@ test('DELETE /admin/v1/users/:id: after the answer no byte of the erased data is
   assert.equal((await server.request('GET', `/v1/users/${userId}`, { key: other.key })).status, 200);
   await server.request('GET', '/v1/analytics/usage', { key: key.key });
   await waitFor('a failed delivery attempt', () => receiver.received.length >= 1);
+  const outcomesOfHook = () => [...server.app.store.values(DELIVERY_OUTCOME_ENTRIES)].filter((entry) => entry.id.startsWith(`${hook.body.data.id}.`));
+  await waitFor("the attempt's outcome recorded", () => outcomesOfHook().length >= 1);
 
   const needles = [...Object.values(personal), oldName];
   assert.ok(occurrences(dataDir, needles).length > 0, 'the data is on disk before the erasure (the test can see it)');
@@ -82,6 +85,7 @@ test('DELETE /admin/v1/users/:id: after the answer no byte of the erased data is
   assert.ok(keys.body.data.every((record: { revoked_at: string | null }) => record.revoked_at !== null));
   const webhooks = await server.admin('GET', `/admin/v1/webhooks?user_id=${userId}`);
   assert.deepEqual(webhooks.body.data, []);
+  assert.deepEqual(outcomesOfHook(), [], "the webhook's delivery outcomes went with it");
   const listings = await server.admin('GET', `/admin/v1/listings?owner_id=${userId}`);
   assert.deepEqual(listings.body.data.map((record: { status: string }) => record.status), ['removed']);
   assert.equal((await server.request('GET', `/v1/listings/${listing.body.data.id}`, { key: other.key })).status, 404);

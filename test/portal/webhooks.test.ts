@@ -4,11 +4,13 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DELIVERY_OUTCOMES } from '../../src/domain/records.ts';
-import { MAX_OUTCOMES_PER_WEBHOOK, outcomeLoggedOp, type DeliveryOutcome, type DeliveryOutcomeLogRecord } from '../../src/webhooks/outcome-log.ts';
+import { DELIVERY_OUTCOME_ENTRIES, DELIVERY_OUTCOMES, WEBHOOKS } from '../../src/domain/records.ts';
+import type { WebhookRecord } from '../../src/domain/webhook-records.ts';
+import { loggedOutcomes, MAX_OUTCOMES_PER_WEBHOOK, outcomeLogged, type DeliveryOutcome } from '../../src/webhooks/outcome-log.ts';
 import { verifySignature } from '../../src/webhooks/signing.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
+import { freshDataDir, openStore } from '../store/helpers.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { answer, startReceiver } from '../webhooks/fixtures.ts';
 
@@ -66,6 +68,7 @@ test('portal webhook: register (secret once), test ping received and its signatu
   assert.equal(removed.status, 200);
   assert.equal((await portal(server, user, 'GET', `/webhooks/${id}/deliveries`)).status, 404);
   assert.equal(server.app.store.get(DELIVERY_OUTCOMES, id), undefined, 'its outcomes went with it');
+  assert.equal(server.app.store.size(DELIVERY_OUTCOME_ENTRIES), 0, 'every one of them');
 });
 
 test('portal webhook outcomes: a failing receiver shows retrying then failed attempts, newest first', async (t) => {
@@ -87,17 +90,22 @@ test('portal webhook outcomes: a failing receiver shows retrying then failed att
   assert.ok(!JSON.stringify(outcomes).includes('"data"'), 'no payload');
 });
 
-test('the outcome log keeps the 50 newest, newest first', () => {
-  let log: DeliveryOutcomeLogRecord | undefined;
+test('the outcome log keeps the 50 newest, newest first, in 50 small records', async (t) => {
+  const { store } = await openStore(t, freshDataDir(t, 'outcomes'));
+  const webhook: WebhookRecord = { id: 'wh_1', user_id: 'usr_1', url: 'https://example.com/hook', events: ['ping'], description: '', active: true, secret: 'whsec_x', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_delivery: null };
+  await store.commit(() => ({ ops: [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }], result: undefined }));
   for (let index = 1; index <= 60; index += 1) {
     const outcome: DeliveryOutcome = { at: new Date(Date.UTC(2026, 0, 1, 0, 0, index)).toISOString(), event_id: `evt_${index}`, event: 'ping', status: 'delivered', attempts: 1, response_status: 200, duration_ms: 3 };
-    const op = outcomeLoggedOp(log, 'wh_1', 'usr_1', outcome);
-    assert.equal(op.op, 'put');
-    if (op.op === 'put') log = op.data as DeliveryOutcomeLogRecord;
+    await store.commit((tx) => {
+      const logged = outcomeLogged(tx.get(WEBHOOKS, webhook.id)!, outcome, undefined);
+      return { ops: [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: logged.webhook }, ...logged.ops], result: undefined };
+    });
   }
-  assert.equal(log!.outcomes.length, MAX_OUTCOMES_PER_WEBHOOK);
-  assert.equal(log!.outcomes[0]!.event_id, 'evt_60');
-  assert.equal(log!.outcomes.at(-1)!.event_id, 'evt_11');
+  const outcomes = loggedOutcomes(store, webhook.id);
+  assert.equal(outcomes.length, MAX_OUTCOMES_PER_WEBHOOK);
+  assert.equal(outcomes[0]!.event_id, 'evt_60');
+  assert.equal(outcomes.at(-1)!.event_id, 'evt_11');
+  assert.equal(store.size(DELIVERY_OUTCOME_ENTRIES), MAX_OUTCOMES_PER_WEBHOOK, 'one record per kept outcome, the oldest overwritten');
 });
 
 test("security: another user's webhook is 404 on delete, test and deliveries, and is left as it was", async (t) => {
