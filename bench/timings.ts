@@ -9,7 +9,9 @@
 //   compression    the server's event-loop delay while it compresses large uncached br pages
 //                  (bench/timings-compression.ts);
 //   sockets        how long after its deadline a silent, an idle keep-alive and a non-reading
-//                  connection is ended (bench/timings-sockets.ts).
+//                  connection is ended (bench/timings-sockets.ts);
+//   sign-in        how long a failed sign-in takes for an unknown email, a wrong password and
+//                  an account without a password (bench/timings-sign-in.ts).
 // instances needs PostgreSQL and Redis (test/helpers/services.ts finds them)
 // and are skipped without them. Results: bench/results/timings.json and timings.md.
 
@@ -23,8 +25,9 @@ import { describe, measureInstances, type Spread } from './timings-limits.ts';
 import { measureTarpit } from './timings-webhooks.ts';
 import { measureCompression, type CompressionFigures } from './timings-compression.ts';
 import { measureSockets, type SocketFigures } from './timings-sockets.ts';
+import { measureSignIn, type SignInFigures } from './timings-sign-in.ts';
 
-const PARTS = ['neighbour', 'instances', 'tarpit', 'compression', 'sockets'] as const;
+const PARTS = ['neighbour', 'instances', 'tarpit', 'compression', 'sockets', 'sign-in'] as const;
 type Part = (typeof PARTS)[number];
 const RESULTS_DIR = join(import.meta.dirname, 'results');
 
@@ -37,6 +40,7 @@ interface Results {
   tarpit: Spread | null;
   compression: CompressionFigures | null;
   sockets: SocketFigures | null;
+  sign_in: SignInFigures | null;
   skipped: string[];
 }
 
@@ -60,6 +64,11 @@ function markdown(results: Results): string {
     lines.push(`- An idle keep-alive connection, ended after its answer (deadline 5 s): ${describe(results.sockets.keep_alive)} connections.`);
     lines.push(`- A 64 MB answer the client stops reading, cut off after (10 s without progress): ${describe(results.sockets.stalled)} connections.`);
   }
+  if (results.sign_in) {
+    lines.push(`- A failed sign-in, unknown email: ${describe(results.sign_in.unknown_email)} attempts.`);
+    lines.push(`- A failed sign-in, wrong password: ${describe(results.sign_in.wrong_password)} attempts.`);
+    lines.push(`- A failed sign-in, account without a password: ${describe(results.sign_in.no_password)} attempts.`);
+  }
   for (const skipped of results.skipped) lines.push(`- Skipped: ${skipped}.`);
   return `${lines.join('\n')}\n`;
 }
@@ -82,6 +91,7 @@ async function main(): Promise<void> {
     tarpit: null,
     compression: null,
     sockets: null,
+    sign_in: null,
     skipped: [],
   };
   if (chosen.includes('neighbour')) results.neighbour = await measureNeighbours(log);
@@ -92,6 +102,7 @@ async function main(): Promise<void> {
   if (chosen.includes('tarpit')) results.tarpit = await measureTarpit(log);
   if (chosen.includes('compression')) results.compression = await measureCompression(log);
   if (chosen.includes('sockets')) results.sockets = await measureSockets(log);
+  if (chosen.includes('sign-in')) results.sign_in = await measureSignIn(log);
   results.machine.load_after = loadavg();
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(join(RESULTS_DIR, 'timings.json'), `${JSON.stringify(results, null, 2)}\n`);
