@@ -6,12 +6,10 @@
 // page held the loop 150-400 ms; in libuv's thread pool the loop stays free.
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createApp } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
 import { rawRequest } from '../test/helpers/raw-http.ts';
+import { BENCH_ADMIN_TOKEN, sendJson, startBenchServer } from './timings-server.ts';
 
 const PAGES = 30;
-const ADMIN = 'bench-operator-token-0123456789';
 
 export interface CompressionFigures {
   pages: number;
@@ -25,24 +23,20 @@ function incompressibleText(): string {
   return String.fromCodePoint(...Array.from(codes, (code) => 0x20000 + (code % 0xa6e0)));
 }
 
-async function send(base: string, method: string, path: string, token: string, body: unknown): Promise<any> {
-  const response = await fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (response.status !== 201) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { data: unknown }).data;
+/** A 201's data, or an error naming the request. */
+async function created(base: string, path: string, token: string, body: unknown): Promise<any> {
+  const answer = await sendJson(base, 'POST', path, { authorization: `Bearer ${token}` }, body);
+  if (answer.status !== 201) throw new Error(`POST ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body.data;
 }
 
 export async function measureCompression(log: (line: string) => void): Promise<CompressionFigures> {
   log(`Compression: ${PAGES} uncached br pages of about 2 MB, the server's event-loop delay watched…`);
-  const app = await createApp({
-    config: loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: ':memory:', MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: ADMIN, ACCESS_LOG: '0' }),
-    writeOut: () => {},
-    writeErr: (text) => process.stderr.write(text),
-  });
+  const { app, base } = await startBenchServer();
   try {
-    const base = await app.listen();
-    const user = await send(base, 'POST', '/admin/v1/users', ADMIN, { name: 'Bench', role: 'creator' });
-    const { key } = await send(base, 'POST', '/admin/v1/keys', ADMIN, { user_id: user.id, rate_limit: 100_000, permissions: ['read:listings', 'write:listings'] });
-    for (let index = 0; index < 100; index += 1) await send(base, 'POST', '/v1/listings', key, { title: `Listing ${index}`, type: 'SKILL', price: index, description: incompressibleText() });
+    const user = await created(base, '/admin/v1/users', BENCH_ADMIN_TOKEN, { name: 'Bench', role: 'creator' });
+    const { key } = await created(base, '/admin/v1/keys', BENCH_ADMIN_TOKEN, { user_id: user.id, rate_limit: 100_000, permissions: ['read:listings', 'write:listings'] });
+    for (let index = 0; index < 100; index += 1) await created(base, '/v1/listings', key, { title: `Listing ${index}`, type: 'SKILL', price: index, description: incompressibleText() });
     // Warm up what is not measured (serialised listings, the index) with one plain page.
     await rawRequest(base, 'GET', '/v1/listings?limit=100', { authorization: `Bearer ${key}` });
     const delay = monitorEventLoopDelay({ resolution: 5 });

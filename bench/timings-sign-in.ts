@@ -4,12 +4,10 @@
 // measured here). 9 rounds, the three cases interleaved so a slow moment falls on each alike,
 // on a server in this process; 9 stays under the account's limit of 10 failures.
 
-import { createApp } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
 import { spread, type Spread } from './timings-limits.ts';
+import { BENCH_ADMIN_TOKEN, sendJson as send, startBenchServer } from './timings-server.ts';
 
 const ROUNDS = 9;
-const ADMIN = 'bench-operator-token-0123456789';
 
 export interface SignInFigures {
   unknown_email: Spread;
@@ -17,21 +15,11 @@ export interface SignInFigures {
   no_password: Spread;
 }
 
-async function send(base: string, method: string, path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(base + path, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: response.status, body: await response.json() };
-}
-
 export async function measureSignIn(log: (line: string) => void): Promise<SignInFigures> {
   log(`Failed sign-ins: unknown email, wrong password, no password, ${ROUNDS} of each…`);
-  const app = await createApp({
-    config: loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: ':memory:', MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: ADMIN, ACCESS_LOG: '0' }),
-    writeOut: () => {},
-    writeErr: (text) => process.stderr.write(text),
-  });
+  const { app, base } = await startBenchServer();
   try {
-    const base = await app.listen();
-    const admin = { authorization: `Bearer ${ADMIN}` };
+    const admin = { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` };
     const page = { origin: base };
     const ada = (await send(base, 'POST', '/admin/v1/users', admin, { name: 'Ada', role: 'member', email: 'ada@example.com' })).body.data;
     const invitation = (await send(base, 'POST', `/admin/v1/users/${ada.id}/invitations`, admin, {})).body.data;

@@ -8,10 +8,9 @@
 
 import { createServer, type ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { createApp } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
 import { limitSockets } from '../src/http/socket-limits.ts';
 import { spread, type Spread } from './timings-limits.ts';
+import { startBenchServer } from './timings-server.ts';
 
 const CONNECTIONS = 5;
 
@@ -34,13 +33,9 @@ async function connect(port: number): Promise<{ socket: net.Socket; closed: Prom
 }
 
 async function silentAndKeptAlive(): Promise<{ silent: number[]; keepAlive: number[] }> {
-  const app = await createApp({
-    config: loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: ':memory:', MARKETPLACE_DEMO: '0', MARKETPLACE_ADMIN_TOKEN: 'bench-operator-token-0123456789', ACCESS_LOG: '0' }),
-    writeOut: () => {},
-    writeErr: (text) => process.stderr.write(text),
-  });
+  const { app, base } = await startBenchServer();
   try {
-    const port = Number(new URL(await app.listen()).port);
+    const port = Number(new URL(base).port);
     const silent = Array.from({ length: CONNECTIONS }, async () => {
       const openedAt = performance.now();
       const { socket, closed } = await connect(port);
