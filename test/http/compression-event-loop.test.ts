@@ -5,6 +5,7 @@
 // busy machine could break: the server's event-loop delay over the same pages is measured by
 // `npm run bench:timings` (bench/timings-compression.ts) and published in docs/performance.md;
 // here it is only reported.
+// Not in test:unit (slow: 10 pages of 2 MB compressed with brotli); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
