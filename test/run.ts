@@ -6,11 +6,11 @@
 // last line is always "N passed, N failed, N skipped in T s".
 //
 // `npm test` runs each file in a process of its own. The quick run loads its files into
-// UNIT_PROCESSES processes instead (each imports its share, in order, and runs their tests one
-// after another), because starting Node, tsx and the server's modules costs about a second of
-// CPU per process, which is most of the work for ~60 small files on two cores. The price: files
-// of one group share module state, so a test file must leave no global change behind (none
-// does; `npm test` would still catch one that relies on a fresh process).
+// UNIT_PROCESSES processes instead, all running at once (each imports its share, in order, and
+// runs their tests one after another), because starting Node, tsx and the server's modules
+// costs about a second of CPU per process, which is most of the work for ~90 small files on two
+// cores. The price: files of one group share module state, so a test file must leave no global
+// change behind (none does; `npm test` would still catch one that relies on a fresh process).
 // Usage: tsx test/run.ts [--unit] [test files…]
 
 import { spawn } from 'node:child_process';
@@ -24,8 +24,12 @@ const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const NEEDS_PROCESS = /node:child_process|playwright|chromium/;
 /** A slow file's own opt-out from the quick run, with its reason. */
 const NOT_UNIT = /^\/\/ Not in test:unit/m;
-/** Processes of the quick run: one per core, so waits in one group overlap work in the other. */
-const UNIT_PROCESSES = 2;
+/**
+ * Processes of the quick run: two per core, so the waits of one group (timers, the scrypt queue,
+ * fsyncs) overlap the work of the others, and no one group of slow files sets the time alone
+ * (2 groups took 137 s, 4 groups 106 s, at load 10-12 on a shared two-core machine).
+ */
+const UNIT_PROCESSES = 4;
 
 const args = process.argv.slice(2);
 const unit = args.includes('--unit');
@@ -37,7 +41,8 @@ const runDir = mkdtempSync(join(tmpdir(), 'marketplace-test-run-'));
 const countsFile = join(runDir, 'counts.json');
 const reporter = process.stdout.isTTY ? 'spec' : './test/reporters/summary.mjs';
 const nodeArgs = [
-  '--import', 'tsx', '--test', '--test-concurrency=2',
+  // The quick run's groups all at once; the full run's files two at a time (one per core).
+  '--import', 'tsx', '--test', `--test-concurrency=${unit ? UNIT_PROCESSES : 2}`,
   `--test-reporter=${reporter}`, '--test-reporter-destination=stdout',
   '--test-reporter=./test/reporters/counts.mjs', `--test-reporter-destination=${countsFile}`,
   ...(unit ? groupEntries(files, UNIT_PROCESSES) : files),
@@ -46,7 +51,7 @@ const coverage = ['--reporter=lcov', '--reporter=json-summary', '--report-dir=co
 const [command, commandArgs] = unit ? [process.execPath, nodeArgs] : [join(ROOT, 'node_modules/.bin/c8'), [...coverage, process.execPath, ...nodeArgs]];
 
 if (!unit && named.length === 0) {
-  console.log(`${files.length} test files: real servers, PostgreSQL, Redis, nginx and Chromium where installed; about 10 to 20 minutes on two busy cores.`);
+  console.log(`${files.length} test files: real servers, PostgreSQL, Redis, nginx and Chromium where installed; about 11 to 16 minutes on two busy cores.`);
   await buildExecutableForCi();
 }
 

@@ -2,6 +2,7 @@
 // saved as aggregates, so N reads of listings (one by one and in pages) whose counts are saved
 // together grow the log by at most 3 bytes each, counted from before the reads to after the
 // server stopped (which saves the last counts), against a real server on a data directory.
+// Not in test:unit (slow: 22,000 requests to a real server); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';

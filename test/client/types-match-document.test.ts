@@ -3,6 +3,8 @@
 // for each client type and the document's type for the same thing, that both have the same
 // field names, the same required fields, and are assignable to each other. A field added,
 // dropped or made optional on either side fails this test, so the two cannot drift apart.
+// Not in test:unit (slow: runs the TypeScript compiler over the generated document types);
+// npm test runs it.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -4,6 +4,8 @@
 // and must come back with that status. Every JSON answer is checked against the document by the
 // server helper (AnswerChecker). A documented error status that is neither provoked here nor
 // listed below as one a test cannot provoke fails the test, so a new status needs a case.
+// Not in test:unit (slow: about 430 cases, each on a server of its own, and nearly 300 password
+// hashes for the portal users and failed sign-ins they need); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';

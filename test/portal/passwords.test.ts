@@ -1,6 +1,8 @@
 // Password hashing on its own: scrypt with a salt per password (the same password hashes twice
 // to different values), verification, a malformed stored value never matching, and at most two
 // scrypts at a time, so a burst of sign-ins leaves libuv's threads to the store's writes.
+// Not in test:unit (slow: bursts of password hashes at the product's full scrypt cost, queued two
+// at a time); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

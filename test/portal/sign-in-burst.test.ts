@@ -2,6 +2,8 @@
 // the account's and the address's failure limits before scrypt runs, so of N attempts sent at
 // once at most the limits' remainder are ever checked (answered 401, 400 "is wrong" or 201);
 // every other one is 429 with Retry-After, the right password included.
+// Not in test:unit (slow: bursts of sign-ins, each a password hash at the product's full scrypt
+// cost); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -373,7 +373,8 @@ test('a store write that fails is retried later; the dispatcher keeps going', as
   assert.equal(receiver.received.length, 1, 'the outcome is written again, not the event sent again');
 });
 
-test('stop() cancels scheduled attempts and waits only so long for one under way', async (t) => {
+// The send's deadline is 120 s and the test's own timeout 60 s: only stop()'s 100 ms bound ends it in time.
+test('stop() cancels scheduled attempts and waits only so long for one under way', { timeout: 60_000 }, async (t) => {
   const receiver = await startReceiver(t, () => {}); // never answers
   const { store, emit, dispatcher, deliveries } = await setup(t, { timeoutMs: 120_000, stopTimeoutMs: 100 });
   await addWebhook(store, { userId: 'usr_a', url: receiver.url });
@@ -381,10 +382,8 @@ test('stop() cancels scheduled attempts and waits only so long for one under way
 
   await emit('listing.created', 'usr_a');
   await waitFor('the send to be under way', () => receiver.open === 1);
-  const startedAt = performance.now();
   await dispatcher.stop();
-  // Its 100 ms, not the send's two minutes (a busy machine adds seconds at most).
-  assert.ok(performance.now() - startedAt < 30_000);
+  assert.equal(receiver.open, 1, 'stop() returned while the send was still under way');
 
   await emit('listing.created', 'usr_b');
   await pause(50);
