@@ -1,9 +1,9 @@
 // Routes for whoever runs the server: GET /readyz (no token, for load balancers and
 // orchestrators) and GET /metrics (operator token, for Prometheus).
 
-import type { Readiness } from '../health/readiness.ts';
-import type { OperatorRoute, PublicRoute } from '../http/route.ts';
-import type { ServerMetrics } from '../metrics/server-metrics.ts';
+import type { Readiness } from '../../health/readiness.ts';
+import type { OperatorRoute, PublicRoute } from '../../http/route.ts';
+import type { ServerMetrics } from '../../metrics/server-metrics.ts';
 
 export function readinessRoute(readiness: Readiness): PublicRoute {
   return {

@@ -3,11 +3,11 @@
 // /admin/v1, and views and impressions of the caller's own listings. The readings are
 // resources/usage.ts.
 
-import { KEYS } from '../domain/records.ts';
-import { notFound } from '../domain/errors.ts';
-import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import type { Store } from '../store/store.ts';
-import { listingStatsBody, usageBody, type UsageAnswerDeps } from '../resources/usage.ts';
+import { KEYS } from '../../domain/records.ts';
+import { notFound } from '../../domain/errors.ts';
+import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { Store } from '../../store/store.ts';
+import { listingStatsBody, usageBody, type UsageAnswerDeps } from '../../resources/usage.ts';
 
 export interface AnalyticsRoutesDeps extends UsageAnswerDeps {
   /** Where the caller's listings are found (archived ones too). */

@@ -3,19 +3,19 @@
 // /admin/v1/webhooks, the operator's read-only list for the dashboard. The rules (the ping queued
 // with a registration, undelivered events dropped with a removal) are resources/webhooks.ts.
 
-import { newestFirst } from '../domain/order.ts';
-import type { Clock } from '../clock.ts';
-import { WEBHOOKS } from '../domain/records.ts';
-import { badRequest } from '../domain/errors.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
-import type { Store } from '../store/store.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import { operatorWebhookView, webhookView } from '../domain/webhook-records.ts';
-import { deliveryOutcomes } from '../webhooks/redelivery.ts';
-import type { RateLimiter } from '../limits/rate-limiter.ts';
-import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../resources/webhooks.ts';
+import { newestFirst } from '../../domain/order.ts';
+import type { Clock } from '../../clock.ts';
+import { WEBHOOKS } from '../../domain/records.ts';
+import { badRequest } from '../../domain/errors.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
+import type { Store } from '../../store/store.ts';
+import type { WebhookOutbox } from '../../webhooks/outbox.ts';
+import { operatorWebhookView, webhookView } from '../../domain/webhook-records.ts';
+import { deliveryOutcomes } from '../../webhooks/redelivery.ts';
+import type { RateLimiter } from '../../limits/rate-limiter.ts';
+import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../resources/webhooks.ts';
 
 export interface WebhookRouteDeps {
   store: Store;
