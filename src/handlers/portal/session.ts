@@ -3,7 +3,7 @@
 // email, a wrong password and an account without a password get the same answer after the same
 // work (one scrypt each), and failures are limited per account and per address, each attempt
 // counted before its scrypt runs (src/portal/sign-in-limits.ts). With two-factor sign-in on, the
-// right password answers 202 with a ticket for the second step (portal-two-factor.ts).
+// right password answers 202 with a ticket for the second step (handlers/portal/two-factor.ts).
 
 import { normalEmail } from '../../domain/email.ts';
 import type { IncomingMessage } from 'node:http';
