@@ -1,6 +1,6 @@
 // What an API key may hold: the shapes of permission entries and the range of its rate limit.
-// The server checks keys against these (permissions.ts, handlers/operator.ts), and the dashboard
-// receives the same rules as /dashboard/key-rules.js (handlers/dashboard.ts) for its
+// The server checks keys against these (permissions.ts, handlers/admin/operator.ts), and the dashboard
+// receives the same rules as /dashboard/key-rules.js (handlers/public/dashboard.ts) for its
 // as-you-type checks, so the two cannot drift apart.
 
 /** What a /v1 route may declare as its resource, and a scope entry may name. */

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { keyRules, type KeyRules } from '../../src/auth/key-rules.ts';
-import { serveDashboardAsset } from '../../src/handlers/dashboard.ts';
+import { serveDashboardAsset } from '../../src/handlers/public/dashboard.ts';
 
 const PUBLIC_DIR = new URL('../../src/dashboard/public/', import.meta.url);
 const EXPECTED_CSP =

@@ -1,7 +1,8 @@
 // Imports point down: every file under src/ belongs to a layer (by its folder, or by name for the
 // files at the top of src/), and may import only from its own layer or those below. Two files
 // that import each other are refused too, whatever their layers. Type-only imports count: they
-// are dependencies of the code's meaning even when nothing of them runs.
+// are dependencies of the code's meaning even when nothing of them runs. The handlers sit in one
+// folder per surface (v1, portal, admin, public), and none imports another, in any folder.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -98,13 +99,46 @@ test('no two files import each other', () => {
   assert.deepEqual(mutual, []);
 });
 
-test('no handler imports another handler: what two surfaces share is a rule in src/resources', () => {
+/** Every import from one handler file to another, whichever surface folders the two sit in. */
+function handlerToHandler(imports: ReadonlyMap<string, readonly string[]>): string[] {
   const sideways: string[] = [];
-  for (const [file, imports] of graph) {
+  for (const [file, imported] of imports) {
     if (!file.startsWith('handlers/')) continue;
-    for (const imported of imports) if (imported.startsWith('handlers/')) sideways.push(`${file} → ${imported}`);
+    for (const target of imported) if (target.startsWith('handlers/')) sideways.push(`${file} → ${target}`);
   }
-  assert.deepEqual(sideways, []);
+  return sideways;
+}
+
+test('no handler imports another handler: what two surfaces share is a rule in src/resources', () => {
+  // A check on the check: the surface folders are scanned, and an import across them is caught.
+  assert.ok(graph.get('handlers/portal/listings.ts')!.includes('resources/listings.ts'));
+  assert.deepEqual(handlerToHandler(new Map([['handlers/portal/listings.ts', ['handlers/v1/listings.ts']]])), ['handlers/portal/listings.ts → handlers/v1/listings.ts']);
+  assert.deepEqual(handlerToHandler(graph), []);
+});
+
+/** Each surface's folder under handlers/, and the route kind (src/http/route.ts) its router holds. */
+const SURFACE_ROUTE_KINDS: Readonly<Record<string, string>> = { v1: 'ApiRoute', portal: 'PortalRoute', admin: 'OperatorRoute', public: 'PublicRoute' };
+
+test('each handler sits in the folder of the one surface whose routes it returns', () => {
+  const misplaced: string[] = [];
+  const kindsSeen = new Set<string>();
+  for (const file of graph.keys()) {
+    if (!file.startsWith('handlers/')) continue;
+    const surface = file.split('/')[1]!;
+    const expected = SURFACE_ROUTE_KINDS[surface];
+    if (expected === undefined || file.split('/').length !== 3) {
+      misplaced.push(`${file}: not in one of handlers/${Object.keys(SURFACE_ROUTE_KINDS).join(', handlers/')}`);
+      continue;
+    }
+    // The route kinds the file's functions return (`): ApiRoute[]`, `): PublicRoute {`).
+    const text = readFileSync(join(SRC, file), 'utf8');
+    for (const [, kind] of text.matchAll(/\):\s*(ApiRoute|PortalRoute|OperatorRoute|PublicRoute)\b/g)) {
+      kindsSeen.add(kind!);
+      if (kind !== expected) misplaced.push(`${file} returns ${kind}, but handlers/${surface}/ holds ${expected}`);
+    }
+  }
+  assert.deepEqual(kindsSeen, new Set(Object.values(SURFACE_ROUTE_KINDS)), 'every route kind is found (a check on the check)');
+  assert.deepEqual(misplaced, []);
 });
 
 test('no rule sees a request: src/resources imports neither http/context.ts nor http/route.ts', () => {

@@ -2,22 +2,22 @@
 // checked first, then role and ownership, then state (contract section 5); the rules are
 // resources/listings.ts, and each write commits the change and its event at once.
 
-import type { UsageRecorder } from '../analytics/recorder.ts';
-import type { Clock } from '../clock.ts';
-import { LISTINGS, type ListingRecord } from '../domain/records.ts';
-import { assertIfMatch } from '../http/conditional.ts';
-import { notFound } from '../domain/errors.ts';
-import { pagination } from '../http/lists.ts';
-import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
-import type { ListingIndex } from '../listings/index.ts';
-import type { ListingPageCache } from '../listings/page-cache.ts';
-import { ParsedListingQueries } from '../listings/parsed-queries.ts';
-import { findListings, isSliceable } from '../listings/search.ts';
-import { SerialisedListings } from '../listings/serialised.ts';
-import type { RecordReader, Store } from '../store/store.ts';
-import type { EventOutbox } from '../domain/events.ts';
-import { isListingVisibleTo } from '../domain/visibility.ts';
-import { changeableListing, decideListingArchive, decideListingChange, decideListingCreate, readListingChange, readNewListing } from '../resources/listings.ts';
+import type { UsageRecorder } from '../../analytics/recorder.ts';
+import type { Clock } from '../../clock.ts';
+import { LISTINGS, type ListingRecord } from '../../domain/records.ts';
+import { assertIfMatch } from '../../http/conditional.ts';
+import { notFound } from '../../domain/errors.ts';
+import { pagination } from '../../http/lists.ts';
+import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
+import type { ListingIndex } from '../../listings/index.ts';
+import type { ListingPageCache } from '../../listings/page-cache.ts';
+import { ParsedListingQueries } from '../../listings/parsed-queries.ts';
+import { findListings, isSliceable } from '../../listings/search.ts';
+import { SerialisedListings } from '../../listings/serialised.ts';
+import type { RecordReader, Store } from '../../store/store.ts';
+import type { EventOutbox } from '../../domain/events.ts';
+import { isListingVisibleTo } from '../../domain/visibility.ts';
+import { changeableListing, decideListingArchive, decideListingChange, decideListingCreate, readListingChange, readNewListing } from '../../resources/listings.ts';
 
 export interface ListingRoutesDeps {
   store: Store;

@@ -6,27 +6,27 @@
 // audited with the user as actor.
 
 import type { IncomingMessage } from 'node:http';
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { isoTime } from '../clock.ts';
-import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
-import { privateUser } from '../domain/views.ts';
-import { badRequest, forbidden, HttpError } from '../domain/errors.ts';
-import type { OpenPortalContext, PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import { BodyChecker } from '../http/validation.ts';
-import { hashPassword, verifyPassword } from '../portal/passwords.ts';
-import { passwordProblem, typedPasswordProblem } from '../portal/password-rules.ts';
-import { CREDENTIALS, INVITATIONS, type CredentialRecord } from '../portal/records.ts';
-import { endSessionsOps } from '../portal/end-access.ts';
-import { digestOf, isWellFormedSecret } from '../portal/secrets.ts';
-import { sessionRequired, type PortalSessions, type SignedIn } from '../portal/sessions.ts';
-import type { SignInLimits } from '../portal/sign-in-limits.ts';
-import { readCurrentPassword, readSecondFactor, requireCurrentPassword, requireSecondFactor, type ReauthenticationDeps } from '../portal/reauthenticate.ts';
-import type { SecondFactorProof, TwoFactorRules } from '../portal/two-factor.ts';
-import { isSameEmail } from '../domain/email.ts';
-import type { RecordReader, Store, WriteOp } from '../store/store.ts';
-import type { EventOutbox } from '../domain/events.ts';
-import { decideOwnProfileChange, decideUserCreate, ownProfileBody, readOwnProfileChange, readSignUp } from '../resources/profile.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { isoTime } from '../../clock.ts';
+import { USERS, userStatus, type UserRecord } from '../../domain/records.ts';
+import { privateUser } from '../../domain/views.ts';
+import { badRequest, forbidden, HttpError } from '../../domain/errors.ts';
+import type { OpenPortalContext, PortalContext, PortalRoute, Reply } from '../../http/route.ts';
+import { BodyChecker } from '../../http/validation.ts';
+import { hashPassword, verifyPassword } from '../../portal/passwords.ts';
+import { passwordProblem, typedPasswordProblem } from '../../portal/password-rules.ts';
+import { CREDENTIALS, INVITATIONS, type CredentialRecord } from '../../portal/records.ts';
+import { endSessionsOps } from '../../portal/end-access.ts';
+import { digestOf, isWellFormedSecret } from '../../portal/secrets.ts';
+import { sessionRequired, type PortalSessions, type SignedIn } from '../../portal/sessions.ts';
+import type { SignInLimits } from '../../portal/sign-in-limits.ts';
+import { readCurrentPassword, readSecondFactor, requireCurrentPassword, requireSecondFactor, type ReauthenticationDeps } from '../../portal/reauthenticate.ts';
+import type { SecondFactorProof, TwoFactorRules } from '../../portal/two-factor.ts';
+import { isSameEmail } from '../../domain/email.ts';
+import type { RecordReader, Store, WriteOp } from '../../store/store.ts';
+import type { EventOutbox } from '../../domain/events.ts';
+import { decideOwnProfileChange, decideUserCreate, ownProfileBody, readOwnProfileChange, readSignUp } from '../../resources/profile.ts';
 
 export interface PortalAccountRoutesDeps {
   store: Store;

@@ -3,27 +3,27 @@
 // email, a wrong password and an account without a password get the same answer after the same
 // work (one scrypt each), and failures are limited per account and per address, each attempt
 // counted before its scrypt runs (src/portal/sign-in-limits.ts). With two-factor sign-in on, the
-// right password answers 202 with a ticket for the second step (portal-two-factor.ts).
+// right password answers 202 with a ticket for the second step (handlers/portal/two-factor.ts).
 
-import { normalEmail } from '../domain/email.ts';
+import { normalEmail } from '../../domain/email.ts';
 import type { IncomingMessage } from 'node:http';
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { USERS, userStatus, type UserRecord } from '../domain/records.ts';
-import { privateUser } from '../domain/views.ts';
-import { forbidden, HttpError } from '../domain/errors.ts';
-import type { OpenPortalContext, PortalRoute, Reply } from '../http/route.ts';
-import { requestOrigin } from '../http/request-origin.ts';
-import { BodyChecker } from '../http/validation.ts';
-import { typedPasswordProblem } from '../portal/password-rules.ts';
-import { verifyAgainstDummy, verifyPassword } from '../portal/passwords.ts';
-import { CREDENTIALS, SESSIONS } from '../portal/records.ts';
-import type { PortalSessions } from '../portal/sessions.ts';
-import type { SignInLimits } from '../portal/sign-in-limits.ts';
-import { newTicket } from '../portal/sign-in-tickets.ts';
-import { hasTwoFactor } from '../portal/two-factor.ts';
-import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
-import type { RecordReader, Store, WriteOp } from '../store/store.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { USERS, userStatus, type UserRecord } from '../../domain/records.ts';
+import { privateUser } from '../../domain/views.ts';
+import { forbidden, HttpError } from '../../domain/errors.ts';
+import type { OpenPortalContext, PortalRoute, Reply } from '../../http/route.ts';
+import { requestOrigin } from '../../http/request-origin.ts';
+import { BodyChecker } from '../../http/validation.ts';
+import { typedPasswordProblem } from '../../portal/password-rules.ts';
+import { verifyAgainstDummy, verifyPassword } from '../../portal/passwords.ts';
+import { CREDENTIALS, SESSIONS } from '../../portal/records.ts';
+import type { PortalSessions } from '../../portal/sessions.ts';
+import type { SignInLimits } from '../../portal/sign-in-limits.ts';
+import { newTicket } from '../../portal/sign-in-tickets.ts';
+import { hasTwoFactor } from '../../portal/two-factor.ts';
+import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
+import type { RecordReader, Store, WriteOp } from '../../store/store.ts';
 
 export interface PortalSessionRoutesDeps {
   store: Store;

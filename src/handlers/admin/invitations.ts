@@ -4,17 +4,17 @@
 // invitation replaces the user's previous one. It travels in the link's fragment
 // (`/portal#invitation=…`), which browsers never send to a server, so it reaches no access log.
 
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { isoTime } from '../clock.ts';
-import { USERS, userStatus } from '../domain/records.ts';
-import { conflict, HttpError, notFound } from '../domain/errors.ts';
-import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import { INVITATIONS, type InvitationRecord } from '../portal/records.ts';
-import { ownOrigin, type OriginSettings } from '../portal/same-origin.ts';
-import { digestOf, newSecret } from '../portal/secrets.ts';
-import type { Store } from '../store/store.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { isoTime } from '../../clock.ts';
+import { USERS, userStatus } from '../../domain/records.ts';
+import { conflict, HttpError, notFound } from '../../domain/errors.ts';
+import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
+import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import { INVITATIONS, type InvitationRecord } from '../../portal/records.ts';
+import { ownOrigin, type OriginSettings } from '../../portal/same-origin.ts';
+import { digestOf, newSecret } from '../../portal/secrets.ts';
+import type { Store } from '../../store/store.ts';
 
 export const INVITATION_LIFETIME_MS = 72 * 60 * 60 * 1000;
 

@@ -2,14 +2,14 @@
 // someone who lost both their app and their recovery codes. Every session of the user ends in the
 // same write (whoever holds one may be the reason for the reset), and the reset is audited.
 
-import type { AuditLog } from '../audit/audit-log.ts';
-import { USERS, userStatus } from '../domain/records.ts';
-import { notFound } from '../domain/errors.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import { endSessionsOps } from '../portal/end-access.ts';
-import { TWO_FACTOR } from '../portal/records.ts';
-import { endTicketsOps } from '../portal/sign-in-tickets.ts';
-import type { Store, WriteOp } from '../store/store.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import { USERS, userStatus } from '../../domain/records.ts';
+import { notFound } from '../../domain/errors.ts';
+import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import { endSessionsOps } from '../../portal/end-access.ts';
+import { TWO_FACTOR } from '../../portal/records.ts';
+import { endTicketsOps } from '../../portal/sign-in-tickets.ts';
+import type { Store, WriteOp } from '../../store/store.ts';
 
 export interface TwoFactorResetRoutesDeps {
   store: Store;

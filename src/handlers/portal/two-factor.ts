@@ -5,25 +5,25 @@
 // Every code check counts in the account's failure limit; every change is audited.
 
 import type { IncomingMessage } from 'node:http';
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { isoTime } from '../clock.ts';
-import { USERS, userStatus } from '../domain/records.ts';
-import { privateUser } from '../domain/views.ts';
-import { conflict, HttpError } from '../domain/errors.ts';
-import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
-import type { OpenPortalContext, PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import { BodyChecker } from '../http/validation.ts';
-import { endSessionsOps } from '../portal/end-access.ts';
-import { readCurrentPassword, readSecondFactor, requireCurrentPassword, requireSecondFactor, secondFactorWithinLimits, wrongSecondFactor, type ReauthenticationDeps } from '../portal/reauthenticate.ts';
-import { SIGN_IN_TICKETS, TWO_FACTOR } from '../portal/records.ts';
-import { ownOrigin } from '../portal/same-origin.ts';
-import type { PortalSessions } from '../portal/sessions.ts';
-import { endTicketsOps, liveTicket } from '../portal/sign-in-tickets.ts';
-import type { SignInLimits } from '../portal/sign-in-limits.ts';
-import { newRecoveryCodes, recoveryCodeDigest, type TwoFactorRules } from '../portal/two-factor.ts';
-import { otpauthUri } from '../portal/totp.ts';
-import type { RecordReader, Store } from '../store/store.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { isoTime } from '../../clock.ts';
+import { USERS, userStatus } from '../../domain/records.ts';
+import { privateUser } from '../../domain/views.ts';
+import { conflict, HttpError } from '../../domain/errors.ts';
+import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
+import type { OpenPortalContext, PortalContext, PortalRoute, Reply } from '../../http/route.ts';
+import { BodyChecker } from '../../http/validation.ts';
+import { endSessionsOps } from '../../portal/end-access.ts';
+import { readCurrentPassword, readSecondFactor, requireCurrentPassword, requireSecondFactor, secondFactorWithinLimits, wrongSecondFactor, type ReauthenticationDeps } from '../../portal/reauthenticate.ts';
+import { SIGN_IN_TICKETS, TWO_FACTOR } from '../../portal/records.ts';
+import { ownOrigin } from '../../portal/same-origin.ts';
+import type { PortalSessions } from '../../portal/sessions.ts';
+import { endTicketsOps, liveTicket } from '../../portal/sign-in-tickets.ts';
+import type { SignInLimits } from '../../portal/sign-in-limits.ts';
+import { newRecoveryCodes, recoveryCodeDigest, type TwoFactorRules } from '../../portal/two-factor.ts';
+import { otpauthUri } from '../../portal/totp.ts';
+import type { RecordReader, Store } from '../../store/store.ts';
 
 export interface PortalTwoFactorRoutesDeps {
   store: Store;

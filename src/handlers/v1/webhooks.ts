@@ -1,21 +1,19 @@
 // /v1/webhooks: a user registers, lists and removes their own webhook endpoints, reads their
-// last delivery outcomes and sends one of those events again (as the portal does); and
-// /admin/v1/webhooks, the operator's read-only list for the dashboard. The rules (the ping queued
-// with a registration, undelivered events dropped with a removal) are resources/webhooks.ts.
+// last delivery outcomes and sends one of those events again (as the portal does). The operator's
+// read-only list is handlers/admin/webhooks.ts. The rules (the ping queued with a registration,
+// undelivered events dropped with a removal) are resources/webhooks.ts.
 
-import { newestFirst } from '../domain/order.ts';
-import type { Clock } from '../clock.ts';
-import { WEBHOOKS } from '../domain/records.ts';
-import { badRequest } from '../domain/errors.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { ApiRoute, KeyContext, OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
-import type { Store } from '../store/store.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import { operatorWebhookView, webhookView } from '../domain/webhook-records.ts';
-import { deliveryOutcomes } from '../webhooks/redelivery.ts';
-import type { RateLimiter } from '../limits/rate-limiter.ts';
-import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../resources/webhooks.ts';
+import { newestFirst } from '../../domain/order.ts';
+import type { Clock } from '../../clock.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
+import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
+import type { Store } from '../../store/store.ts';
+import type { WebhookOutbox } from '../../webhooks/outbox.ts';
+import { webhookView } from '../../domain/webhook-records.ts';
+import { deliveryOutcomes } from '../../webhooks/redelivery.ts';
+import type { RateLimiter } from '../../limits/rate-limiter.ts';
+import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../resources/webhooks.ts';
 
 export interface WebhookRouteDeps {
   store: Store;
@@ -78,25 +76,4 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     { method: 'GET', pattern: '/v1/webhooks/:id/deliveries', resource: 'webhooks', summary: "A webhook's last 50 delivery outcomes", handle: deliveries },
     { method: 'POST', pattern: '/v1/webhooks/:id/deliveries/:event_id/redeliver', resource: 'webhooks', summary: 'Send one of those events again now, freshly signed', handle: redeliver },
   ];
-}
-
-export interface OperatorWebhookRouteDeps {
-  store: Store;
-  outbox: WebhookOutbox;
-}
-
-/** GET /admin/v1/webhooks?user_id=&page=&limit=: every webhook, or one user's; never a secret. */
-export function operatorWebhookRoutes(deps: OperatorWebhookRouteDeps): OperatorRoute[] {
-  const { store, outbox } = deps;
-
-  function list(context: RequestContext): Reply {
-    checkQueryNames(context.query, ['user_id', 'page', 'limit']);
-    const request = readPageRequest(context.query);
-    const userId = context.query.get('user_id');
-    if (userId === '') throw badRequest('Query parameter "user_id" must not be empty.', { user_id: 'must not be empty' });
-    const webhooks = userId === null ? [...store.values(WEBHOOKS)] : outbox.webhooksOf(userId);
-    return { status: 200, body: pageOf(webhooks.sort(newestFirst).map(operatorWebhookView), request) };
-  }
-
-  return [{ method: 'GET', pattern: '/admin/v1/webhooks', summary: "List webhooks (all, or one user's)", handle: list }];
 }

@@ -4,15 +4,15 @@
 // self-service plan is switched to directly with PATCH /portal/v1/keys/:id. Audited with the
 // user as actor.
 
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { newestFirst } from '../domain/order.ts';
-import { decideOwnPlanRequest, decidePlanRequestCancel, planRequestView, readPlanRequest } from '../resources/plan-requests.ts';
-import { currentPlans } from '../auth/plans.ts';
-import { PLAN_REQUESTS } from '../domain/records.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import type { Store } from '../store/store.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { newestFirst } from '../../domain/order.ts';
+import { decideOwnPlanRequest, decidePlanRequestCancel, planRequestView, readPlanRequest } from '../../resources/plan-requests.ts';
+import { currentPlans } from '../../auth/plans.ts';
+import { PLAN_REQUESTS } from '../../domain/records.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import type { PortalContext, PortalRoute, Reply } from '../../http/route.ts';
+import type { Store } from '../../store/store.ts';
 
 export interface PortalPlanRoutesDeps {
   store: Store;

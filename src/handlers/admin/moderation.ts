@@ -2,21 +2,21 @@
 // erase them; list every listing whatever its status, remove and restore one. Each write
 // commits its audit entry in the same store write as the change.
 
-import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { isoTime } from '../clock.ts';
-import { newestFirst } from '../domain/order.ts';
-import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type ListingRecord, type ListingStatus, type UserRecord } from '../domain/records.ts';
-import { operatorUser } from '../domain/views.ts';
-import { badRequest, conflict, notFound } from '../domain/errors.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import { BodyChecker, codePointLength } from '../http/validation.ts';
-import { matchesText } from '../listings/search.ts';
-import { erasureOps } from '../moderation/erasure.ts';
-import { endSessionsOps } from '../portal/end-access.ts';
-import type { RecordReader, Store } from '../store/store.ts';
-import type { EventOutbox } from '../domain/events.ts';
+import { fieldChanges, type AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { isoTime } from '../../clock.ts';
+import { newestFirst } from '../../domain/order.ts';
+import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type ListingRecord, type ListingStatus, type UserRecord } from '../../domain/records.ts';
+import { operatorUser } from '../../domain/views.ts';
+import { badRequest, conflict, notFound } from '../../domain/errors.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import { BodyChecker, codePointLength } from '../../http/validation.ts';
+import { matchesText } from '../../listings/search.ts';
+import { erasureOps } from '../../moderation/erasure.ts';
+import { endSessionsOps } from '../../portal/end-access.ts';
+import type { RecordReader, Store } from '../../store/store.ts';
+import type { EventOutbox } from '../../domain/events.ts';
 
 export interface ModerationRoutesDeps {
   store: Store;

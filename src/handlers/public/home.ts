@@ -1,8 +1,8 @@
 // GET /: where a newcomer (or a program) who opens the server's address finds the rest. JSON
 // for API clients; a small HTML page of links when a browser asks for text/html.
 
-import type { PublicRoute } from '../http/route.ts';
-import { VERSION } from '../version.ts';
+import type { PublicRoute } from '../../http/route.ts';
+import { VERSION } from '../../version.ts';
 
 /** The links, relative to the server's address so they stay right behind a reverse proxy. */
 export const HOME_LINKS = {

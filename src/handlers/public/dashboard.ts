@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keyRules } from '../auth/key-rules.ts';
+import { keyRules } from '../../auth/key-rules.ts';
 
 export interface StaticAsset {
   status: number;
@@ -64,7 +64,7 @@ export function readPublicFolder(): Map<string, Uint8Array> {
   try {
     // Relative to this module, so the same code works from src/ (tsx) and from dist/ (built),
     // as long as the public folder is copied next to it.
-    const publicDir = new URL('../dashboard/public/', import.meta.url);
+    const publicDir = new URL('../../dashboard/public/', import.meta.url);
     for (const name of readdirSync(fileURLToPath(publicDir))) {
       if (contentTypeOf(name) !== null) files.set(name, readFileSync(new URL(name, publicDir)));
     }

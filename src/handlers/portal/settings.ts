@@ -2,9 +2,9 @@
 // anyone may sign up (PORTAL_SIGNUP) and the address programs reach the API at (MARKETPLACE_URL,
 // else the origin this request came to), for the first-request lines shown beside a new key.
 
-import type { OpenPortalContext, PortalRoute, Reply } from '../http/route.ts';
-import { checkQueryNames } from '../http/lists.ts';
-import { ownOrigin, type OriginSettings } from '../portal/same-origin.ts';
+import type { OpenPortalContext, PortalRoute, Reply } from '../../http/route.ts';
+import { checkQueryNames } from '../../http/lists.ts';
+import { ownOrigin, type OriginSettings } from '../../portal/same-origin.ts';
 
 export interface PortalSettingsRoutesDeps {
   signup: 'invite' | 'open';

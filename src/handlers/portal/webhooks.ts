@@ -4,19 +4,19 @@
 // delivery outcomes (never a body), and sending one of them again (redelivery, at most 60 per
 // hour). Another user's webhook is 404. Audited with the user as actor.
 
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { newestFirst } from '../domain/order.ts';
-import type { UserRecord } from '../domain/records.ts';
-import type { RateLimiter } from '../limits/rate-limiter.ts';
-import { deliveryOutcomes } from '../webhooks/redelivery.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
-import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import type { Store } from '../store/store.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
-import { webhookView } from '../domain/webhook-records.ts';
-import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../resources/webhooks.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { newestFirst } from '../../domain/order.ts';
+import type { UserRecord } from '../../domain/records.ts';
+import type { RateLimiter } from '../../limits/rate-limiter.ts';
+import { deliveryOutcomes } from '../../webhooks/redelivery.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
+import type { PortalContext, PortalRoute, Reply } from '../../http/route.ts';
+import type { Store } from '../../store/store.ts';
+import type { WebhookOutbox } from '../../webhooks/outbox.ts';
+import { webhookView } from '../../domain/webhook-records.ts';
+import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../resources/webhooks.ts';
 
 export interface PortalWebhookRoutesDeps {
   store: Store;

@@ -3,23 +3,23 @@
 // The rules are resources/profile.ts (users) and resources/keys.ts; every write commits its
 // audit entry in the same store write as the change.
 
-import { fieldChanges, type AuditLog } from '../audit/audit-log.ts';
-import { decideKeyChange, decideKeyCreate, decideKeyRevoke, decideKeyRoll, readKeyRoll, readKeyChange, readKeyCreate } from '../resources/keys.ts';
-import { generateApiKey } from '../auth/keys.ts';
-import type { PermissionRoute } from '../auth/permissions.ts';
-import type { Clock } from '../clock.ts';
-import { isoTime } from '../clock.ts';
-import { byCreation } from '../domain/order.ts';
-import { KEYS, USERS, type KeyRecord } from '../domain/records.ts';
-import { operatorUser, keyView, rolledKeyView } from '../domain/views.ts';
-import { notFound } from '../domain/errors.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import type { Store } from '../store/store.ts';
-import type { EventOutbox } from '../domain/events.ts';
-import { decideUserChange, decideUserCreate, OPERATOR_USER_FIELDS, readUserChange, readUserCreate } from '../resources/profile.ts';
-import { VERSION } from '../version.ts';
+import { fieldChanges, type AuditLog } from '../../audit/audit-log.ts';
+import { decideKeyChange, decideKeyCreate, decideKeyRevoke, decideKeyRoll, readKeyRoll, readKeyChange, readKeyCreate } from '../../resources/keys.ts';
+import { generateApiKey } from '../../auth/keys.ts';
+import type { PermissionRoute } from '../../auth/permissions.ts';
+import type { Clock } from '../../clock.ts';
+import { isoTime } from '../../clock.ts';
+import { byCreation } from '../../domain/order.ts';
+import { KEYS, USERS, type KeyRecord } from '../../domain/records.ts';
+import { operatorUser, keyView, rolledKeyView } from '../../domain/views.ts';
+import { notFound } from '../../domain/errors.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
+import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { Store } from '../../store/store.ts';
+import type { EventOutbox } from '../../domain/events.ts';
+import { decideUserChange, decideUserCreate, OPERATOR_USER_FIELDS, readUserChange, readUserCreate } from '../../resources/profile.ts';
+import { VERSION } from '../../version.ts';
 
 export interface CoreOperatorRoutesDeps {
   store: Store;

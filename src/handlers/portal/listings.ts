@@ -5,17 +5,17 @@
 // Another user's listing is 404 here, as if it did not exist.
 // Audited with the user as actor.
 
-import type { UsageReader } from '../analytics/reader.ts';
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { newestFirst } from '../domain/order.ts';
-import { LISTINGS, type ListingRecord, type ListingStatus, type UserRecord } from '../domain/records.ts';
-import { badRequest } from '../domain/errors.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import type { Store } from '../store/store.ts';
-import type { EventOutbox } from '../domain/events.ts';
-import { assertCreator, decideListingArchive, decideListingChange, decideListingCreate, ownListing, readListingChange, readNewListing } from '../resources/listings.ts';
+import type { UsageReader } from '../../analytics/reader.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { newestFirst } from '../../domain/order.ts';
+import { LISTINGS, type ListingRecord, type ListingStatus, type UserRecord } from '../../domain/records.ts';
+import { badRequest } from '../../domain/errors.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import type { PortalContext, PortalRoute, Reply } from '../../http/route.ts';
+import type { Store } from '../../store/store.ts';
+import type { EventOutbox } from '../../domain/events.ts';
+import { assertCreator, decideListingArchive, decideListingChange, decideListingCreate, ownListing, readListingChange, readNewListing } from '../../resources/listings.ts';
 
 export interface PortalListingRoutesDeps {
   store: Store;

@@ -1,14 +1,14 @@
 // The user endpoints: your own profile (with email), changing it, and anyone's public profile.
 
-import type { Clock } from '../clock.ts';
-import { isoTime } from '../clock.ts';
-import { USERS, userStatus } from '../domain/records.ts';
-import { publicUser } from '../domain/views.ts';
-import { notFound } from '../domain/errors.ts';
-import type { ApiRoute, KeyContext, Reply } from '../http/route.ts';
-import type { Store } from '../store/store.ts';
-import type { EventOutbox } from '../domain/events.ts';
-import { ownProfileBody, decideOwnProfileChange, readOwnProfileChange } from '../resources/profile.ts';
+import type { Clock } from '../../clock.ts';
+import { isoTime } from '../../clock.ts';
+import { USERS, userStatus } from '../../domain/records.ts';
+import { publicUser } from '../../domain/views.ts';
+import { notFound } from '../../domain/errors.ts';
+import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
+import type { Store } from '../../store/store.ts';
+import type { EventOutbox } from '../../domain/events.ts';
+import { ownProfileBody, decideOwnProfileChange, readOwnProfileChange } from '../../resources/profile.ts';
 
 export interface UserRoutesDeps {
   store: Store;

@@ -1,10 +1,10 @@
 // GET /portal/v1/activity: the signed-in user's own account and security events, newest first,
 // paged (src/audit/activity.ts decides which entries are hers).
 
-import type { ActivityLog } from '../audit/activity.ts';
-import type { Clock } from '../clock.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { PortalContext, PortalRoute, Reply } from '../http/route.ts';
+import type { ActivityLog } from '../../audit/activity.ts';
+import type { Clock } from '../../clock.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import type { PortalContext, PortalRoute, Reply } from '../../http/route.ts';
 
 export interface PortalActivityRoutesDeps {
   activity: ActivityLog;

@@ -1,7 +1,7 @@
 // Routes outside /v1 that need no key: the health check and the OpenAPI document.
 
-import type { PublicRoute } from '../http/route.ts';
-import { VERSION } from '../version.ts';
+import type { PublicRoute } from '../../http/route.ts';
+import { VERSION } from '../../version.ts';
 
 export function healthRoutes(openApiDocument: () => Buffer): PublicRoute[] {
   const healthy = Buffer.from(JSON.stringify({ status: 'ok', version: VERSION }));

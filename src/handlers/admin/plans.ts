@@ -2,17 +2,17 @@
 // the plan list, list requests, approve or decline them (the rules are resources/plans.ts and
 // resources/plan-requests.ts). Every write commits its audit entry with the change.
 
-import type { AuditLog } from '../audit/audit-log.ts';
-import type { Clock } from '../clock.ts';
-import { newestFirst } from '../domain/order.ts';
-import { decidePlanRequestDecision, PLAN_REQUEST_STATUSES, planRequestView, readDecisionNote } from '../resources/plan-requests.ts';
-import { decidePlanListReplace } from '../resources/plans.ts';
-import { currentPlans, readPlanList } from '../auth/plans.ts';
-import { PLAN_REQUESTS, type Plan, type PlanRequestStatus } from '../domain/records.ts';
-import { badRequest } from '../domain/errors.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
-import type { Store } from '../store/store.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import type { Clock } from '../../clock.ts';
+import { newestFirst } from '../../domain/order.ts';
+import { decidePlanRequestDecision, PLAN_REQUEST_STATUSES, planRequestView, readDecisionNote } from '../../resources/plan-requests.ts';
+import { decidePlanListReplace } from '../../resources/plans.ts';
+import { currentPlans, readPlanList } from '../../auth/plans.ts';
+import { PLAN_REQUESTS, type Plan, type PlanRequestStatus } from '../../domain/records.ts';
+import { badRequest } from '../../domain/errors.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { Store } from '../../store/store.ts';
 
 export interface PlanRoutesDeps {
   store: Store;

@@ -4,18 +4,18 @@
 // secret is in the create and roll answers only. Another user's key is 404, as if it did not
 // exist. Every write is audited with the user as actor, in the same store write.
 
-import type { AuditLog } from '../audit/audit-log.ts';
-import { decideKeyRoll, decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, ownKey, readKeyRoll, readOwnKeyChange, readOwnKeyCreate } from '../resources/keys.ts';
-import { generateApiKey } from '../auth/keys.ts';
-import { fieldChanges } from '../audit/audit-log.ts';
-import { newestFirst } from '../domain/order.ts';
-import { KEYS, type UserRecord } from '../domain/records.ts';
-import { keyView, rolledKeyView } from '../domain/views.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import { SECRET_ANSWER_HEADERS } from '../http/respond.ts';
-import type { ApiRoute, PortalContext, PortalRoute, Reply } from '../http/route.ts';
-import type { Store } from '../store/store.ts';
-import { usageBody, type UsageAnswerDeps } from '../resources/usage.ts';
+import type { AuditLog } from '../../audit/audit-log.ts';
+import { decideKeyRoll, decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, ownKey, readKeyRoll, readOwnKeyChange, readOwnKeyCreate } from '../../resources/keys.ts';
+import { generateApiKey } from '../../auth/keys.ts';
+import { fieldChanges } from '../../audit/audit-log.ts';
+import { newestFirst } from '../../domain/order.ts';
+import { KEYS, type UserRecord } from '../../domain/records.ts';
+import { keyView, rolledKeyView } from '../../domain/views.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
+import type { ApiRoute, PortalContext, PortalRoute, Reply } from '../../http/route.ts';
+import type { Store } from '../../store/store.ts';
+import { usageBody, type UsageAnswerDeps } from '../../resources/usage.ts';
 
 export interface PortalKeyRoutesDeps extends UsageAnswerDeps {
   store: Store;

@@ -1,8 +1,8 @@
 // GET /admin/v1/audit: what operators did, newest first, filtered by action or target.
 
-import { auditView, type AuditLog } from '../audit/audit-log.ts';
-import { checkQueryNames, pageOf, readPageRequest } from '../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../http/route.ts';
+import { auditView, type AuditLog } from '../../audit/audit-log.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
+import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
 
 export function auditRoutes(audit: AuditLog): OperatorRoute[] {
   function list(context: RequestContext): Reply {
