@@ -24,6 +24,11 @@ export interface AuditEntry {
 
 const OPERATOR: AuditActor = { type: 'operator' };
 
+/** The actor of an entry made by a signed-in user acting on their own account. */
+export function userActor(userId: string): AuditActor {
+  return { type: 'user', id: userId };
+}
+
 /** The stored record: the contract's fields plus a sequence number for a stable order. */
 export type StoredAuditRecord = AuditRecord;
 

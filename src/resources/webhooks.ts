@@ -8,7 +8,8 @@ import { conflict, notFound } from '../domain/errors.ts';
 import { EVENT_TYPES, type EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { DELIVERIES, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
-import type { DeliveryRecord, WebhookRecord } from '../domain/webhook-records.ts';
+import { newestFirst } from '../domain/order.ts';
+import { webhookView, type DeliveryRecord, type WebhookRecord } from '../domain/webhook-records.ts';
 import { BodyChecker } from '../http/validation.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { RecordReader } from '../store/collections.ts';
@@ -31,6 +32,11 @@ export interface WebhookRegistration {
   url: string;
   events: EventType[];
   description: string;
+}
+
+/** The user's webhooks as their owner sees them (no secret), newest first: /v1 and the portal list the same. */
+export function ownWebhookViews(outbox: WebhookOutbox, userId: string): ReturnType<typeof webhookView>[] {
+  return outbox.webhooksOf(userId).sort(newestFirst).map(webhookView);
 }
 
 /** Reads and checks a registration body; throws one 400 listing every problem. */

@@ -7,6 +7,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { AuditLog } from '../../audit/audit-log.ts';
+import { userActor } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
 import { isoTime } from '../../clock.ts';
 import { USERS, userStatus, type UserRecord } from '../../domain/records.ts';
@@ -48,7 +49,6 @@ const INVALID_INVITATION = 'This invitation link is not valid: it was used, repl
 export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[] {
   const { store, clock, sessions, limits, audit, outbox, rules } = deps;
   const reauthentication: ReauthenticationDeps = { store, limits, rules };
-  const asUser = (userId: string) => ({ type: 'user' as const, id: userId });
 
   /** POST /portal/v1/password: from an invitation (no session needed), or a change with the current password. */
   async function password(context: OpenPortalContext): Promise<Reply> {
@@ -98,7 +98,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
           // own session, if any, is ended by started.ops as its cookie is replaced).
           ...endSessionsOps(tx, user.id, context.signedIn?.sessionId ?? null),
           ...started.ops,
-          audit.entryOp(context.requestId, { action: 'portal.password_set', target_type: 'user', target_id: user.id, changes: { from_invitation: true }, actor: asUser(user.id) }),
+          audit.entryOp(context.requestId, { action: 'portal.password_set', target_type: 'user', target_id: user.id, changes: { from_invitation: true }, actor: userActor(user.id) }),
         ],
         result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(user) } },
       };
@@ -134,7 +134,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
           credentialOp(now.id, passwordHash, clock.now()),
           ...endSessionsOps(tx, now.id, signedIn.sessionId),
           ...rotated.ops,
-          audit.entryOp(context.requestId, { action: 'portal.password_change', target_type: 'user', target_id: now.id, changes: {}, actor: asUser(now.id) }),
+          audit.entryOp(context.requestId, { action: 'portal.password_change', target_type: 'user', target_id: now.id, changes: {}, actor: userActor(now.id) }),
         ],
         result: { status: 200, headers: { 'Set-Cookie': rotated.setCookie }, body: { data: privateUser(now) } },
       };
@@ -154,7 +154,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
           ...ops,
           credentialOp(user.id, passwordHash, clock.now()),
           ...started.ops,
-          audit.entryOp(context.requestId, { action: 'portal.sign_up', target_type: 'user', target_id: user.id, changes: { role: 'member' }, actor: asUser(user.id) }),
+          audit.entryOp(context.requestId, { action: 'portal.sign_up', target_type: 'user', target_id: user.id, changes: { role: 'member' }, actor: userActor(user.id) }),
         ],
         result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(user) } },
       };
@@ -181,7 +181,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       const ended = changesEmail ? endSessionsOps(tx, user.id, context.signedIn?.sessionId ?? null) : [];
       const changes = Object.fromEntries(Object.keys(fields).map((field) => [field, { from: user[field as keyof UserRecord] ?? null, to: changed[field as keyof UserRecord] ?? null }]));
       return {
-        ops: [...ops, ...(spent === null ? [] : [spent]), ...ended, audit.entryOp(context.requestId, { action: 'portal.profile_update', target_type: 'user', target_id: user.id, changes, actor: asUser(user.id) })],
+        ops: [...ops, ...(spent === null ? [] : [spent]), ...ended, audit.entryOp(context.requestId, { action: 'portal.profile_update', target_type: 'user', target_id: user.id, changes, actor: userActor(user.id) })],
         reply: { status: 200, body: ownProfileBody(changed) },
       };
     });

@@ -7,9 +7,9 @@
 import type { AuditLog } from '../../audit/audit-log.ts';
 import { decideKeyRoll, decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, ownKey, readKeyRoll, readOwnKeyChange, readOwnKeyCreate } from '../../resources/keys.ts';
 import { generateApiKey } from '../../auth/keys.ts';
-import { fieldChanges } from '../../audit/audit-log.ts';
+import { fieldChanges, userActor } from '../../audit/audit-log.ts';
 import { newestFirst } from '../../domain/order.ts';
-import { KEYS, type UserRecord } from '../../domain/records.ts';
+import { KEYS } from '../../domain/records.ts';
 import { keyView, rolledKeyView } from '../../domain/views.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
@@ -28,7 +28,6 @@ export interface PortalKeyRoutesDeps extends UsageAnswerDeps {
 export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
   const { store, clock, audit, apiRoutes } = deps;
   const lastUsedAt = (keyId: string) => deps.usage.lastUsedAt(keyId);
-  const actor = (user: UserRecord) => ({ type: 'user' as const, id: user.id });
 
   function list(context: PortalContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
@@ -45,7 +44,7 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
       const { ops, key } = decideOwnKeyCreate(tx, user, fields, secret, clock.now(), apiRoutes);
       const changes = { name: key.name, permissions: key.permissions, plan: key.plan, rate_limit: key.rate_limit, expires_at: key.expires_at };
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_create', target_type: 'key', target_id: key.id, changes, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_create', target_type: 'key', target_id: key.id, changes, actor: userActor(user.id) })],
         // The plain key is in this answer only; the store keeps its SHA-256.
         reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: secret.key } } },
       };
@@ -59,7 +58,7 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
       const { ops, key, changed } = decideOwnKeyChange(tx, user, keyId, fields, clock.now(), apiRoutes);
       const changes = fieldChanges({ ...key, plan: key.plan ?? null }, changed, ['name', 'permissions', 'plan', 'rate_limit']);
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_update', target_type: 'key', target_id: keyId, changes, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_update', target_type: 'key', target_id: keyId, changes, actor: userActor(user.id) })],
         reply: { status: 200, body: { data: keyView(changed, lastUsedAt(keyId)) } },
       };
     });
@@ -71,7 +70,7 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
       const { ops, key } = decideOwnKeyRevoke(tx, user, keyId, clock.now());
       const reply: Reply = { status: 200, body: { data: keyView(key, lastUsedAt(keyId)) } };
       if (ops.length === 0) return { ops, reply };
-      const audited = audit.entryOp(context.requestId, { action: 'portal.key_revoke', target_type: 'key', target_id: keyId, changes: { revoked_at: { from: null, to: key.revoked_at } }, actor: actor(user) });
+      const audited = audit.entryOp(context.requestId, { action: 'portal.key_revoke', target_type: 'key', target_id: keyId, changes: { revoked_at: { from: null, to: key.revoked_at } }, actor: userActor(user.id) });
       return { ops: [...ops, audited], reply };
     });
   }
@@ -83,7 +82,7 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
       const { ops, rolled, secret } = decideKeyRoll(key, deps.brand, graceSeconds, clock.now());
       const changes = { grace_seconds: graceSeconds, previous_secret_expires_at: rolled.previous_hash_expires_at, last_four: { from: key.last_four, to: rolled.last_four } };
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_roll', target_type: 'key', target_id: keyId, changes, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_roll', target_type: 'key', target_id: keyId, changes, actor: userActor(user.id) })],
         reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, lastUsedAt(keyId), clock.now()) } },
       };
     });

@@ -7,9 +7,10 @@
 
 import type { UsageReader } from '../../analytics/reader.ts';
 import type { AuditLog } from '../../audit/audit-log.ts';
+import { userActor } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
 import { newestFirst } from '../../domain/order.ts';
-import { LISTINGS, type ListingRecord, type ListingStatus, type UserRecord } from '../../domain/records.ts';
+import { LISTINGS, type ListingRecord, type ListingStatus } from '../../domain/records.ts';
 import { badRequest } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import type { PortalContext, PortalRoute, Reply } from '../../http/route.ts';
@@ -30,7 +31,6 @@ const ALL_TIME = { fromMs: null, toMs: null };
 
 export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[] {
   const { store, clock, outbox, audit } = deps;
-  const actor = (user: UserRecord) => ({ type: 'user' as const, id: user.id });
   /** The listing with how it performed: views of its page and appearances in lists, since it was made. */
   const withPerformance = (listing: ListingRecord) => ({ ...listing, performance: deps.usage.listingCounts(listing.id, ALL_TIME) });
 
@@ -52,7 +52,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
       const { ops, listing } = decideListingCreate(tx, user, fields, clock.now(), outbox);
       const changes = { title: listing.title, type: listing.type, price: listing.price };
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_create', target_type: 'listing', target_id: listing.id, changes, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_create', target_type: 'listing', target_id: listing.id, changes, actor: userActor(user.id) })],
         reply: { status: 201, body: { data: withPerformance(listing) } },
       };
     });
@@ -67,7 +67,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
       const { ops, changed } = decideListingChange(tx, listing, fields, clock.now(), outbox);
       const changes = Object.fromEntries(Object.keys(fields).filter((field) => fields[field as keyof typeof fields] !== undefined).map((field) => [field, { from: listing[field as keyof ListingRecord], to: changed[field as keyof ListingRecord] }]));
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_update', target_type: 'listing', target_id: listing.id, changes, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_update', target_type: 'listing', target_id: listing.id, changes, actor: userActor(user.id) })],
         reply: { status: 200, body: { data: withPerformance(changed) } },
       };
     });
@@ -78,7 +78,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
       assertCreator(user, 'edit or archive');
       const listing = ownListing(tx, context.params.id!, user);
       const { ops, archived } = decideListingArchive(tx, listing, clock.now(), outbox);
-      const audited = ops.length === 0 ? [] : [audit.entryOp(context.requestId, { action: 'portal.listing_archive', target_type: 'listing', target_id: listing.id, changes: { status: { from: listing.status, to: 'archived' } }, actor: actor(user) })];
+      const audited = ops.length === 0 ? [] : [audit.entryOp(context.requestId, { action: 'portal.listing_archive', target_type: 'listing', target_id: listing.id, changes: { status: { from: listing.status, to: 'archived' } }, actor: userActor(user.id) })];
       return { ops: [...ops, ...audited], reply: { status: 200, body: { data: withPerformance(archived) } } };
     });
   }

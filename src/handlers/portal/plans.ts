@@ -5,6 +5,7 @@
 // user as actor.
 
 import type { AuditLog } from '../../audit/audit-log.ts';
+import { userActor } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
 import { newestFirst } from '../../domain/order.ts';
 import { decideOwnPlanRequest, decidePlanRequestCancel, planRequestView, readPlanRequest } from '../../resources/plan-requests.ts';
@@ -40,7 +41,7 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
       const cancelled = decidePlanRequestCancel(tx, context.params.id!, user.id, clock.now());
       const changes = { status: { from: 'pending', to: 'cancelled' }, key_id: cancelled.request.key_id, plan: cancelled.request.plan };
       return {
-        ops: [...cancelled.ops, audit.entryOp(context.requestId, { action: 'portal.plan_request_cancel', target_type: 'plan', target_id: cancelled.request.id, changes, actor: { type: 'user', id: user.id } })],
+        ops: [...cancelled.ops, audit.entryOp(context.requestId, { action: 'portal.plan_request_cancel', target_type: 'plan', target_id: cancelled.request.id, changes, actor: userActor(user.id) })],
         reply: { status: 200, body: { data: planRequestView(cancelled.request) } },
       };
     });
@@ -53,7 +54,7 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
       return {
         ops: [
           ...ops,
-          audit.entryOp(context.requestId, { action: 'portal.plan_request', target_type: 'plan', target_id: request.id, changes: { key_id: key.id, plan: request.plan }, actor: { type: 'user', id: user.id } }),
+          audit.entryOp(context.requestId, { action: 'portal.plan_request', target_type: 'plan', target_id: request.id, changes: { key_id: key.id, plan: request.plan }, actor: userActor(user.id) }),
         ],
         reply: { status: 201, body: { data: planRequestView(request) } },
       };

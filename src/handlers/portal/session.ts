@@ -8,6 +8,7 @@
 import { normalEmail } from '../../domain/email.ts';
 import type { IncomingMessage } from 'node:http';
 import type { AuditLog } from '../../audit/audit-log.ts';
+import { userActor } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
 import { USERS, userStatus, type UserRecord } from '../../domain/records.ts';
 import { privateUser } from '../../domain/views.ts';
@@ -84,13 +85,13 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
       if (hasTwoFactor(tx, user.id)) {
         const issued = newTicket(tx, user.id, stored.updated_at, deps.clock.now());
         return {
-          ops: [...issued.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in_password', target_type: 'user', target_id: user.id, changes: { second_factor: 'totp' }, actor: { type: 'user', id: user.id } })],
+          ops: [...issued.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in_password', target_type: 'user', target_id: user.id, changes: { second_factor: 'totp' }, actor: userActor(user.id) })],
           result: { status: 202, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { second_factor: 'totp', ticket: issued.ticket } } },
         };
       }
       const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
-        ops: [...started.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: user.id, changes: {}, actor: { type: 'user', id: user.id }, origin: originOf(context) })],
+        ops: [...started.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id), origin: originOf(context) })],
         result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(current) } },
       };
     });
@@ -107,7 +108,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
       return {
         ops: [
           { op: 'del', collection: SESSIONS, id: signedIn.sessionId },
-          audit.entryOp(context.requestId, { action: 'portal.sign_out', target_type: 'user', target_id: userId, changes: {}, actor: { type: 'user', id: userId }, origin: originOf(context) }),
+          audit.entryOp(context.requestId, { action: 'portal.sign_out', target_type: 'user', target_id: userId, changes: {}, actor: userActor(userId), origin: originOf(context) }),
         ],
         result: { status: 204, headers },
       };

@@ -6,6 +6,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { AuditLog } from '../../audit/audit-log.ts';
+import { userActor } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
 import { isoTime } from '../../clock.ts';
 import { USERS, userStatus } from '../../domain/records.ts';
@@ -41,7 +42,6 @@ export const INVALID_TICKET = 'This sign-in has expired or was already completed
 export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRoute[] {
   const { store, clock, sessions, limits, rules, audit } = deps;
   const reauthentication: ReauthenticationDeps = { store, limits, rules };
-  const asUser = (userId: string) => ({ type: 'user' as const, id: userId });
 
   function status(context: PortalContext): Reply {
     return { status: 200, body: { data: twoFactorStatus(store, context.user.id) } };
@@ -61,7 +61,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
       return {
         ops: [
           { op: 'put', collection: TWO_FACTOR, id: user.id, data: record },
-          audit.entryOp(context.requestId, { action: 'portal.two_factor_enrol', target_type: 'user', target_id: user.id, changes: {}, actor: asUser(user.id) }),
+          audit.entryOp(context.requestId, { action: 'portal.two_factor_enrol', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
         // The secret is in this answer only; the store keeps it sealed.
         reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: secretBase32, otpauth_uri: otpauthUri(issuer, user.email, secretBase32) } } },
@@ -91,7 +91,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
         ops: [
           spent,
           ...endSessionsOps(tx, user.id, context.signedIn?.sessionId ?? null),
-          audit.entryOp(context.requestId, { action: 'portal.two_factor_on', target_type: 'user', target_id: user.id, changes: {}, actor: asUser(user.id) }),
+          audit.entryOp(context.requestId, { action: 'portal.two_factor_on', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
         reply: { status: 200, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { recovery_codes: recoveryCodes } } },
       };
@@ -116,7 +116,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
         ops: [
           { op: 'del', collection: TWO_FACTOR, id: user.id },
           ...endTicketsOps(tx, user.id),
-          audit.entryOp(context.requestId, { action: 'portal.two_factor_off', target_type: 'user', target_id: user.id, changes: {}, actor: asUser(user.id) }),
+          audit.entryOp(context.requestId, { action: 'portal.two_factor_off', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
         reply: { status: 200, body: { data: twoFactorStatus(tx, user.id, true) } },
       };
@@ -149,7 +149,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           spent,
           { op: 'del', collection: SIGN_IN_TICKETS, id: held.id },
           ...started.ops,
-          audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: current.id, changes: { second_factor: accepted.kind }, actor: asUser(current.id) }),
+          audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: current.id, changes: { second_factor: accepted.kind }, actor: userActor(current.id) }),
         ],
         result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(current) } },
       };

@@ -5,9 +5,8 @@
 // hour). Another user's webhook is 404. Audited with the user as actor.
 
 import type { AuditLog } from '../../audit/audit-log.ts';
+import { userActor } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
-import { newestFirst } from '../../domain/order.ts';
-import type { UserRecord } from '../../domain/records.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
 import { deliveryOutcomes } from '../../webhooks/redelivery.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
@@ -16,7 +15,7 @@ import type { PortalContext, PortalRoute, Reply } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import type { WebhookOutbox } from '../../webhooks/outbox.ts';
 import { webhookView } from '../../domain/webhook-records.ts';
-import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../resources/webhooks.ts';
+import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../resources/webhooks.ts';
 
 export interface PortalWebhookRoutesDeps {
   store: Store;
@@ -31,11 +30,10 @@ export interface PortalWebhookRoutesDeps {
 
 export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[] {
   const { store, clock, outbox, audit } = deps;
-  const actor = (user: UserRecord) => ({ type: 'user' as const, id: user.id });
 
   function list(context: PortalContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
-    const webhooks = outbox.webhooksOf(context.user.id).sort(newestFirst).map(webhookView);
+    const webhooks = ownWebhookViews(outbox, context.user.id);
     return { status: 200, body: pageOf(webhooks, readPageRequest(context.query)) };
   }
 
@@ -45,7 +43,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
       const { ops, webhook } = decideWebhookRegistration(tx, user.id, fields, clock.now(), outbox);
       const changes = { url: webhook.url, events: webhook.events, description: webhook.description };
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_create', target_type: 'webhook', target_id: webhook.id, changes, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_create', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) })],
         // The only answer that ever carries the secret.
         reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } },
       };
@@ -57,7 +55,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     return context.commit((tx, user) => {
       const { ops, webhook } = decideWebhookRemoval(tx, user.id, webhookId, clock.now());
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_delete', target_type: 'webhook', target_id: webhook.id, changes: { url: webhook.url }, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_delete', target_type: 'webhook', target_id: webhook.id, changes: { url: webhook.url }, actor: userActor(user.id) })],
         reply: { status: 200, body: { data: webhookView(webhook) } },
       };
     });
@@ -69,7 +67,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     return context.commit((tx, user) => {
       const { ops, webhook, eventId } = decideWebhookTestPing(tx, user.id, webhookId, outbox);
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_test', target_type: 'webhook', target_id: webhook.id, changes: { event_id: eventId }, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_test', target_type: 'webhook', target_id: webhook.id, changes: { event_id: eventId }, actor: userActor(user.id) })],
         reply: { status: 202, body: { data: { webhook_id: webhook.id, event_id: eventId, type: 'ping', status: 'pending' } } },
       };
     });
@@ -88,7 +86,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     return context.commit((tx, user) => {
       const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
       return {
-        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_redeliver', target_type: 'webhook', target_id: webhookId, changes: { event_id: eventId }, actor: actor(user) })],
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_redeliver', target_type: 'webhook', target_id: webhookId, changes: { event_id: eventId }, actor: userActor(user.id) })],
         reply: { status: 202, body: { data: queued } },
       };
     });

@@ -3,7 +3,6 @@
 // read-only list is handlers/admin/webhooks.ts. The rules (the ping queued with a registration,
 // undelivered events dropped with a removal) are resources/webhooks.ts.
 
-import { newestFirst } from '../../domain/order.ts';
 import type { Clock } from '../../clock.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
@@ -13,7 +12,7 @@ import type { WebhookOutbox } from '../../webhooks/outbox.ts';
 import { webhookView } from '../../domain/webhook-records.ts';
 import { deliveryOutcomes } from '../../webhooks/redelivery.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
-import { decideRedelivery, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../resources/webhooks.ts';
+import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../resources/webhooks.ts';
 
 export interface WebhookRouteDeps {
   store: Store;
@@ -31,7 +30,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   function list(context: KeyContext): Reply {
     checkQueryNames(context.query, ['page', 'limit']);
     const request = readPageRequest(context.query);
-    const webhooks = outbox.webhooksOf(context.user.id).sort(newestFirst).map(webhookView);
+    const webhooks = ownWebhookViews(outbox, context.user.id);
     return { status: 200, body: pageOf(webhooks, request) };
   }
 
