@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { test, type TestContext } from 'node:test';
+import { nodeFileSystem, type FileSystem, type LogHandle } from '../../src/store/files.ts';
 import type { CompactionHooks } from '../../src/store/store.ts';
 import { CRASH_CODE, FaultyFileSystem, type CrashImages } from './fault-fs.ts';
 import { contents, del, freshDataDir, holdCompaction, logLines, openStore, put, type Item } from './helpers.ts';
@@ -90,6 +91,67 @@ test('writes sent during the switch wait for it (it is short) and go to the new 
   await Promise.all([compaction, write]);
   assert.equal(logLines(dataDir).at(-1)!.includes('during-switch'), true, 'written after the switch, to the new log');
   const expected = contents(store, 'items');
+  await store.close();
+  assert.deepEqual(await reopened(t, dataDir), expected);
+});
+
+/**
+ * The file system, but once `holdCloses()` is called the close of a file opened (not created:
+ * the log, not a compaction's new file) waits until the returned release is called, as closing
+ * the last handle of a replaced log of gigabytes waits while the kernel frees its blocks
+ * (hundreds of milliseconds on ext4).
+ */
+function slowClosingFileSystem() {
+  let gate: Promise<void> | null = null;
+  let closeAsked = (): void => {};
+  const wrap = (handle: LogHandle, holdable: boolean): LogHandle => ({
+    write: (data, position) => handle.write(data, position),
+    sync: () => handle.sync(),
+    truncate: (length) => handle.truncate(length),
+    close: async () => {
+      if (gate !== null && holdable) {
+        closeAsked();
+        await gate;
+      }
+      await handle.close();
+    },
+  });
+  const fileSystem: FileSystem = {
+    ...nodeFileSystem,
+    open: async (path) => wrap(await nodeFileSystem.open(path), true),
+    create: async (path) => wrap(await nodeFileSystem.create(path), false),
+  };
+  function holdCloses(): { asked: Promise<void>; release: () => void } {
+    let release = (): void => {};
+    gate = new Promise((resolve) => (release = resolve));
+    const asked = new Promise<void>((resolve) => (closeAsked = resolve));
+    return { asked, release: () => ((gate = null), release()) };
+  }
+  return { fileSystem, holdCloses };
+}
+
+test('the old log closing after a switch holds no write: the compaction ends and writes are acknowledged meanwhile', async (t) => {
+  const dataDir = freshDataDir(t);
+  const { fileSystem, holdCloses } = slowClosingFileSystem();
+  const { store } = await openStore(t, dataDir, { fileSystem, compactAtOps: 1_000_000 });
+  for (let index = 0; index < 200; index += 1) await store.write([put('items', `id-${index}`, 'first', 1)]);
+  for (let index = 0; index < 200; index += 1) await store.write([put('items', `id-${index}`, 'second', 2)]);
+  const closes = holdCloses();
+  t.after(closes.release);
+  const compaction = store.compact();
+  await closes.asked;
+  // The old log's handle, replaced by the compaction's file, is closing.
+  const acknowledged = Promise.all([compaction, store.write([put('items', 'while-closing', 'x')])]);
+  let giveUp: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([
+    acknowledged.then(() => 'acknowledged'),
+    new Promise((resolve) => (giveUp = setTimeout(resolve, 20_000, 'still held after 20 s'))),
+  ]);
+  clearTimeout(giveUp);
+  assert.equal(outcome, 'acknowledged');
+  closes.release();
+  const expected = contents(store, 'items');
+  assert.equal(expected.length, 201);
   await store.close();
   assert.deepEqual(await reopened(t, dataDir), expected);
 });
