@@ -192,7 +192,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The client's address (from X-Forwarded-For only behind a TRUST_PROXY proxy), for every per-address limit.
   const clientAddress = clientAddressFunction(parseAddressRanges(config.trustProxy));
   const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn });
-  void prepareDummyHash();
+  void prepareDummyHash(config.passwordCost);
   const apiRoutes: ApiRoute[] = [
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
@@ -215,9 +215,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Two-factor secrets are sealed under a key derived from the operator token (sealed-secrets.ts).
   const twoFactorRules = new TwoFactorRules(new SecretSealer(operatorToken.token, 'two-factor secrets'), clock);
   const portalRoutes: PortalRoute[] = [
-    ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress }),
+    ...portalSessionRoutes({ store, clock, sessions, audit, limits: signInLimits, clientAddress, passwordCost: config.passwordCost }),
     ...portalTwoFactorRoutes({ store, clock, sessions, audit, limits: signInLimits, rules: twoFactorRules, clientAddress }),
-    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, rules: twoFactorRules, clientAddress, outbox, signup: config.portalSignup }),
+    ...portalAccountRoutes({ store, clock, sessions, audit, limits: signInLimits, rules: twoFactorRules, clientAddress, outbox, signup: config.portalSignup, passwordCost: config.passwordCost }),
     ...portalKeyRoutes({ store, clock, brand: config.brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
     ...portalPlanRoutes({ store, clock, audit }),
     ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),

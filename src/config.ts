@@ -38,6 +38,12 @@ export interface Config {
   /** How often usage counts are saved, the most a crash can lose: not an environment setting (tests set it). */
   usageFlushMs: number;
   /**
+   * scrypt's cost N for new portal passwords (DEFAULT_PASSWORD_COST, 2^15): not an environment
+   * setting (the suite lowers it, so its hundreds of sign-ins cost milliseconds; a check always
+   * uses the cost its stored hash names).
+   */
+  passwordCost: number;
+  /**
    * The origin users reach the server at (MARKETPLACE_URL, e.g. https://market.example.com), or
    * null: then each request's Host. Portal writes must come from it; https makes the session
    * cookie Secure; invitation links start with it.
@@ -69,6 +75,14 @@ export class ConfigError extends Error {
 /** 3 s of event-loop time a minute, 5% of one core, for a key allowed 100 requests a minute. */
 export const DEFAULT_KEY_CPU_BUDGET_MS = 3_000;
 
+/**
+ * scrypt's N for new portal passwords, with r = 8 and p = 1: 32 MiB and tens of milliseconds per
+ * hash (OWASP's scrypt minimum is N = 2^17 with r = 8 for 128 MiB; 2^15 keeps a 2-core server
+ * responsive). src/portal/passwords.ts stores it in each hash, so raising it later leaves older
+ * passwords valid.
+ */
+export const DEFAULT_PASSWORD_COST = 2 ** 15;
+
 /** A year of audit entries: long enough for a yearly review, short enough that memory levels off. */
 export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
 /** A revoked or expired key stays visible (portal, operator) for 90 days, then goes. */
@@ -97,6 +111,7 @@ export function loadConfig(env: Env): Config {
     maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
     socketTimeouts: { ...DEFAULT_SOCKET_TIMEOUTS },
     usageFlushMs: USAGE_FLUSH_MS,
+    passwordCost: DEFAULT_PASSWORD_COST,
     publicOrigin: publicOriginSetting(env.MARKETPLACE_URL),
     portalSignup: portalSignupSetting(env.PORTAL_SIGNUP),
     trustProxy: trustProxySetting(env.TRUST_PROXY),

@@ -7,10 +7,9 @@
 // failed sign-in costs the same time whatever was wrong.
 
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { DEFAULT_PASSWORD_COST } from '../config.ts';
 import { HttpError } from '../domain/errors.ts';
 
-/** N = 2^15, r = 8, p = 1: 32 MiB and tens of milliseconds per hash (OWASP's scrypt minimum is N = 2^17 with r = 8 at p = 1 for 128 MiB; 2^15 keeps a 2-core server responsive). */
-const COST = 2 ** 15;
 const BLOCK_SIZE = 8;
 const PARALLELISM = 1;
 const KEY_LENGTH = 32;
@@ -95,7 +94,7 @@ async function derive(password: string, salt: Buffer, options: ScryptOptions, ke
   started += 1;
   try {
     // maxmem above 128 * N * r, which Node's 32 MiB default would refuse for N = 2^15.
-    const maxmem = 256 * (options.N ?? COST) * (options.r ?? BLOCK_SIZE) + 1024 * 1024;
+    const maxmem = 256 * (options.N ?? DEFAULT_PASSWORD_COST) * (options.r ?? BLOCK_SIZE) + 1024 * 1024;
     return await new Promise((resolve, reject) => {
       scrypt(password.normalize('NFC'), salt, keyLength, { ...options, maxmem }, (error, key) => (error ? reject(error) : resolve(key)));
     });
@@ -105,11 +104,11 @@ async function derive(password: string, salt: Buffer, options: ScryptOptions, ke
   }
 }
 
-/** The stored form: `scrypt$N$r$p$<salt base64>$<hash base64>`. */
-export async function hashPassword(password: string, client: ScryptClient = null): Promise<string> {
+/** The stored form: `scrypt$N$r$p$<salt base64>$<hash base64>`, N being `cost` (Config.passwordCost). */
+export async function hashPassword(password: string, client: ScryptClient = null, cost = DEFAULT_PASSWORD_COST): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const key = await derive(password, salt, { N: COST, r: BLOCK_SIZE, p: PARALLELISM }, KEY_LENGTH, client);
-  return ['scrypt', COST, BLOCK_SIZE, PARALLELISM, salt.toString('base64'), key.toString('base64')].join('$');
+  const key = await derive(password, salt, { N: cost, r: BLOCK_SIZE, p: PARALLELISM }, KEY_LENGTH, client);
+  return ['scrypt', cost, BLOCK_SIZE, PARALLELISM, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
 /** True when `password` matches `stored`; a malformed stored value never matches. */
@@ -123,19 +122,24 @@ export async function verifyPassword(password: string, stored: string, client: S
   return timingSafeEqual(key, expected);
 }
 
-let dummyHash: Promise<string> | null = null;
+/** One dummy hash per cost in use (a process holds one server, or a test's several). */
+const dummyHashes = new Map<number, Promise<string>>();
 
 /** Makes the dummy hash ahead of the first failed sign-in (which would otherwise pay for two scrypts). */
-export function prepareDummyHash(): Promise<string> {
-  dummyHash ??= hashPassword('a password nobody has; only its cost matters');
-  return dummyHash;
+export function prepareDummyHash(cost = DEFAULT_PASSWORD_COST): Promise<string> {
+  let dummy = dummyHashes.get(cost);
+  if (dummy === undefined) {
+    dummy = hashPassword('a password nobody has; only its cost matters', null, cost);
+    dummyHashes.set(cost, dummy);
+  }
+  return dummy;
 }
 
 /**
  * Pays one scrypt of the same cost as a real check and answers false: for an unknown email or
  * an account without a password, so that the answer takes as long as a wrong password's.
  */
-export async function verifyAgainstDummy(password: string, client: ScryptClient = null): Promise<false> {
-  await verifyPassword(password, await prepareDummyHash(), client);
+export async function verifyAgainstDummy(password: string, client: ScryptClient = null, cost = DEFAULT_PASSWORD_COST): Promise<false> {
+  await verifyPassword(password, await prepareDummyHash(cost), client);
   return false;
 }

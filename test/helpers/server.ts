@@ -4,7 +4,7 @@
 // not the test looked at that answer.
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Agent, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, type TestContext } from 'node:test';
@@ -14,9 +14,18 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { buildOpenApiDocument } from '../../src/openapi/document.ts';
 import type { FileSystem } from '../../src/store/files.ts';
 import type { CompactionHooks } from '../../src/store/store.ts';
+import { httpRequest } from './http-request.ts';
 import { AnswerChecker } from './openapi-answers.ts';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
+
+/**
+ * scrypt's N for passwords set in tests: 2^10 (1 MiB, about a millisecond) instead of the
+ * server's 2^15, so the suite's hundreds of sign-ups and sign-ins cost little CPU. The same code
+ * runs; tests about password work itself (the scrypt queue, bursts of sign-ins) pass
+ * `config: { passwordCost: DEFAULT_PASSWORD_COST }` to get the real cost.
+ */
+export const TEST_PASSWORD_COST = 2 ** 10;
 
 export interface TestResponse {
   status: number;
@@ -58,6 +67,8 @@ export class TestServer {
   readonly url: string;
   readonly dataDir: string | null;
   private answerChecker: AnswerChecker | null = null;
+  /** This server's connections, kept alive between requests as fetch's pool keeps them. */
+  private readonly agent = new Agent({ keepAlive: true });
 
   constructor(app: App, url: string, dataDir: string | null) {
     this.app = app;
@@ -74,8 +85,8 @@ export class TestServer {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(this.url + path, { method, headers, body });
-    const text = await response.text();
+    const response = await httpRequest(this.agent, this.url + path, method, headers, body);
+    const text = response.text;
     let parsed: unknown = null;
     if (text !== '') {
       try {
@@ -123,8 +134,9 @@ export class TestServer {
     return { userId: user.id, key: key.key, keyId: key.id };
   }
 
-  close(): Promise<void> {
-    return this.app.close(2_000);
+  async close(): Promise<void> {
+    this.agent.destroy();
+    await this.app.close(2_000);
   }
 }
 
@@ -145,6 +157,7 @@ export async function startServer(t: TestContext | null, options: StartOptions =
     ACCESS_LOG: options.output ? '1' : '0',
     ...options.env,
   });
+  config.passwordCost = TEST_PASSWORD_COST;
   Object.assign(config, options.config);
   const sink = options.output;
   const app = await createApp({

@@ -2,8 +2,6 @@
 // sign-in email needs the current password (and a code with two-factor sign-in on) and ends every
 // other session; a password change gives the current session a new cookie value; at most 20 live
 // sessions per user; per user per day at most 50 keys created and 10 plan requests (then 429).
-// Not in test:unit (slow: some 30 sign-ins and password checks, each a hash at the product's
-// full scrypt cost); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,8 +1,6 @@
 // Getting into the portal and managing the account: operator invitations (single-use, 72 hours,
 // a new one voids the old), the password rules, open sign-up (PORTAL_SIGNUP=open only), the
 // profile with PUT /v1/users/me's rules, and audit entries naming the user as actor.
-// Not in test:unit (slow: many passwords set and checked, each a hash at the product's full scrypt
-// cost); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sameOrigin, signedInUser } from '../helpers/portal.ts';
+import { DEFAULT_PASSWORD_COST } from '../../src/config.ts';
 import { startServer, type TestResponse, type TestServer } from '../helpers/server.ts';
 
 /** Each attempt from its own address, as a trusted proxy (TRUST_PROXY=127.0.0.1) says. */
@@ -30,9 +31,11 @@ function tally(responses: readonly TestResponse[]): Record<string, number> {
 }
 
 const env = { TRUST_PROXY: '127.0.0.1, ::1' };
+/** The product's own scrypt cost: these tests are about that work and how it is bounded. */
+const config = { passwordCost: DEFAULT_PASSWORD_COST };
 
 test('12 right sign-ins of one account at once, from 12 addresses: at most 2 checked at a time, the others 429 "in progress" at once, without scrypt', async (t) => {
-  const server = await startServer(t, { env });
+  const server = await startServer(t, { env, config });
   const ada = await signedInUser(server);
   const before = await scryptRuns(server);
   const responses = await Promise.all(Array.from({ length: 12 }, (_, index) => signIn(server, ada.email, ada.password, `198.51.100.${index + 1}`)));
@@ -50,7 +53,7 @@ test('12 right sign-ins of one account at once, from 12 addresses: at most 2 che
 });
 
 test('12 sign-ins to 12 accounts at once from one address: at most 2 checked at a time, the others 429 "from your address", without scrypt', async (t) => {
-  const server = await startServer(t, { env });
+  const server = await startServer(t, { env, config });
   const before = await scryptRuns(server);
   const responses = await Promise.all(Array.from({ length: 12 }, (_, index) => signIn(server, `nobody-${index}@example.com`, `some guess ${index} here`, '203.0.113.7')));
   const counts = tally(responses);
@@ -62,7 +65,7 @@ test('12 sign-ins to 12 accounts at once from one address: at most 2 checked at 
 });
 
 test('sign-ins from many addresses at once fill the scrypt queue: the rest 503 with Retry-After: 1 at once, without scrypt, and nothing counts as a failure', async (t) => {
-  const server = await startServer(t, { env, expectedServerErrors: [503] });
+  const server = await startServer(t, { env, config, expectedServerErrors: [503] });
   const ada = await signedInUser(server);
   const before = await scryptRuns(server);
   const responses = await Promise.all(Array.from({ length: 100 }, (_, index) => signIn(server, `nobody-${index}@example.com`, `some guess ${index} here`, `192.0.2.${index + 1}`)));

@@ -8,7 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sameOrigin, signedInUser } from '../helpers/portal.ts';
+import { DEFAULT_PASSWORD_COST } from '../../src/config.ts';
 import { startServer, type TestResponse, type TestServer } from '../helpers/server.ts';
+
+/** The product's own scrypt cost: a burst must be refused before that work, not after it. */
+const fullCost = { config: { passwordCost: DEFAULT_PASSWORD_COST } };
 
 function signIn(server: TestServer, email: string, password: string, headers: Record<string, string> = {}) {
   return server.request('POST', '/portal/v1/session', { headers: { ...sameOrigin(server), ...headers }, body: { email, password } });
@@ -29,7 +33,7 @@ function assertRefusalsSayWhen(responses: readonly TestResponse[]): void {
 }
 
 test('30 wrong passwords and the right one sent at once: at most 10 are checked, the rest 429; the right one signs in only if checked before the limit filled', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, fullCost);
   const ada = await signedInUser(server);
   const passwords = Array.from({ length: 30 }, (_, index) => `wrong password number ${index}`);
   passwords.splice(15, 0, ada.password);
@@ -44,7 +48,7 @@ test('30 wrong passwords and the right one sent at once: at most 10 are checked,
 });
 
 test('9 failures, then 31 attempts at once: only the one place left is ever checked', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, fullCost);
   const ada = await signedInUser(server);
   for (let index = 0; index < 9; index += 1) assert.equal((await signIn(server, ada.email, `wrong password number ${index}`)).status, 401);
   const passwords = Array.from({ length: 30 }, (_, index) => `another wrong password ${index}`);
@@ -56,7 +60,7 @@ test('9 failures, then 31 attempts at once: only the one place left is ever chec
 });
 
 test('15 simultaneous current_password guesses in a password change: at most 10 checked, the rest 429', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, fullCost);
   const ada = await signedInUser(server);
   const guesses = Array.from({ length: 15 }, (_, index) =>
     server.request('POST', '/portal/v1/password', { headers: ada.headers, body: { current_password: `a wrong guess number ${index}`, password: `a brand new password ${index}` } }),
@@ -71,7 +75,7 @@ test('15 simultaneous current_password guesses in a password change: at most 10 
 });
 
 test('9 failures, then 15 current_password guesses at once: at most one checked', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, fullCost);
   const ada = await signedInUser(server);
   for (let index = 0; index < 9; index += 1) assert.equal((await signIn(server, ada.email, `wrong password number ${index}`)).status, 401);
   const guesses = Array.from({ length: 15 }, (_, index) =>
@@ -82,7 +86,7 @@ test('9 failures, then 15 current_password guesses at once: at most one checked'
 });
 
 test('120 failed sign-ins sent at once from one address: at most the address limit (100) checked, the rest 429', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, fullCost);
   const responses = await Promise.all(Array.from({ length: 120 }, (_, index) => signIn(server, `nobody-${index}@example.com`, `some guess number ${index}`)));
   const counts = tally(responses);
   assert.ok((counts[401] ?? 0) <= 100, `at most the address limit checked: ${JSON.stringify(counts)}`);
@@ -91,7 +95,7 @@ test('120 failed sign-ins sent at once from one address: at most the address lim
 });
 
 test('99 failed API keys from an address, then 20 sign-ins at once from it: at most one checked', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, fullCost);
   const ada = await signedInUser(server);
   for (let index = 0; index < 99; index += 1) assert.equal((await server.request('GET', '/v1/listings', { key: 'market_live_not-a-real-key' })).status, 401);
   const responses = await Promise.all(Array.from({ length: 20 }, (_, index) => signIn(server, index === 10 ? ada.email : `nobody-${index}@example.com`, index === 10 ? ada.password : `guess ${index} guess`)));
@@ -100,7 +104,7 @@ test('99 failed API keys from an address, then 20 sign-ins at once from it: at m
 });
 
 test('wrong invitation tokens sent at once count against the address: at most its remainder checked', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, fullCost);
   for (let index = 0; index < 99; index += 1) assert.equal((await server.request('GET', '/v1/listings', { key: 'market_live_not-a-real-key' })).status, 401);
   const responses = await Promise.all(
     Array.from({ length: 10 }, (_, index) =>

@@ -3,8 +3,6 @@
 // whether an email exists (the times are an `npm run bench:timings` figure); 10 failures per
 // account in 15 minutes, then 429 with Retry-After even for the right password; and the
 // per-address failed-authentication limit of section 3.
-// Not in test:unit (slow: dozens of failed sign-ins, each a password hash at the product's full
-// scrypt cost); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

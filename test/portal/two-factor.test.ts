@@ -4,8 +4,6 @@
 // no replay of a code (also when sent many times at once), wrong codes counted in the account's
 // failure limit, tickets single-use and 5 minutes long (and swept), turning it off, the operator's
 // reset, and erasure forgetting it all.
-// Not in test:unit (slow: many sign-ins and password checks, each a password hash at the product's
-// full scrypt cost); npm test runs it.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -42,6 +42,8 @@ export interface PortalAccountRoutesDeps {
   rules: TwoFactorRules;
   /** PORTAL_SIGNUP: with `invite`, POST /portal/v1/signup does not exist (404). */
   signup: 'invite' | 'open';
+  /** scrypt's N for the passwords set here (Config.passwordCost). */
+  passwordCost: number;
 }
 
 const INVALID_INVITATION = 'This invitation link is not valid: it was used, replaced by a newer one, or is older than 72 hours. Ask the operator for a new one.';
@@ -77,7 +79,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     }
     let passwordHash: string;
     try {
-      passwordHash = await hashPassword(body.password as string, address);
+      passwordHash = await hashPassword(body.password as string, address, deps.passwordCost);
     } finally {
       await reservation.succeeded();
     }
@@ -120,7 +122,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const stored = store.get(CREDENTIALS, user.id);
     const right = await limits.checked(user.email, address, async () => stored !== undefined && (await verifyPassword(current as string, stored.password_hash, address)));
     if (!right || stored === undefined) throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
-    const passwordHash = await hashPassword(body.password as string, address);
+    const passwordHash = await hashPassword(body.password as string, address, deps.passwordCost);
     return store.commit((tx) => {
       // The session and its user as they are now (401 if the session ended meanwhile).
       const now = sessions.userAtCommit(tx, signedIn.sessionId);
@@ -145,7 +147,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     // Answered as an unknown route, so an invite-only server does not advertise sign-up.
     if (deps.signup !== 'open') throw new HttpError(404, `No route ${context.method} ${context.path}.`);
     const { password, ...fields } = readSignUp(await context.readJsonBody());
-    const passwordHash = await hashPassword(password, deps.clientAddress(context.req));
+    const passwordHash = await hashPassword(password, deps.clientAddress(context.req), deps.passwordCost);
     return store.commit((tx) => {
       const { ops, user } = decideUserCreate(tx, fields, clock.now());
       const started = sessions.start(tx, context.req, user.id, context.signedIn);

@@ -34,6 +34,8 @@ export interface PortalSessionRoutesDeps {
   /** The client's address for the per-address limit (X-Forwarded-For only from a trusted proxy). */
   clientAddress: (req: IncomingMessage) => string;
   audit: AuditLog;
+  /** scrypt's N of the dummy hash an unknown email is checked against: the cost of real ones (Config.passwordCost). */
+  passwordCost: number;
 }
 
 export const WRONG_CREDENTIALS = 'The email or password is wrong.';
@@ -63,7 +65,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     // (429 at once when either is full or already has 2 checks running).
     const user = userByEmail(store, normalEmail(email!));
     const credential = user === undefined ? undefined : store.get(CREDENTIALS, user.id);
-    const check = () => (credential === undefined ? verifyAgainstDummy(password as string, address) : verifyPassword(password as string, credential.password_hash, address));
+    const check = () => (credential === undefined ? verifyAgainstDummy(password as string, address, deps.passwordCost) : verifyPassword(password as string, credential.password_hash, address));
     const matches = await limits.checked(email!, address, check);
     if (!matches || user === undefined || credential === undefined) {
       // A wrong password on a real account is shown in that account's activity log.
