@@ -123,6 +123,7 @@ export interface LiveCompactionSource {
    * Hands every live record to `write` in the line format (header first), in slices with a turn
    * of the event loop between them, while writes go on; each record as of the moment its slice
    * is made, never older than at the call. Rejects (StoreClosedError) when the store closes.
+   * A chunk's bytes are reused for the next slice once `write` resolves: copy them to keep them.
    */
   records(write: (chunk: Buffer) => Promise<void>): Promise<void>;
   hooks: CompactionHooks;
