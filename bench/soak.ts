@@ -4,7 +4,10 @@
 // creating and revoking a key (audit entries, ended keys) — while its RSS is sampled every
 // `--sample-s` seconds. Then it is stopped and a fresh process loads the same data directory,
 // and its RSS once ready (and after a minute of the same traffic) is the comparison.
-// Usage: node --import tsx bench/soak.ts [--minutes 20] [--sample-s 30] [--rate 200] [--listings 20000] [--create-share 0.08]
+// `--steady-data`: no creates and no archives; the writes are updates of 500 listings the soak's
+// user makes first, each delivered to the webhook, so the records stay as many while the log,
+// the outcomes, the idempotency-free writes and the key churn go on.
+// Usage: node --import tsx bench/soak.ts [--minutes 20] [--sample-s 30] [--rate 200] [--listings 20000] [--create-share 0.08] [--steady-data]
 // Writes bench/results/soak.json and prints a markdown table.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,13 +30,17 @@ const { values: options } = parseArgs({
     entry: { type: 'string', default: 'src/main.ts' },
     /** Share of requests that create a listing (updates, archives and reads share the rest). */
     'create-share': { type: 'string', default: '0.08' },
+    'steady-data': { type: 'boolean', default: false },
   },
 });
 const MINUTES = Number(options.minutes);
 const SAMPLE_S = Number(options['sample-s']);
 const RATE = Number(options.rate);
 const LISTINGS = Number(options.listings);
-const CREATE_SHARE = Number(options['create-share']);
+const STEADY_DATA = options['steady-data'] === true;
+const CREATE_SHARE = STEADY_DATA ? 0 : Number(options['create-share']);
+/** Listings the soak's user makes before the clock starts, for `--steady-data`'s updates. */
+const STEADY_POOL = 500;
 const REPO_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RESULTS_DIR = join(REPO_DIR, 'bench', 'results');
 const ADMIN_TOKEN = 'bench-operator-token-0123456789';
@@ -81,9 +88,9 @@ async function startServer(dataDir: string, label: string): Promise<{ child: Run
 }
 
 /** The steady mix, paced to RATE requests a second over CONNECTIONS loops, until `until()` says stop. */
-async function traffic(baseUrl: string, key: string, sampleIds: string[], until: () => boolean, counts: { requests: number; errors5xx: number }): Promise<void> {
+async function traffic(baseUrl: string, key: string, sampleIds: string[], until: () => boolean, counts: { requests: number; errors5xx: number }, pool: readonly string[] = []): Promise<void> {
   const auth = { Authorization: `Bearer ${key}` };
-  const own: string[] = [];
+  const own: string[] = [...pool];
   let sequence = 0;
   const intervalMs = (1000 * CONNECTIONS) / RATE;
   const loop = async (): Promise<void> => {
@@ -96,7 +103,7 @@ async function traffic(baseUrl: string, key: string, sampleIds: string[], until:
       else if (roll < 0.8 + CREATE_SHARE) {
         answer = await request(`${baseUrl}/v1/listings`, { method: 'POST', headers: { ...auth, 'Idempotency-Key': `soak-${process.pid}-${sequence++}` }, body: { title: `Soak ${sequence}`, type: 'TOOL', price: 1, description: 'x'.repeat(400) } }).catch(() => null);
         if (answer?.status === 201) own.push(answer.body.data.id);
-      } else if (roll < 0.97 && own.length > 0) {
+      } else if ((roll < 0.97 || STEADY_DATA) && own.length > 0) {
         answer = await request(`${baseUrl}/v1/listings/${own[Math.floor(Math.random() * own.length)]}`, { method: 'PUT', headers: auth, body: { price: Math.floor(Math.random() * 1000) } }).catch(() => null);
       } else if (own.length > 0) {
         // Archived listings leave the working set, so the data grows about as fast as a busy
@@ -144,6 +151,11 @@ async function main(): Promise<void> {
     userId = Promise.resolve(user.body.data.id as string);
     const made = await request(`${server.baseUrl}/admin/v1/keys`, { method: 'POST', headers: admin, body: { user_id: user.body.data.id, rate_limit: 1_000_000, permissions: ['read:listings', 'write:listings', 'read:webhooks', 'write:webhooks'] } });
     const key = made.body.data.key as string;
+    const pool: string[] = [];
+    for (let index = 0; STEADY_DATA && index < STEADY_POOL; index += 1) {
+      const listing = await request(`${server.baseUrl}/v1/listings`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: { title: `Steady ${index}`, type: 'TOOL', price: 1, description: 'x'.repeat(400) } });
+      pool.push(listing.body.data.id as string);
+    }
     await request(`${server.baseUrl}/v1/webhooks`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, body: { url: `http://127.0.0.1:${receiverPort}/hook`, events: ['listing.created', 'listing.updated'] } });
 
     const counts = { requests: 0, errors5xx: 0 };
@@ -166,7 +178,7 @@ async function main(): Promise<void> {
     };
     await sample();
     const sampler = setInterval(() => void sample(), SAMPLE_S * 1000);
-    await traffic(server.baseUrl, key, seed.sampleIds, () => performance.now() >= endsAt, counts);
+    await traffic(server.baseUrl, key, seed.sampleIds, () => performance.now() >= endsAt, counts, pool);
     clearInterval(sampler);
     await sample();
     await server.child.stop();
@@ -177,8 +189,11 @@ async function main(): Promise<void> {
     const freshReadyMib = mib(rssBytes(fresh.child.pid))!;
     const warmCounts = { requests: 0, errors5xx: 0 };
     const warmEnds = performance.now() + 60_000;
-    const freshKey = await createKey(fresh.baseUrl, ADMIN_TOKEN, 'soak-fresh', 1_000_000);
-    await traffic(fresh.baseUrl, freshKey, seed.sampleIds, () => performance.now() >= warmEnds, warmCounts);
+    // With --steady-data, a key of the soak's user, so the same updates go on.
+    const freshKey = STEADY_DATA
+      ? ((await request(`${fresh.baseUrl}/admin/v1/keys`, { method: 'POST', headers: admin, body: { user_id: user.body.data.id, rate_limit: 1_000_000, permissions: ['read:listings', 'write:listings'] } })).body.data.key as string)
+      : await createKey(fresh.baseUrl, ADMIN_TOKEN, 'soak-fresh', 1_000_000);
+    await traffic(fresh.baseUrl, freshKey, seed.sampleIds, () => performance.now() >= warmEnds, warmCounts, pool);
     const freshWarmMib = mib(rssBytes(fresh.child.pid))!;
     await fresh.child.stop();
     receiver.close();
@@ -190,6 +205,7 @@ async function main(): Promise<void> {
       minutes: MINUTES,
       rate_per_s: RATE,
       create_share: CREATE_SHARE,
+      steady_data: STEADY_DATA,
       seeded_listings: LISTINGS,
       samples,
       last_half_growth_percent: Math.round(((last.rss_mib - halfway.rss_mib) / halfway.rss_mib) * 1000) / 10,
