@@ -22,13 +22,32 @@ const FETCH_DEFAULT_HEADERS: Readonly<Record<string, string>> = {
   'accept-encoding': 'gzip, deflate',
 };
 
-/** Sends one request over `agent` (keep-alive, like fetch's pool) and reads the whole answer. */
-export function httpRequest(agent: Agent, url: string, method: string, headers: Record<string, string>, body?: string | Buffer): Promise<PlainResponse> {
+/**
+ * Sends one request over `agent` (keep-alive, like fetch's pool) and reads the whole answer.
+ * A kept-alive connection the server closes for idleness just as a request goes out on it
+ * fails with ECONNRESET before any answer (nothing was read): that request is sent once more on
+ * a fresh connection, as Node's documentation advises for `request.reusedSocket`.
+ */
+export async function httpRequest(agent: Agent, url: string, method: string, headers: Record<string, string>, body?: string | Buffer): Promise<PlainResponse> {
   const sent: Record<string, string> = { ...FETCH_DEFAULT_HEADERS };
   for (const [name, value] of Object.entries(headers)) sent[name.toLowerCase()] = value;
   if (body !== undefined) sent['content-length'] = String(Buffer.byteLength(body));
+  try {
+    return await sendOnce(agent, url, method, sent, body);
+  } catch (error) {
+    if (!(error instanceof StaleConnectionError)) throw error;
+    return sendOnce(agent, url, method, sent, body);
+  }
+}
+
+/** A kept-alive connection was closed by the server before this request's answer began. */
+class StaleConnectionError extends Error {}
+
+function sendOnce(agent: Agent, url: string, method: string, sent: Record<string, string>, body?: string | Buffer): Promise<PlainResponse> {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const outgoing = request(url, { method, headers: sent, agent }, (incoming) => {
+      answered = true;
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
       incoming.on('error', reject);
@@ -44,7 +63,10 @@ export function httpRequest(agent: Agent, url: string, method: string, headers: 
         }
       });
     });
-    outgoing.on('error', reject);
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      const stale = outgoing.reusedSocket && !answered && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+      reject(stale ? new StaleConnectionError(error.message) : error);
+    });
     outgoing.end(body);
   });
 }

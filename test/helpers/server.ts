@@ -67,8 +67,12 @@ export class TestServer {
   readonly url: string;
   readonly dataDir: string | null;
   private answerChecker: AnswerChecker | null = null;
-  /** This server's connections, kept alive between requests as fetch's pool keeps them. */
-  private readonly agent = new Agent({ keepAlive: true });
+  /**
+   * This server's connections, kept alive between requests as fetch's pool keeps them. With a
+   * timeout set, Node's agent drops an idle connection a second before the server's announced
+   * `Keep-Alive: timeout=5`, rather than send on one the server is closing.
+   */
+  private readonly agent = new Agent({ keepAlive: true, timeout: 60_000 });
 
   constructor(app: App, url: string, dataDir: string | null) {
     this.app = app;
