@@ -155,32 +155,35 @@ function needsProcess(file: string, seen: Set<string>): boolean {
   return false;
 }
 
-/** The last quick run's time per file; empty before the first one. */
-function readDurations(): Record<string, number> {
+/** A JSON object of numbers a reporter wrote (counts, times per file); empty when there is none. */
+function readNumbers(path: string): Record<string, number> {
   try {
-    return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8')) as Record<string, number>;
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, number>;
   } catch {
     return {};
   }
+}
+
+/** The last quick run's time per file; empty before the first one. */
+function readDurations(): Record<string, number> {
+  return readNumbers(DURATIONS_FILE);
 }
 
 /** Keeps this run's times (over the last ones, so files not run this time keep theirs). */
 function keepDurations(): void {
+  const measured = readNumbers(durationsFile);
+  // No times written (the run stopped early): deal as before next time.
+  if (Object.keys(measured).length === 0) return;
   try {
-    const measured = JSON.parse(readFileSync(durationsFile, 'utf8')) as Record<string, number>;
     mkdirSync(dirname(DURATIONS_FILE), { recursive: true });
     writeFileSync(DURATIONS_FILE, JSON.stringify({ ...readDurations(), ...measured }));
   } catch {
-    // No times written (the run stopped early): deal as before next time.
+    // A cache that cannot be written (a read-only node_modules): files are dealt as before.
   }
 }
 
 function readCounts(): Record<string, number> {
-  try {
-    return JSON.parse(readFileSync(countsFile, 'utf8')) as Record<string, number>;
-  } catch {
-    return {};
-  }
+  return readNumbers(countsFile);
 }
 
 function coverageLine(): string {
