@@ -53,9 +53,9 @@ export class FileLog implements Log {
    */
   private carried: { chunks: Buffer[]; bytes: number } | null = null;
   /**
-   * The old log's handle, closing after a switch. Closing the last handle of a file renamed over
-   * frees all its blocks, hundreds of milliseconds for a log of gigabytes, so the write that
-   * finishes the switch does not wait for it (close() does).
+   * The old logs' handles, closing after their switches. Closing the last handle of a file
+   * renamed over frees all its blocks, hundreds of milliseconds for a log of gigabytes, so the
+   * write that finishes the switch does not wait for it (close() waits for every one).
    */
   private closingStale: Promise<void> = Promise.resolve();
   private nextVersion = LOADED_VERSION + 1;
@@ -293,7 +293,10 @@ export class FileLog implements Log {
       const stale = this.handle;
       this.handle = fresh;
       this.mustReopen = false;
-      if (stale !== null) this.closingStale = stale.close().catch(() => {});
+      if (stale !== null) {
+        const closing = stale.close().catch(() => {});
+        this.closingStale = this.closingStale.then(() => closing);
+      }
     }
     if (this.mustSyncDirectory) {
       await this.fileSystem.syncDirectory(this.dataDir);
