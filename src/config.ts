@@ -63,6 +63,12 @@ export interface Config {
   endedKeyRetentionDays: number;
   /** Idempotency records kept at most, the oldest dropped first (IDEMPOTENCY_MAX_RECORDS), besides their 24 h. */
   idempotencyMaxRecords: number;
+  /**
+   * Many instances: how long an instance answers after it last confirmed it is caught up with the
+   * database (INSTANCE_LEASE_MS, default 1,700); writers wait for one that stopped confirming
+   * about 18% longer. See src/backends/postgres/instance-leases.ts.
+   */
+  instanceLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -89,6 +95,9 @@ export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
 export const DEFAULT_ENDED_KEY_RETENTION_DAYS = 90;
 /** About 50 MB of remembered answers at ~1 KB each. */
 export const DEFAULT_IDEMPOTENCY_MAX_RECORDS = 50_000;
+
+/** An instance that stopped confirming answers 1.7 s more; writers wait for it at most 2 s. */
+export const DEFAULT_INSTANCE_LEASE_MS = 1_700;
 
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000];
 
@@ -119,6 +128,7 @@ export function loadConfig(env: Env): Config {
     auditRetentionDays: integerSetting(env, 'AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS, 0, 36_500),
     endedKeyRetentionDays: integerSetting(env, 'ENDED_KEY_RETENTION_DAYS', DEFAULT_ENDED_KEY_RETENTION_DAYS, 0, 36_500),
     idempotencyMaxRecords: integerSetting(env, 'IDEMPOTENCY_MAX_RECORDS', DEFAULT_IDEMPOTENCY_MAX_RECORDS, 1, 10_000_000),
+    instanceLeaseMs: integerSetting(env, 'INSTANCE_LEASE_MS', DEFAULT_INSTANCE_LEASE_MS, 500, 60_000),
     ...sharedBackends(env),
   };
 }

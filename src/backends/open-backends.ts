@@ -98,7 +98,7 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
   // Many instances share PostgreSQL: nothing in DATA_DIR (the operator token comes from the
   // environment: config insists), each attempt claimed, each instance's counts kept apart and summed.
   const { PostgresLog } = await import('./postgres/postgres-log.ts');
-  const log = await PostgresLog.open({ url: config.databaseUrl, warn });
+  const log = await PostgresLog.open({ url: config.databaseUrl, warn, leaseMs: config.instanceLeaseMs });
   const instanceTag = randomUUID();
   return {
     log,

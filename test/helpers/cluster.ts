@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './eventually.ts';
-import { skipUnlessServices, startPostgres, startRedis, type PostgresService, type RedisService } from './services.ts';
+import { TEST_INSTANCE_LEASE_MS, skipUnlessServices, startPostgres, startRedis, type PostgresService, type RedisService } from './services.ts';
 
 export const CLUSTER_ADMIN_TOKEN = 'cluster-operator-token-0123456789';
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -34,6 +34,7 @@ export function startInstance(databaseUrl: string, redisUrl: string, env: Record
       MARKETPLACE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
       MARKETPLACE_DEMO: '0',
       ACCESS_LOG: '0',
+      INSTANCE_LEASE_MS: String(TEST_INSTANCE_LEASE_MS),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

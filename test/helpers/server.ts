@@ -15,6 +15,7 @@ import { buildOpenApiDocument } from '../../src/openapi/document.ts';
 import type { FileSystem } from '../../src/store/files.ts';
 import type { CompactionHooks } from '../../src/store/store.ts';
 import { httpRequest } from './http-request.ts';
+import { TEST_INSTANCE_LEASE_MS } from './services.ts';
 import { AnswerChecker } from './openapi-answers.ts';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
@@ -26,6 +27,7 @@ export const ADMIN_TOKEN = 'test-operator-token-0123456789';
  * `config: { passwordCost: DEFAULT_PASSWORD_COST }` to get the real cost.
  */
 export const TEST_PASSWORD_COST = 2 ** 10;
+
 
 export interface TestResponse {
   status: number;
@@ -162,6 +164,7 @@ export async function startServer(t: TestContext | null, options: StartOptions =
     ...options.env,
   });
   config.passwordCost = TEST_PASSWORD_COST;
+  config.instanceLeaseMs = TEST_INSTANCE_LEASE_MS;
   Object.assign(config, options.config);
   const sink = options.output;
   const app = await createApp({

@@ -2,23 +2,26 @@
 // table marketplace_instances (schema.ts), and the lease that lets an instance answer requests.
 //
 // The promise: once a write is acknowledged, every instance answers with it from the next
-// request on. It is kept by three rules.
+// request on. It is kept by three rules, with two lengths of time: the lease
+// (INSTANCE_LEASE_MS, 1.7 s by default) and the lapse, a little longer (lapseAfter: 2 s).
 //
 // 1. A member reports. After each catch-up (a pull) an instance writes the version it has applied
 //    into its row, with the database's clock time (`beat_at`), and announces it (NOTIFY on
 //    APPLIED_CHANNEL). A report succeeds only while the row is not `lapsed`. The instance may
-//    answer requests until LEASE_MS after it sent its last successful report, measured on its own
-//    monotonic clock; past that it refuses (503) and /readyz says why. Catch-ups run at least
-//    every half second, so a healthy instance renews its lease long before it ends.
+//    answer requests until the lease has passed since it sent its last successful report,
+//    measured on its own monotonic clock; past that it refuses (503) and /readyz says why.
+//    Catch-ups run at least every half second, so a healthy instance renews its lease long
+//    before it ends.
 // 2. A writer waits. Once its write has committed at version v, the writer looks up the members
 //    that have not reported v yet and waits until each has (their announcements wake it, and it
 //    reads the table again every POLL_MS in case one was missed), or until a member's last report
-//    is older than LAPSE_MS in the database's clock. Such a member is marked lapsed in the same
-//    statement that finds it old (the row lock orders this against the member's own reports), so
-//    no later report of it succeeds: its lease, which began before that old report and is shorter
-//    than LAPSE_MS, has already ended, and it will not get another until it has caught up. Only
-//    then is the write acknowledged. An instance that is slow, stalled or cut off therefore
-//    delays writes by at most LAPSE_MS, once, and never answers from the past.
+//    is older than that member's lapse (its row names it) in the database's clock. Such a member
+//    is marked lapsed in the same statement that finds it old (the row lock orders this against
+//    the member's own reports), so no later report of it succeeds: its lease, which began before
+//    that old report and is shorter than its lapse, has already ended, and it will not get another
+//    until it has caught up. Only then is the write acknowledged. An instance that is slow,
+//    stalled or cut off therefore delays writes by at most its lapse, once, and never answers
+//    from the past.
 // 3. A lapsed (or new) instance rejoins. It catches up while holding a share lock on the meta row,
 //    which every commit's marketplace_append takes for update, so no write commits between its
 //    catch-up and the row saying it is a member again; every writer committing later waits for it.
@@ -28,7 +31,7 @@
 // A database that is down (it refuses connections, or is shutting down or starting up) commits
 // nothing and marks nobody lapsed, so an instance that was current when it went down goes on
 // answering reads (writes get 503) until it can reach it again. When it returns, a writer does
-// not mark a member lapsed before the database has been up for LAPSE_MS, which leaves every
+// not mark a member lapsed before the database has been up for the lapse, which leaves every
 // member that was answering time to catch up and report first. (A database that times out is
 // not "down": it may be answering others, and the lease rules apply.)
 
@@ -36,16 +39,21 @@ import { randomUUID } from 'node:crypto';
 import type { ClientBase, Pool } from 'pg';
 import { APPLIED_CHANNEL } from './schema.ts';
 
-/** How old (database clock) a member's last report may be before a writer stops waiting for it. */
-export const LAPSE_MS = 2_000;
-/** How long an instance answers after sending a report that succeeded (shorter than LAPSE_MS: clocks and delays). */
-export const LEASE_MS = 1_700;
+/**
+ * How old (database clock) a member's last report may be before a writer stops waiting for it:
+ * longer than the lease (how long a member answers after sending a report that succeeded), for
+ * the clocks' drift and the report's delays. 2 s for the default 1.7 s lease.
+ */
+export function lapseAfter(leaseMs: number): number {
+  return Math.ceil((leaseMs * 20) / 17);
+}
 /** A waiting writer reads the table again this often, whatever the announcements do. */
 const POLL_MS = 200;
 
 interface MemberRow {
   id: string;
   applied: string;
+  lapse_ms: number;
   age_ms: number;
 }
 
@@ -56,16 +64,16 @@ interface Members {
 }
 
 /**
- * Marks lapsed the other members whose last report is older than LAPSE_MS (rule 2; a database
- * that just started gives them LAPSE_MS from its start), and answers the remaining members.
+ * Marks lapsed the other members whose last report is older than their lapse (rule 2; a database
+ * that just started gives them their lapse from its start), and answers the remaining members.
  */
 const MEMBERS_SQL = `
   WITH fenced AS (
     UPDATE marketplace_instances SET lapsed = true
      WHERE id <> $1 AND NOT lapsed
-       AND GREATEST(beat_at, pg_postmaster_start_time()) < clock_timestamp() - make_interval(secs => $2)
+       AND GREATEST(beat_at, pg_postmaster_start_time()) < clock_timestamp() - make_interval(secs => lapse_ms / 1000.0::float8)
     RETURNING id)
-  SELECT id, applied, (extract(epoch FROM clock_timestamp() - GREATEST(beat_at, pg_postmaster_start_time())) * 1000)::float8 AS age_ms
+  SELECT id, applied, lapse_ms, (extract(epoch FROM clock_timestamp() - GREATEST(beat_at, pg_postmaster_start_time())) * 1000)::float8 AS age_ms
     FROM marketplace_instances
    WHERE id <> $1 AND NOT lapsed AND id NOT IN (SELECT id FROM fenced)`;
 
@@ -82,6 +90,8 @@ export class InstanceLeases {
   private readonly now: () => number;
   /** The version this instance has applied (the log's cursor). */
   private readonly applied: () => number;
+  private readonly leaseMs: number;
+  private readonly lapseMs: number;
   private leaseUntil = -Infinity;
   private member = false;
   private reporting = false;
@@ -97,15 +107,20 @@ export class InstanceLeases {
   private lastMembers: Members | null = null;
   private readingMembers: { sentAt: number; read: Promise<Members> } | null = null;
 
-  constructor(pool: Pool, applied: () => number, now: () => number = () => performance.now()) {
+  constructor(pool: Pool, applied: () => number, leaseMs: number, now: () => number = () => performance.now()) {
     this.pool = pool;
     this.applied = applied;
+    this.leaseMs = leaseMs;
+    this.lapseMs = lapseAfter(leaseMs);
     this.now = now;
   }
 
   /** Adds this instance's row, lapsed: writers do not wait for it until it has caught up and rejoined. */
   async register(): Promise<void> {
-    await this.pool.query('INSERT INTO marketplace_instances (id, applied, beat_at, lapsed) VALUES ($1, 0, clock_timestamp(), true)', [this.id]);
+    await this.pool.query('INSERT INTO marketplace_instances (id, applied, beat_at, lapsed, lapse_ms) VALUES ($1, 0, clock_timestamp(), true, $2)', [
+      this.id,
+      this.lapseMs,
+    ]);
   }
 
   /** False once a writer stopped waiting for this instance: its next catch-up must rejoin. */
@@ -119,9 +134,9 @@ export class InstanceLeases {
    */
   async rejoin(client: ClientBase, applied: number): Promise<void> {
     await client.query(
-      `INSERT INTO marketplace_instances (id, applied, beat_at, lapsed) VALUES ($1, $2, clock_timestamp(), false)
-       ON CONFLICT (id) DO UPDATE SET applied = EXCLUDED.applied, beat_at = EXCLUDED.beat_at, lapsed = false`,
-      [this.id, applied],
+      `INSERT INTO marketplace_instances (id, applied, beat_at, lapsed, lapse_ms) VALUES ($1, $2, clock_timestamp(), false, $3)
+       ON CONFLICT (id) DO UPDATE SET applied = EXCLUDED.applied, beat_at = EXCLUDED.beat_at, lapsed = false, lapse_ms = EXCLUDED.lapse_ms`,
+      [this.id, applied, this.lapseMs],
     );
     await client.query(`SELECT pg_notify('${APPLIED_CHANNEL}', $1)`, [`${this.id} ${applied}`]);
   }
@@ -177,7 +192,7 @@ export class InstanceLeases {
     if (this.now() < this.leaseUntil || this.currentWhenDown) return null;
     const why = this.problem === null ? '' : ` (${this.problem})`;
     return this.member
-      ? `this instance has not confirmed for ${LEASE_MS} ms that it is caught up with the database${why}`
+      ? `this instance has not confirmed for ${this.leaseMs} ms that it is caught up with the database${why}`
       : `this instance is catching up with the other instances${why}`;
   }
 
@@ -211,7 +226,7 @@ export class InstanceLeases {
   private renew(sentAt: number): void {
     this.problem = null;
     this.currentWhenDown = false;
-    this.leaseUntil = Math.max(this.leaseUntil, sentAt + LEASE_MS);
+    this.leaseUntil = Math.max(this.leaseUntil, sentAt + this.leaseMs);
   }
 
   /** The other members as read by a query sent at `after` or later (shared with every writer waiting meanwhile). */
@@ -219,10 +234,10 @@ export class InstanceLeases {
     if (this.lastMembers !== null && this.lastMembers.sentAt >= after) return Promise.resolve(this.lastMembers);
     if (this.readingMembers !== null && this.readingMembers.sentAt >= after) return this.readingMembers.read;
     const sentAt = this.now();
-    const read = this.pool.query<MemberRow>(MEMBERS_SQL, [this.id, LAPSE_MS / 1000]).then((result) => {
+    const read = this.pool.query<MemberRow>(MEMBERS_SQL, [this.id]).then((result) => {
       const receivedAt = this.now();
       // A millisecond past the lapse, so the check then finds it old enough.
-      const members = result.rows.map((row) => ({ id: row.id, applied: Number(row.applied), lapsesAt: receivedAt + Math.max(0, LAPSE_MS - row.age_ms) + 1 }));
+      const members = result.rows.map((row) => ({ id: row.id, applied: Number(row.applied), lapsesAt: receivedAt + Math.max(0, row.lapse_ms - row.age_ms) + 1 }));
       const known = { sentAt, members };
       if (this.lastMembers === null || this.lastMembers.sentAt < sentAt) this.lastMembers = known;
       return known;

@@ -24,6 +24,7 @@ import type { Client, ClientBase, Pool, PoolClient } from 'pg';
 import type { StoredRecord, WriteOp } from '../../store/format.ts';
 import type { InstanceSync, PulledWrite } from '../../store/instance-sync.ts';
 import type { AppendOutcome, CompactResult, LiveCompactionSource, LoadSink, Log, LogEntry, LogStats } from '../../store/log.ts';
+import { DEFAULT_INSTANCE_LEASE_MS } from '../../config.ts';
 import { InstanceLeases } from './instance-leases.ts';
 import { RemovalCount } from './removals.ts';
 import { APPLIED_CHANNEL, CHANGES_CHANNEL, migrate } from './schema.ts';
@@ -38,6 +39,8 @@ export interface PostgresLogOptions {
   tombstoneRetentionMs?: number;
   /** False: do not follow other instances' writes (a one-off tool such as `migrate`). Default true. */
   follow?: boolean;
+  /** How long this instance answers after confirming it is caught up (INSTANCE_LEASE_MS); default DEFAULT_INSTANCE_LEASE_MS. */
+  leaseMs?: number;
 }
 
 /** `fillEmpty` found records (or writes) in the database: nothing was written. */
@@ -109,7 +112,7 @@ export class PostgresLog implements Log, InstanceSync {
     this.makeClient = () =>
       new pgModule.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, application_name: 'marketplace-follower', ...KEEPALIVE });
     this.follow = options.follow !== false;
-    this.leases = this.follow ? new InstanceLeases(this.pool, () => this.cursor) : null;
+    this.leases = this.follow ? new InstanceLeases(this.pool, () => this.cursor, options.leaseMs ?? DEFAULT_INSTANCE_LEASE_MS) : null;
   }
 
   /** Connects, creates or migrates the tables, and starts listening for other instances' writes. */

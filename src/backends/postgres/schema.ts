@@ -21,7 +21,7 @@
 
 import type { ClientBase } from 'pg';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 export const CHANGES_CHANNEL = 'marketplace_changes';
 /** Each instance announces here, as "<instance id> <version>", how far it has applied the log. */
 export const APPLIED_CHANNEL = 'marketplace_applied';
@@ -135,6 +135,12 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
     beat_at timestamptz NOT NULL,
     lapsed boolean NOT NULL
   );
+  `,
+  // 3 → 4: each instance names how long writers wait for it once it stops reporting (its lapse,
+  // from its INSTANCE_LEASE_MS), so instances configured differently still keep the promise.
+  // Rows of instances of an older release keep the 2 s they were started with.
+  `
+  ALTER TABLE marketplace_instances ADD COLUMN lapse_ms integer NOT NULL DEFAULT 2000;
   `,
 ];
 
