@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './eventually.ts';
-import { TEST_INSTANCE_LEASE_MS, skipUnlessServices, startPostgres, startRedis, type PostgresService, type RedisService } from './services.ts';
+import { TEST_INSTANCE_LEASE_MS } from './instance-lease.ts';
+import { skipUnlessServices, startPostgres, startRedis, type PostgresService, type RedisService } from './services.ts';
 
 export const CLUSTER_ADMIN_TOKEN = 'cluster-operator-token-0123456789';
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));

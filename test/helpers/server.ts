@@ -15,7 +15,7 @@ import { buildOpenApiDocument } from '../../src/openapi/document.ts';
 import type { FileSystem } from '../../src/store/files.ts';
 import type { CompactionHooks } from '../../src/store/store.ts';
 import { httpRequest } from './http-request.ts';
-import { TEST_INSTANCE_LEASE_MS } from './services.ts';
+import { TEST_INSTANCE_LEASE_MS } from './instance-lease.ts';
 import { AnswerChecker } from './openapi-answers.ts';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';

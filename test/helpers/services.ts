@@ -11,13 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 
-/**
- * Instances on PostgreSQL, in process (server.ts) or not (cluster.ts), answer 5 s after they last
- * confirmed they are caught up (INSTANCE_LEASE_MS; 1.7 s by default): here they share a busy
- * machine with each other, the databases and the tests, and may be descheduled for seconds.
- */
-export const TEST_INSTANCE_LEASE_MS = 5_000;
-
 const POSTGRES_USER = 'marketplace';
 /** The unprivileged account PostgreSQL runs as when the tests run as root. */
 const SYSTEM_USER = 'marketplace-test';
