@@ -52,6 +52,8 @@ const durationsFile = join(runDir, 'durations.json');
 /** Where the quick run's files are compiled to (see unit-bundle.ts): inside node_modules, so packages are found from it. */
 const UNIT_BUNDLE_DIR = join(ROOT, 'node_modules/.cache/marketplace-api', `unit-bundle-${process.pid}`);
 /** The quick run's temporary files (its servers' data directories) in memory, when the machine has room there. */
+const MEMORY_TMPDIR = `/dev/shm/marketplace-unit-${process.pid}`;
+if (unit) removeLeftovers();
 const unitTmpdir = unit ? memoryTmpdir() : null;
 const reporter = process.stdout.isTTY ? 'spec' : './test/reporters/summary.mjs';
 const nodeArgs = [
@@ -147,9 +149,37 @@ function groupEntries(compiled: Map<string, string>, count: number): string[] {
 function memoryTmpdir(): string | null {
   try {
     const room = statfsSync('/dev/shm');
-    return room.bavail * room.bsize >= 2 ** 30 ? mkdtempSync('/dev/shm/marketplace-unit-') : null;
+    if (room.bavail * room.bsize < 2 ** 30) return null;
+    mkdirSync(MEMORY_TMPDIR);
+    return MEMORY_TMPDIR;
   } catch {
     return null;
+  }
+}
+
+/** What quick runs that were interrupted (Ctrl-C, a timeout) left: their compiled files and memory directories. */
+function removeLeftovers(): void {
+  const places = [dirname(UNIT_BUNDLE_DIR), dirname(MEMORY_TMPDIR)];
+  for (const place of places) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(place);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const pid = /^(?:unit-bundle|marketplace-unit)-(\d+)$/.exec(name)?.[1];
+      if (pid !== undefined && !isRunning(Number(pid))) rmSync(join(place, name), { recursive: true, force: true });
+    }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
