@@ -24,6 +24,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { isRunning } from '../src/store/lock.ts';
 import { compileUnitFiles, sourceOf } from './unit-bundle.ts';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
@@ -174,14 +175,6 @@ function removeLeftovers(): void {
   }
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function testFiles(dir: string): string[] {
   const found: string[] = [];

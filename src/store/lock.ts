@@ -154,7 +154,8 @@ function isLiveOtherProcess(owner: LockOwner): boolean {
   return current === null || current === owner.startTime;
 }
 
-function isRunning(pid: number): boolean {
+/** True when a process with this id exists (one of another user's answers EPERM). */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
