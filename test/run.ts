@@ -175,7 +175,6 @@ function removeLeftovers(): void {
   }
 }
 
-
 function testFiles(dir: string): string[] {
   const found: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
