@@ -71,7 +71,7 @@ const coverage = ['--reporter=lcov', '--reporter=json-summary', '--report-dir=co
 const [command, commandArgs] = unit ? [process.execPath, nodeArgs] : [join(ROOT, 'node_modules/.bin/c8'), [...coverage, process.execPath, ...nodeArgs]];
 
 if (!unit && named.length === 0) {
-  console.log(`${files.length} test files: real servers, PostgreSQL, Redis, nginx and Chromium where installed; about 12 minutes on two cores, 20-23 beside two busy processes.`);
+  console.log(`${files.length} test files: real servers, PostgreSQL, Redis, nginx and Chromium where installed; about 12 minutes on two cores, 17 beside two busy processes.`);
   await buildExecutableForCi();
 }
 
