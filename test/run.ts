@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isRunning } from '../src/store/lock.ts';
-import { compileUnitFiles, sourceOf } from './unit-bundle.ts';
+import { compileUnitFiles } from './unit-bundle.ts';
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
 /** What marks a file (or anything it imports from the project) as needing another process or a browser. */
@@ -45,13 +45,15 @@ const named = args.filter((arg) => !arg.startsWith('--'));
 let files = named.length > 0 ? named : testFiles(join(ROOT, 'test'));
 if (unit) files = files.filter((file) => !NOT_UNIT.test(readFileSync(resolve(ROOT, file), 'utf8')) && !needsProcess(resolve(ROOT, file), new Set()));
 
+/** The quick run's own files that outlive it, or are rebuilt each time, inside node_modules. */
+const CACHE_DIR = join(ROOT, 'node_modules/.cache/marketplace-api');
 const runDir = mkdtempSync(join(tmpdir(), 'marketplace-test-run-'));
 const countsFile = join(runDir, 'counts.json');
 /** Each file's test time in the last quick run, and where this run's is written before it replaces it. */
-const DURATIONS_FILE = join(ROOT, 'node_modules/.cache/marketplace-api/unit-durations.json');
+const DURATIONS_FILE = join(CACHE_DIR, 'unit-durations.json');
 const durationsFile = join(runDir, 'durations.json');
 /** Where the quick run's files are compiled to (see unit-bundle.ts): inside node_modules, so packages are found from it. */
-const UNIT_BUNDLE_DIR = join(ROOT, 'node_modules/.cache/marketplace-api', `unit-bundle-${process.pid}`);
+const UNIT_BUNDLE_DIR = join(CACHE_DIR, `unit-bundle-${process.pid}`);
 /** The quick run's temporary files (its servers' data directories) in memory, when the machine has room there. */
 const MEMORY_TMPDIR = `/dev/shm/marketplace-unit-${process.pid}`;
 if (unit) removeLeftovers();
@@ -218,9 +220,8 @@ function readDurations(): Record<string, number> {
 
 /** Keeps this run's times (over the last ones, so files not run this time keep theirs). */
 function keepDurations(): void {
-  const measured = Object.fromEntries(
-    Object.entries(readNumbers(durationsFile)).map(([file, ms]) => [relative(ROOT, sourceOf(ROOT, UNIT_BUNDLE_DIR, resolve(ROOT, file))), ms]),
-  );
+  // Node names each test's file through the source maps: the .ts files, as the cache keeps them.
+  const measured = readNumbers(durationsFile);
   // No times written (the run stopped early): deal as before next time.
   if (Object.keys(measured).length === 0) return;
   try {

@@ -9,7 +9,7 @@
 
 import { build, type Plugin } from 'esbuild';
 import { readFile, rm } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 /** `import.meta.url` and friends in code, not inside a string (build tools name them as text). */
@@ -49,10 +49,4 @@ export async function compileUnitFiles(root: string, files: string[], outDir: st
     plugins: [ownLocation],
   });
   return new Map(files.map((file) => [file, join(outDir, file.replace(/\.ts$/, '.js'))]));
-}
-
-/** The source file a compiled path stands for (for reporters that name files), or the path itself. */
-export function sourceOf(root: string, outDir: string, path: string): string {
-  const inside = relative(outDir, path);
-  return inside.startsWith('..') ? path : join(root, inside.replace(/\.js$/, '.ts'));
 }

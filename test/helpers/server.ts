@@ -28,7 +28,6 @@ export const ADMIN_TOKEN = 'test-operator-token-0123456789';
  */
 export const TEST_PASSWORD_COST = 2 ** 10;
 
-
 export interface TestResponse {
   status: number;
   headers: Headers;
