@@ -69,7 +69,13 @@ export interface Config {
    * about 18% longer. See src/backends/postgres/instance-leases.ts.
    */
   instanceLeaseMs: number;
+  /** The optional modules this server loads (MARKETPLACE_MODULES: a comma list, `all` (default) or `none`). */
+  modules: ModuleName[];
 }
+
+/** The optional parts of the server (src/modules/), in the order they are installed. */
+export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation'] as const;
+export type ModuleName = (typeof MODULE_NAMES)[number];
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -129,8 +135,22 @@ export function loadConfig(env: Env): Config {
     endedKeyRetentionDays: integerSetting(env, 'ENDED_KEY_RETENTION_DAYS', DEFAULT_ENDED_KEY_RETENTION_DAYS, 0, 36_500),
     idempotencyMaxRecords: integerSetting(env, 'IDEMPOTENCY_MAX_RECORDS', DEFAULT_IDEMPOTENCY_MAX_RECORDS, 1, 10_000_000),
     instanceLeaseMs: integerSetting(env, 'INSTANCE_LEASE_MS', DEFAULT_INSTANCE_LEASE_MS, 500, 60_000),
+    modules: modulesSetting(env.MARKETPLACE_MODULES),
     ...sharedBackends(env),
   };
+}
+
+/** `all` (or unset) loads every module, `none` none; otherwise a comma list of known names. */
+function modulesSetting(raw: string | undefined): ModuleName[] {
+  const text = raw?.trim().toLowerCase() ?? '';
+  if (text === '' || text === 'all') return [...MODULE_NAMES];
+  if (text === 'none') return [];
+  const names = text.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const unknown = names.filter((name) => !(MODULE_NAMES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new ConfigError(`MARKETPLACE_MODULES names ${unknown.map((name) => `"${name}"`).join(', ')}, which ${unknown.length === 1 ? 'is not a module' : 'are not modules'}: use all, none, or a comma list of ${MODULE_NAMES.join(', ')}`);
+  }
+  return MODULE_NAMES.filter((name) => names.includes(name));
 }
 
 function sharedBackends(env: Env): { databaseUrl: string | null; redisUrl: string | null; redisTlsCaFile: string | null } {

@@ -37,7 +37,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['moderation'],
   ['resources'],
   ['handlers', 'openapi'],
-  ['server.ts', 'pipeline', 'backends', 'demo.ts', 'banner.ts'],
+  ['server.ts', 'pipeline', 'backends', 'demo.ts', 'banner.ts', 'module.ts'],
+  ['modules'],
   ['app.ts'],
   ['embed.ts', 'index.ts', 'main.ts', 'cli.ts', 'executable.ts', 'build'],
 ];

@@ -1,0 +1,66 @@
+// What an optional module is, and what the core hands it. A module (src/modules/<name>/index.ts)
+// exports one MarketplaceModule; src/app.ts installs the ones MARKETPLACE_MODULES names, each
+// with one call to `install(host)`. Through the host a module adds its routes on any surface,
+// its part of the OpenAPI document, its own request area (the portal's /portal/v1), its static
+// pages, its store reactions and its timers. The core never imports a module: it only calls
+// what a module gave the host.
+
+import type { UsageReader } from './analytics/reader.ts';
+import type { AuditLog } from './audit/audit-log.ts';
+import type { Backends } from './backends/open-backends.ts';
+import type { Clock } from './clock.ts';
+import type { Config, ModuleName } from './config.ts';
+import type { ClientAddress } from './http/client-address.ts';
+import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
+import type { RateLimiter } from './limits/rate-limiter.ts';
+import type { Gate, Run } from './pipeline/gate.ts';
+import type { ChangeEvent, Store } from './store/store.ts';
+import type { WebhookOutbox } from './webhooks/outbox.ts';
+
+export type { ModuleName };
+
+/** A static file answer (the dashboard's and the portal's pages). */
+export interface StaticAsset {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** The parts of the running core a module may use. */
+export interface ModuleHost {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly store: Store;
+  readonly backends: Backends;
+  readonly outbox: WebhookOutbox;
+  readonly audit: AuditLog;
+  readonly usage: UsageReader;
+  readonly keyLimiter: RateLimiter;
+  /** The operator token (modules derive their sealing keys from it). */
+  readonly operatorToken: string;
+  readonly clientAddress: ClientAddress;
+  /** Every /v1 route, the core's and the modules' (complete once every module is installed). */
+  readonly apiRoutes: readonly ApiRoute[];
+  /** The names of the modules this server loads. */
+  readonly modules: ReadonlySet<ModuleName>;
+  warn(message: string): void;
+
+  addApiRoutes(routes: readonly ApiRoute[]): void;
+  addOperatorRoutes(routes: readonly OperatorRoute[]): void;
+  addPublicRoutes(routes: readonly PublicRoute[]): void;
+  /** A request area of the module's own: every request under `prefix` goes to the gate `makeGate` builds. */
+  addArea(prefix: string, makeGate: (run: Run) => Gate): void;
+  /** Static pages: `serve(path)` answers a GET or HEAD of a path it knows, or null. */
+  addStaticFiles(serve: (path: string) => StaticAsset | null): void;
+  /** Reacts to every store change, after the core's own reactions (see src/app.ts). */
+  onStoreChange(react: (change: ChangeEvent) => void): void;
+  /** Runs `task` every `everyMs` while the server runs; a failure is logged as `what`. */
+  every(everyMs: number, what: string, task: () => Promise<unknown>): void;
+  /** Runs at the server's graceful stop, after requests have finished. */
+  onClose(task: () => Promise<void> | void): void;
+}
+
+export interface MarketplaceModule {
+  readonly name: ModuleName;
+  install(host: ModuleHost): void | Promise<void>;
+}
