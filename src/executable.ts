@@ -5,7 +5,7 @@
 
 import { getAsset, isSea } from 'node:sea';
 import { runCommandLine } from './cli.ts';
-import { DASHBOARD_ASSET, decodeDashboardFiles, useDashboardFiles } from './handlers/public/dashboard.ts';
+import { DASHBOARD_ASSET, decodeDashboardFiles, useDashboardFiles } from './http/static-pages.ts';
 
 if (isSea()) useDashboardFiles(decodeDashboardFiles(getAsset(DASHBOARD_ASSET, 'utf8')));
 

@@ -11,20 +11,15 @@ import type { Backends } from './backends/open-backends.ts';
 import type { Clock } from './clock.ts';
 import type { Config, ModuleName } from './config.ts';
 import type { ClientAddress } from './http/client-address.ts';
-import type { ApiRoute, OperatorRoute, PublicRoute } from './http/route.ts';
+import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
+import type { StaticAsset } from './http/static-pages.ts';
+import type { OpenApiPart } from './openapi/schema.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
 import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
 
-export type { ModuleName };
-
-/** A static file answer (the dashboard's and the portal's pages). */
-export interface StaticAsset {
-  status: number;
-  headers: Record<string, string>;
-  body: Buffer;
-}
+export type { ModuleName, OpenApiPart, StaticAsset };
 
 /** The parts of the running core a module may use. */
 export interface ModuleHost {
@@ -48,6 +43,12 @@ export interface ModuleHost {
   addApiRoutes(routes: readonly ApiRoute[]): void;
   addOperatorRoutes(routes: readonly OperatorRoute[]): void;
   addPublicRoutes(routes: readonly PublicRoute[]): void;
+  /** The routes of the portal's area, for the OpenAPI document (the module serves them through its own area). */
+  addPortalRoutes(routes: readonly PortalRoute[]): void;
+  /** The module's operations, tags and security schemes in /openapi.json. */
+  addOpenApi(part: OpenApiPart): void;
+  /** Password hashing done by the module, reported on GET /metrics. */
+  measurePasswordWork(work: () => { started: number; queueFull: number }): void;
   /** A request area of the module's own: every request under `prefix` goes to the gate `makeGate` builds. */
   addArea(prefix: string, makeGate: (run: Run) => Gate): void;
   /** Static pages: `serve(path)` answers a GET or HEAD of a path it knows, or null. */

@@ -1,7 +1,8 @@
 // The request pipeline. Each request goes to the gate of its area (src/pipeline/areas.ts): /v1
-// (v1-gate.ts: key, CPU budget, rate limit, route, permission), /portal/v1 (portal-gate.ts:
-// same origin, route, session), /admin and /metrics (admin-gate.ts: the operator token, route),
-// and everything else (public-gate.ts: static files, health, the OpenAPI document). The gate
+// (v1-gate.ts: key, CPU budget, rate limit, route, permission), /admin and /metrics
+// (admin-gate.ts: the operator token, route), a module's own area (the portal's /portal/v1,
+// src/modules/portal/gate.ts), and everything else (public-gate.ts: static files, health, the
+// OpenAPI document). The gate
 // builds its surface's context (src/http/*-context.ts) once, first, and hands it with its steps
 // to `run`, the part every area shares: run the steps, send the answer (`respond`), and end in
 // `finish`: one access-log line and, for a known key, one usage count and the CPU its work
@@ -15,11 +16,10 @@ import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
 import type { Reply } from './http/route.ts';
 import { LimiterUnavailableError } from './limits/rate-limiter.ts';
 import { createAdminGate } from './pipeline/admin-gate.ts';
-import { areaOf, type Area } from './pipeline/areas.ts';
+import { areaOf, type CoreArea } from './pipeline/areas.ts';
 import { CpuBudgetStep } from './pipeline/cpu-budget-step.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
-import { createPortalGate } from './pipeline/portal-gate.ts';
 import { createPublicGate } from './pipeline/public-gate.ts';
 import { createV1Gate } from './pipeline/v1-gate.ts';
 import { StoreClosedError, StoreUnavailableError } from './store/store.ts';
@@ -59,12 +59,14 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     }
   };
 
-  const gates: Record<Area, Gate> = {
+  const gates: Record<CoreArea, Gate> = {
     v1: createV1Gate(deps, cpuBudget, run),
-    portal: createPortalGate(deps, run),
     operator: createAdminGate(deps, run),
     public: createPublicGate(deps, run),
   };
+  // The modules' own areas (the portal's /portal/v1), each with the gate it built.
+  const moduleAreas = deps.moduleAreas;
+  const moduleGates = moduleAreas.map((area) => area.makeGate(run));
 
   function respond(context: BaseContext, reply: Reply): void {
     let status: number | Promise<number>;
@@ -114,6 +116,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    gates[areaOf(req.url ?? '/')](req, res, timed ? deps.clock.monotonic() : 0);
+    const area = areaOf(req.url ?? '/', moduleAreas);
+    (typeof area === 'number' ? moduleGates[area]! : gates[area])(req, res, timed ? deps.clock.monotonic() : 0);
   };
 }

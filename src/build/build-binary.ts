@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { DASHBOARD_ASSET, encodeDashboardFiles, readPublicFolder } from '../handlers/public/dashboard.ts';
+import { DASHBOARD_ASSET, encodeDashboardFiles, readPublicFolder } from '../http/static-pages.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const work = join(root, 'dist/sea');

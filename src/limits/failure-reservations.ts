@@ -14,6 +14,9 @@ import type { SlidingWindowLimiter } from './sliding-window.ts';
 /** Which failure window a place is in: the account's (by email asked for) or the client address's. */
 export type FailureWindow = 'account' | 'address';
 
+/** The window of failed sign-ins per account (the portal's sign-in limits): 15 minutes. */
+export const ACCOUNT_FAILURE_WINDOW_MS = 15 * 60 * 1000;
+
 /** At most this many attempts of one account, or from one address, are checked at the same time. */
 export const IN_FLIGHT_PER_PLACE = 2;
 

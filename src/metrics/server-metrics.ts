@@ -76,7 +76,7 @@ export class ServerMetrics {
       cpuReported = cpuNow;
       const passwords = options.passwordWork?.();
       if (passwords !== undefined) {
-        // Counted where the work happens (src/portal/passwords.ts); added here as what grew since the last scrape.
+        // Counted where the work happens (src/modules/portal/passwords.ts); added here as what grew since the last scrape.
         passwordHashes.inc({}, passwords.started - passwordsReported.started);
         passwordQueueFull.inc({}, passwords.queueFull - passwordsReported.queueFull);
         passwordsReported.started = passwords.started;

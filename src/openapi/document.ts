@@ -4,15 +4,11 @@
 // without details, or details without a route, stops the build, so the two cannot drift.
 
 import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/route.ts';
-import { portalOperations, SESSION_COOKIE_SCHEME } from './portal.ts';
-import { portalSelfServiceOperations } from './portal-keys.ts';
-import { portalActivityOperations } from './portal-activity.ts';
-import { portalTwoFactorOperations } from './portal-two-factor.ts';
 import { operatorOperations } from './operator.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
-import { moderationOperations, readinessOperations } from './moderation.ts';
-import { errorAnswer, MALFORMED_REQUEST, type OperationDetails, type Operations, type Schema } from './schema.ts';
+import { auditOperations, readinessOperations } from './operations.ts';
+import { errorAnswer, MALFORMED_REQUEST, type OpenApiPart, type OperationDetails, type Operations, type Schema } from './schema.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { userOperations } from './users.ts';
 import { webhookEvents, webhookOperations, webhookSchemas } from './webhooks.ts';
@@ -23,6 +19,8 @@ export interface DocumentedRoutes {
   operator: readonly OperatorRoute[];
   public: readonly PublicRoute[];
   portal: readonly PortalRoute[];
+  /** What the loaded modules add: their operations, tags and security schemes. */
+  parts: readonly OpenApiPart[];
 }
 
 const TAGS = [
@@ -31,9 +29,9 @@ const TAGS = [
   { name: 'analytics', description: 'API usage of your key and the performance of your listings.' },
   { name: 'webhooks', description: 'Receivers of events about your listings and profile, and the events they get.' },
   { name: 'operator', description: 'The operator API: users, keys, moderation, the audit log, statistics, metrics, compaction and backups (operator token).' },
-  { name: 'portal', description: 'The developer portal: a signed-in user manages their own account (session cookie; writes only from the server\'s own origin).' },
-  { name: 'service', description: 'Health, readiness and this document; no key needed.' },
 ];
+/** After the modules' own tags, last. */
+const SERVICE_TAG = { name: 'service', description: 'Health, readiness and this document; no key needed.' };
 
 const serviceOperations: Operations = {
   'GET /': {
@@ -119,12 +117,9 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     ...analyticsOperations,
     ...webhookOperations,
     ...operatorOperations,
-    ...moderationOperations,
+    ...auditOperations,
     ...readinessOperations,
-    ...portalOperations,
-    ...portalSelfServiceOperations,
-    ...portalActivityOperations,
-    ...portalTwoFactorOperations,
+    ...Object.assign({}, ...routes.parts.map((part) => part.operations)),
   };
   const unused = new Set(Object.keys(details));
   const paths: Record<string, Record<string, Schema>> = {};
@@ -154,7 +149,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     },
     servers: [{ url: '/' }],
     security: [{ bearerKey: [] }, { headerKey: [] }],
-    tags: TAGS,
+    tags: [...TAGS, ...routes.parts.flatMap((part) => part.tags ?? []), SERVICE_TAG],
     paths,
     webhooks: webhookEvents,
     components: {
@@ -162,7 +157,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
         bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key: `market_live_…` or `mk_…`.' },
         headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         operatorToken: { type: 'http', scheme: 'bearer', description: 'MARKETPLACE_ADMIN_TOKEN (or DATA_DIR/admin-token).' },
-        sessionCookie: SESSION_COOKIE_SCHEME,
+        ...Object.assign({}, ...routes.parts.map((part) => part.securitySchemes ?? {})),
       },
       schemas: { ...SHARED_SCHEMAS, ...analyticsSchemas, ...webhookSchemas },
     },

@@ -54,6 +54,13 @@ export interface OperationDetails {
 /** Operation details keyed by the route's own "METHOD /pattern" (e.g. "GET /v1/listings/:id"). */
 export type Operations = Record<string, OperationDetails>;
 
+/** A module's part of the document (src/module.ts): its operations, and its tags and security schemes if any. */
+export interface OpenApiPart {
+  operations: Operations;
+  tags?: readonly { name: string; description: string }[];
+  securitySchemes?: Record<string, Schema>;
+}
+
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 
 export const jsonBody = (schema: Schema, description = 'JSON body') => ({

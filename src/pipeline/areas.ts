@@ -1,12 +1,20 @@
 // Which area of the server a request target belongs to, read from the raw target before
 // anything else is parsed: the area decides the gate, and the gate the context. An area is a
-// path prefix and everything below it ("/v1", "/v1/…", "/v1?…", not "/v1x").
+// path prefix and everything below it ("/v1", "/v1/…", "/v1?…", not "/v1x"). The core has three
+// (/v1, the operator's /admin and /metrics, and everything else); a module may add its own (the
+// portal's /portal/v1), looked at after /v1 and before the operator's.
 
-export type Area = 'v1' | 'portal' | 'operator' | 'public';
+export type CoreArea = 'v1' | 'operator' | 'public';
 
-export function areaOf(url: string): Area {
+/** A module's area: its prefix, and the index of its gate in the listener's table. */
+export interface ModuleArea {
+  prefix: string;
+}
+
+/** The area of `url`: a core one, or the index of the module area (in `moduleAreas`) it falls under. */
+export function areaOf(url: string, moduleAreas: readonly ModuleArea[] = []): CoreArea | number {
   if (isUnder(url, '/v1')) return 'v1';
-  if (isUnder(url, '/portal/v1')) return 'portal';
+  for (let index = 0; index < moduleAreas.length; index++) if (isUnder(url, moduleAreas[index]!.prefix)) return index;
   if (isUnder(url, '/admin') || isUnder(url, '/metrics', false)) return 'operator';
   return 'public';
 }

@@ -9,12 +9,13 @@ import type { AccessLog } from '../http/access-log.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { CorsPolicy } from '../http/cors.ts';
 import type { IdempotencyGuard } from '../http/idempotency.ts';
-import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/route.ts';
+import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
 import type { CpuBudget } from '../limits/cpu-budget.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
-import type { PortalSessions } from '../portal/sessions.ts';
 import type { Router } from '../router.ts';
 import type { Store } from '../store/store.ts';
+import type { ModuleArea } from './areas.ts';
+import type { Gate, Run } from './gate.ts';
 
 export interface PipelineDeps {
   clock: Clock;
@@ -27,9 +28,8 @@ export interface PipelineDeps {
   apiRoutes: Router<ApiRoute>;
   operatorRoutes: Router<OperatorRoute>;
   publicRoutes: Router<PublicRoute>;
-  portalRoutes: Router<PortalRoute>;
-  /** Portal sessions: the cookie → the signed-in user. */
-  sessions: PortalSessions;
+  /** The modules' own areas (the portal's /portal/v1), each making its gate on the listener's `run`. */
+  moduleAreas: readonly (ModuleArea & { makeGate(run: Run): Gate })[];
   operatorToken: string;
   usage: UsageRecorder;
   idempotency: IdempotencyGuard;
@@ -43,6 +43,6 @@ export interface PipelineDeps {
   /** Each key's share of the event loop (KEY_CPU_BUDGET_MS); null when off. */
   cpuBudget?: CpuBudget | null;
   /** Static files (the dashboard): an answer, or null when the path is not one. */
-  staticAsset?: (path: string) => { status: number; headers: Record<string, string>; body: Buffer } | null;
+  staticAsset?: ((path: string) => { status: number; headers: Record<string, string>; body: Buffer } | null) | null;
   logError: (requestId: string, error: unknown) => void;
 }

@@ -21,7 +21,7 @@ import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.
 import { currentPlans, entryPlan } from '../auth/plans.ts';
 import { entriesBeyondRole } from '../auth/role-permissions.ts';
 import { KEYS, USERS, userStatus, type UserRecord } from '../domain/records.ts';
-import { assertWithinDailyLimit, KEYS_CREATED_PER_DAY } from '../portal/daily-limits.ts';
+import { assertWithinDailyLimit, KEYS_CREATED_PER_DAY } from '../domain/daily-limits.ts';
 
 /** What a key holds unless more is asked: least privilege. */
 export const DEFAULT_PERMISSIONS: readonly string[] = ['read:listings'];

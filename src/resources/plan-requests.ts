@@ -14,7 +14,7 @@ import { planById } from '../auth/plans.ts';
 import { isExpired } from '../auth/key-lifetime.ts';
 import { KEYS, PLAN_REQUESTS, type KeyRecord, type PlanRequestRecord, type PlanRequestStatus, type UserRecord } from '../domain/records.ts';
 import { BodyChecker } from '../http/validation.ts';
-import { assertWithinDailyLimit, PLAN_REQUESTS_PER_DAY } from '../portal/daily-limits.ts';
+import { assertWithinDailyLimit, PLAN_REQUESTS_PER_DAY } from '../domain/daily-limits.ts';
 
 export const PLAN_REQUEST_STATUSES: readonly PlanRequestStatus[] = ['pending', 'approved', 'declined', 'cancelled'];
 

@@ -8,7 +8,6 @@ import { isoTime } from '../clock.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import { keysNarrowedTo } from '../auth/role-permissions.ts';
 import { newId } from '../domain/ids.ts';
-import { passwordProblem } from '../portal/password-rules.ts';
 import { KEYS, ROLES, USERS, userStatus, type KeyRecord, type Role, type UserRecord } from '../domain/records.ts';
 import { privateUser } from '../domain/views.ts';
 import { assertIfMatch, etagOf } from '../http/conditional.ts';
@@ -115,18 +114,6 @@ export function readUserChange(body: Record<string, unknown>): UserFields {
   checker.finish();
   requireNonEmpty(body, OPERATOR_USER_FIELDS);
   return { profile, role };
-}
-
-/** An open sign-up's body: a name, an email (never empty) and a password the rules accept, always a member; throws one 400 naming every problem. */
-export function readSignUp(body: Record<string, unknown>): UserFields & { password: string } {
-  const checker = new BodyChecker(body, ['name', 'email', 'password']);
-  checker.requireFields(['name', 'email', 'password']);
-  const profile = readProfileFields(checker);
-  if (profile.email === '') checker.fail('email', 'must not be empty');
-  const problem = checker.has('password') ? passwordProblem(checker.value('password')) : null;
-  if (problem !== null) checker.fail('password', problem);
-  checker.finish();
-  return { profile, role: 'member', password: body.password as string };
 }
 
 /** Creating a user (the operator's, or an open sign-up's) with a free email (409 otherwise). */

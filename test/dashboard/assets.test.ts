@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { keyRules, type KeyRules } from '../../src/auth/key-rules.ts';
-import { serveDashboardAsset } from '../../src/handlers/public/dashboard.ts';
+import { pageServer } from '../../src/http/static-pages.ts';
+
+/** Both pages, as a server with the dashboard and portal modules serves them. */
+const serveDashboardAsset = pageServer({ dashboardIndex: true, portalPage: true });
 
 const PUBLIC_DIR = new URL('../../src/dashboard/public/', import.meta.url);
 const EXPECTED_CSP =

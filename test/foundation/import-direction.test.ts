@@ -2,7 +2,9 @@
 // files at the top of src/), and may import only from its own layer or those below. Two files
 // that import each other are refused too, whatever their layers. Type-only imports count: they
 // are dependencies of the code's meaning even when nothing of them runs. The handlers sit in one
-// folder per surface (v1, portal, admin, public), and none imports another, in any folder.
+// folder per surface (v1, admin, public), and none imports another, in any folder. The optional
+// modules (src/modules/<name>/) sit above the core: the core never imports them (only the
+// composition's loader does), and no module imports another.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -39,6 +41,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['handlers', 'openapi'],
   ['server.ts', 'pipeline', 'backends', 'demo.ts', 'banner.ts', 'module.ts'],
   ['modules'],
+  ['composition'],
   ['app.ts'],
   ['embed.ts', 'index.ts', 'main.ts', 'cli.ts', 'executable.ts', 'build'],
 ];
@@ -112,13 +115,13 @@ function handlerToHandler(imports: ReadonlyMap<string, readonly string[]>): stri
 
 test('no handler imports another handler: what two surfaces share is a rule in src/resources', () => {
   // A check on the check: the surface folders are scanned, and an import across them is caught.
-  assert.ok(graph.get('handlers/portal/listings.ts')!.includes('resources/listings.ts'));
-  assert.deepEqual(handlerToHandler(new Map([['handlers/portal/listings.ts', ['handlers/v1/listings.ts']]])), ['handlers/portal/listings.ts → handlers/v1/listings.ts']);
+  assert.ok(graph.get('handlers/v1/listings.ts')!.includes('resources/listings.ts'));
+  assert.deepEqual(handlerToHandler(new Map([['handlers/admin/plans.ts', ['handlers/v1/listings.ts']]])), ['handlers/admin/plans.ts → handlers/v1/listings.ts']);
   assert.deepEqual(handlerToHandler(graph), []);
 });
 
 /** Each surface's folder under handlers/, and the route kind (src/http/route.ts) its router holds. */
-const SURFACE_ROUTE_KINDS: Readonly<Record<string, string>> = { v1: 'ApiRoute', portal: 'PortalRoute', admin: 'OperatorRoute', public: 'PublicRoute' };
+const SURFACE_ROUTE_KINDS: Readonly<Record<string, string>> = { v1: 'ApiRoute', admin: 'OperatorRoute', public: 'PublicRoute' };
 
 test('each handler sits in the folder of the one surface whose routes it returns', () => {
   const misplaced: string[] = [];
@@ -150,4 +153,40 @@ test('no rule sees a request: src/resources imports neither http/context.ts nor 
     for (const imported of imports) if (requestTypes.includes(imported)) seen.push(`${file} → ${imported}`);
   }
   assert.deepEqual(seen, []);
+});
+
+/** The file allowed to import the optional modules: the composition's loader. */
+const MODULE_LOADERS = ['composition/load-modules.ts'];
+/** Where one module needs another, it is said here, as 'importer module → imported module' (none today). */
+const MODULE_NEEDS: readonly string[] = [];
+
+/** Every import that breaks the modules' rules: a core file (not a loader) importing a module, or a module importing another. */
+function moduleBreaches(imports: ReadonlyMap<string, readonly string[]>): string[] {
+  const moduleOf = (file: string) => (file.startsWith('modules/') ? file.split('/')[1]! : null);
+  const breaches: string[] = [];
+  for (const [file, imported] of imports) {
+    for (const target of imported) {
+      const from = moduleOf(file);
+      const to = moduleOf(target);
+      if (to === null || from === to) continue;
+      if (from === null && !MODULE_LOADERS.includes(file)) breaches.push(`${file} → ${target} (the core imports a module)`);
+      if (from !== null && !MODULE_NEEDS.includes(`${from} → ${to}`)) breaches.push(`${file} → ${target} (a module imports another)`);
+    }
+  }
+  return breaches;
+}
+
+test('the core never imports a module (only the composition loads them), and no module imports another', () => {
+  // A check on the check: a core file reaching into a module, and a module into another, are caught.
+  const probe = new Map([
+    ['resources/keys.ts', ['modules/portal/daily-limits.ts']],
+    ['modules/moderation/erasure.ts', ['modules/portal/end-access.ts', 'store/store.ts']],
+    ['composition/load-modules.ts', ['modules/portal/index.ts']],
+  ]);
+  assert.deepEqual(moduleBreaches(probe), [
+    'resources/keys.ts → modules/portal/daily-limits.ts (the core imports a module)',
+    'modules/moderation/erasure.ts → modules/portal/end-access.ts (a module imports another)',
+  ]);
+  for (const name of ['portal', 'dashboard', 'search', 'moderation']) assert.ok(graph.get('composition/load-modules.ts')!.includes(`modules/${name}/index.ts`), `${name} is loaded`);
+  assert.deepEqual(moduleBreaches(graph), []);
 });

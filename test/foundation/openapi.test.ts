@@ -83,15 +83,16 @@ test('the document states what the server enforces: page maximum, Idempotency-Ke
 
 test('a route without operation details, or details without a route, stops the document from being built', async (t) => {
   const server = await startServer(t);
-  const { apiRoutes, operatorRoutes, publicRoutes, portalRoutes } = server.app;
+  const { documentedRoutes } = server.app;
+  const { api: apiRoutes } = documentedRoutes;
   const undocumented: ApiRoute = { method: 'GET', pattern: '/v1/undocumented', resource: 'listings', summary: 'Nothing', handle: () => ({ status: 200 }) };
-  assert.throws(() => buildOpenApiDocument({ api: [...apiRoutes, undocumented], operator: operatorRoutes, public: publicRoutes, portal: portalRoutes }), /GET \/v1\/undocumented has no operation details/);
-  assert.throws(() => buildOpenApiDocument({ api: apiRoutes.slice(1), operator: operatorRoutes, public: publicRoutes, portal: portalRoutes }), /routes that do not exist: GET \/v1\/listings/);
+  assert.throws(() => buildOpenApiDocument({ ...documentedRoutes, api: [...apiRoutes, undocumented] }), /GET \/v1\/undocumented has no operation details/);
+  assert.throws(() => buildOpenApiDocument({ ...documentedRoutes, api: apiRoutes.slice(1) }), /routes that do not exist: GET \/v1\/listings/);
 });
 
 test('the answer checker catches a missing required field, a wrong type, an undocumented status and a non-Error error', async (t) => {
   const server = await startServer(t);
-  const checker = new AnswerChecker(buildOpenApiDocument({ api: server.app.apiRoutes, operator: server.app.operatorRoutes, public: server.app.publicRoutes, portal: server.app.portalRoutes }));
+  const checker = new AnswerChecker(buildOpenApiDocument(server.app.documentedRoutes));
   const listing = {
     id: 'lst_1',
     title: 'T',

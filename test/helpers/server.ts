@@ -109,7 +109,7 @@ export class TestServer {
    * body valid, `required` fields present), so the document cannot promise what the server does not do.
    */
   private checkAgainstDocument(method: string, path: string, status: number, body: unknown): void {
-    this.answerChecker ??= new AnswerChecker(buildOpenApiDocument({ api: this.app.apiRoutes, operator: this.app.operatorRoutes, public: this.app.publicRoutes, portal: this.app.portalRoutes }));
+    this.answerChecker ??= new AnswerChecker(buildOpenApiDocument(this.app.documentedRoutes));
     const problems = this.answerChecker.problems(method, path, status, body);
     if (problems.length > 0) throw new Error(`The answer departs from the OpenAPI document:\n  ${problems.join('\n  ')}`);
   }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AUDIT, LISTINGS, USERS, type AuditRecord, type ListingRecord, type UserRecord } from '../../src/domain/records.ts';
-import { ERASED, erasureOps } from '../../src/moderation/erasure.ts';
+import { ERASED, erasureOps } from '../../src/modules/moderation/erasure.ts';
 import { Store } from '../../src/store/store.ts';
 
 const NOW = '2026-01-01T00:00:00.000Z';

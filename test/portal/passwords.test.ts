@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HttpError } from '../../src/domain/errors.ts';
-import { hashPassword, MAX_WAITING, scryptLoad, scryptsRunningFor, verifyPassword } from '../../src/portal/passwords.ts';
+import { hashPassword, MAX_WAITING, scryptLoad, scryptsRunningFor, verifyPassword } from '../../src/modules/portal/passwords.ts';
 
 test('scrypt with a salt per password; verify; malformed stored values never match', async () => {
   const first = await hashPassword('correct horse battery staple');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cookieFrom, sameOrigin, signedInUser, signIn } from '../helpers/portal.ts';
 import { startServer } from '../helpers/server.ts';
-import { SESSIONS } from '../../src/portal/records.ts';
+import { SESSIONS } from '../../src/domain/account-records.ts';
 
 test('suspension ends every session: 401 at once, and still 401 after unsuspension; a new sign-in works then', async (t) => {
   const server = await startServer(t);

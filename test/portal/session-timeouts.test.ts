@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
-import { SESSIONS } from '../../src/portal/records.ts';
-import { PortalSessions } from '../../src/portal/sessions.ts';
+import { SESSIONS } from '../../src/domain/account-records.ts';
+import { PortalSessions } from '../../src/modules/portal/sessions.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, signIn } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';

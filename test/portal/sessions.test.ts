@@ -68,7 +68,7 @@ test('signing in again from a signed-in browser ends the session its cookie repl
   const invitation = await server.admin('POST', `/admin/v1/users/${ada.userId}/invitations`);
   const reset = await server.request('POST', '/portal/v1/password', { headers: { cookie: cookieFrom(again)!, ...sameOrigin(server) }, body: { invitation: invitation.body.data.token, password: 'reset while signed in' } });
   assert.equal(reset.status, 201, reset.text);
-  const { SESSIONS } = await import('../../src/portal/records.ts');
+  const { SESSIONS } = await import('../../src/domain/account-records.ts');
   assert.equal([...server.app.store.values(SESSIONS)].filter((session) => session.user_id === ada.userId).length, 1);
 });
 

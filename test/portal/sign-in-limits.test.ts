@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
-import { prepareDummyHash, scryptLoad } from '../../src/portal/passwords.ts';
+import { prepareDummyHash, scryptLoad } from '../../src/modules/portal/passwords.ts';
 import { sameOrigin, setPassword, signedInUser } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 

@@ -26,7 +26,7 @@ import {
   type KeyFields,
   type OwnKeyFields,
 } from '../../src/resources/keys.ts';
-import { KEYS_CREATED_PER_DAY } from '../../src/portal/daily-limits.ts';
+import { KEYS_CREATED_PER_DAY } from '../../src/domain/daily-limits.ts';
 import { aKey, assertReadings, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps, START } from './rules-store.ts';
 
 const API_ROUTES: PermissionRoute[] = [

@@ -6,6 +6,7 @@
 // store's Transaction.
 
 import assert from 'node:assert/strict';
+import { readSignUp } from '../../src/modules/portal/sign-up.ts';
 import { test } from 'node:test';
 import { USERS } from '../../src/domain/records.ts';
 import { etagOf } from '../../src/http/conditional.ts';
@@ -17,7 +18,6 @@ import {
   decideUserCreate,
   ownProfileBody,
   readOwnProfileChange,
-  readSignUp,
   readUserChange,
   readUserCreate,
   type ProfileFields,

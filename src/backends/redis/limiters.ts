@@ -2,9 +2,8 @@
 // per account), the sign-in reservations in those windows, and webhook redeliveries per user,
 // kept in one Redis, for many instances, over one connection. Imported only when REDIS_URL is set.
 
-import type { FailureReservations } from '../../limits/failure-reservations.ts';
+import { ACCOUNT_FAILURE_WINDOW_MS, type FailureReservations } from '../../limits/failure-reservations.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
-import { ACCOUNT_FAILURE_WINDOW_MS } from '../../portal/sign-in-limits.ts';
 import { REDELIVERY_WINDOW_MS } from '../../webhooks/redelivery.ts';
 import { RedisConnection, type RedisConnectionOptions } from './redis-connection.ts';
 import { RedisSlidingWindowLimiter } from './redis-limiter.ts';

@@ -1,0 +1,145 @@
+// The core of one running instance, made in order from a Config: the back-ends, the store, the
+// counters, the webhook outbox and dispatcher, the listing index and page cache, the key
+// authenticator, the audit log, and every reaction to a store change. No routes, no modules:
+// src/app.ts adds those around it.
+
+import { UsageCounters } from '../analytics/usage-counters.ts';
+import type { UsageRecorder } from '../analytics/recorder.ts';
+import type { UsageReader } from '../analytics/reader.ts';
+import { AuditLog } from '../audit/audit-log.ts';
+import { KeyAuthenticator } from '../auth/authenticate.ts';
+import { resolveOperatorToken } from '../auth/operator-token-source.ts';
+import { openBackends, type Backends } from '../backends/open-backends.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { KEYS, USAGE, WEBHOOKS } from '../domain/records.ts';
+import { limiterAnswers, Readiness } from '../health/readiness.ts';
+import { clientAddressFunction, type ClientAddress } from '../http/client-address.ts';
+import { IdempotencyGuard } from '../http/idempotency.ts';
+import { ListingIndex } from '../listings/index.ts';
+import { ListingPageCache } from '../listings/page-cache.ts';
+import { ServerMetrics, type ServerMetricsOptions } from '../metrics/server-metrics.ts';
+import { parseAddressRanges } from '../net/address-ranges.ts';
+import { nodeFileSystem, type FileSystem } from '../store/files.ts';
+import { Store, type CompactionHooks } from '../store/store.ts';
+import { DeliveryCounts } from '../webhooks/delivery-counts.ts';
+import { DEFAULT_TIMEOUT_MS as WEBHOOK_SEND_TIMEOUT_MS, WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import { WebhookOutbox } from '../webhooks/outbox.ts';
+
+export interface CoreOptions {
+  config: Config;
+  clock?: Clock;
+  /** The store's file system, replaceable so tests can inject disk faults. */
+  fileSystem?: FileSystem;
+  /** Tests only: moments where the store's compaction may be held (CompactionHooks, src/store/log.ts). */
+  compactionHooks?: CompactionHooks;
+  /** Where access-log lines and notices go (stdout by default). */
+  writeOut?: (text: string) => void;
+  /** Where warnings and errors go (stderr by default). */
+  writeErr?: (text: string) => void;
+}
+
+export type Core = Awaited<ReturnType<typeof openCore>>;
+
+const NOT_COUNTING: UsageRecorder = { recordRequest() {}, recordListingView() {}, recordListingImpressions() {} };
+
+export async function openCore(options: CoreOptions) {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const writeOut = options.writeOut ?? ((text: string) => void process.stdout.write(text));
+  const writeErr = options.writeErr ?? ((text: string) => void process.stderr.write(text));
+  const warn = (message: string) => writeErr(`warning: ${message}\n`);
+
+  // Password work is reported once a module that hashes passwords says how (src/module.ts).
+  const metricsOptions: ServerMetricsOptions = { residentMemoryBytes: () => process.memoryUsage.rss() };
+  const metrics = new ServerMetrics(metricsOptions);
+  const fileSystem = options.fileSystem ?? nodeFileSystem;
+  // The deployment is decided once, here: the log, the limiters, claims and usage reading. With
+  // a shared database nothing is kept in DATA_DIR (the token comes from the environment).
+  // The store's fsyncs are timed on their way to the disk, for GET /metrics.
+  const backends: Backends = await openBackends(config, { clock, fileSystem: metrics.timedFileSystem(fileSystem), warn, webhookSendTimeoutMs: WEBHOOK_SEND_TIMEOUT_MS });
+  let store: Store;
+  try {
+    store = await Store.open({ dataDir: backends.dataDir, log: backends.log, instanceSync: backends.instanceSync, warn, now: () => clock.now(), compactionHooks: options.compactionHooks });
+  } catch (error) {
+    backends.closeLimiters();
+    throw error;
+  }
+  metrics.start(store);
+  const readiness = new Readiness({ fileSystem, dataDir: backends.dataDir, monotonicNow: () => clock.monotonic() });
+  const operatorToken = resolveOperatorToken(config.operatorToken, backends.dataDir);
+
+  // Counting is in memory; snapshots reach the store every few seconds and at close.
+  // With a shared database each instance saves its own counts and answers with everyone's.
+  const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag, flushIntervalMs: config.usageFlushMs });
+  const usageReader: UsageReader = backends.usageReader(usage, store);
+  // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
+  const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
+  // Events are queued in the same write as their change; the dispatcher delivers them later.
+  const deliveryCounts = new DeliveryCounts((_outcome, howMany, source) => {
+    // Attempts reach /metrics through the webhook changes they write; drops write none.
+    if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
+  });
+  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
+  const dispatcher = new WebhookDispatcher({
+    store,
+    clock,
+    counts: deliveryCounts,
+    retryDelaysMs: config.webhookRetryDelaysMs,
+    allowPrivate: config.webhookAllowPrivate,
+    // Instances sharing a database claim each attempt, so one of them sends it.
+    claims: backends.attemptClaims(store),
+    warn,
+  });
+  const index = new ListingIndex(store);
+  const pageCache = new ListingPageCache(() => clock.monotonic());
+  const authenticator = new KeyAuthenticator(store, config.brand, () => clock.monotonic(), () => clock.now());
+
+  // Every reaction of the core to a store change, in one place. The store runs them
+  // synchronously, in this order, after each operation reaches memory and before the write's
+  // promise resolves, so a handler answers only once all of them have seen its change (a failing
+  // one is logged and does not stop the others). None reads another's state while reacting, which
+  // leaves one rule for the order: state kept in memory first, the dispatcher last of the core's,
+  // because it starts work (a timer per delivery) that will later read the store and the others.
+  // Modules add theirs after these (src/module.ts); they too only keep state.
+  store.onChangeOf(KEYS, (change) => authenticator.onKeyChange(change)); // key hashes: a new or revoked key counts from the next request
+  store.onChange((change) => index.onStoreChange(change)); // sorted listed listings (active, owner not suspended)
+  store.onChange((change) => pageCache.onStoreChange(change)); // any listing or user write drops every cached page
+  store.onChange((change) => outbox.onStoreChange(change)); // webhook ids by owner, pending deliveries per webhook (the cap)
+  store.onChangeOf(WEBHOOKS, (change) => metrics.onWebhookChange(change)); // webhook delivery outcomes, for GET /metrics
+  store.onChangeOf(USAGE, (change) => usageReader.onUsageChange?.(change)); // other instances' saved counts (a shared database)
+  store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
+
+  // Shared back-ends (PostgreSQL, Redis) are part of readiness; the defaults report nothing.
+  readiness.watch(() => store.problems());
+  if (config.redisUrl !== null) readiness.watch(limiterAnswers(backends.keyLimiter));
+  // The client's address (from X-Forwarded-For only behind a TRUST_PROXY proxy), for every per-address limit.
+  const clientAddress: ClientAddress = clientAddressFunction(parseAddressRanges(config.trustProxy));
+  return {
+    config,
+    clock,
+    writeOut,
+    writeErr,
+    warn,
+    metrics,
+    metricsOptions,
+    fileSystem,
+    backends,
+    store,
+    readiness,
+    operatorToken,
+    startedAtMs: clock.now(),
+    usage,
+    usageReader,
+    recorder,
+    deliveryCounts,
+    outbox,
+    dispatcher,
+    index,
+    pageCache,
+    authenticator,
+    audit: new AuditLog(store, clock),
+    clientAddress,
+    idempotency: new IdempotencyGuard(store, () => clock.now(), config.idempotencyMaxRecords),
+  };
+}

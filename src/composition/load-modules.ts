@@ -1,0 +1,18 @@
+// The one file that imports the optional modules (src/modules/), each only when
+// MARKETPLACE_MODULES names it: a module left out is never loaded, so none of its code runs
+// or takes memory.
+
+import type { ModuleName } from '../config.ts';
+import type { MarketplaceModule } from '../module.ts';
+
+const LOADERS: Readonly<Record<ModuleName, () => Promise<MarketplaceModule>>> = {
+  portal: async () => (await import('../modules/portal/index.ts')).portalModule,
+  dashboard: async () => (await import('../modules/dashboard/index.ts')).dashboardModule,
+  search: async () => (await import('../modules/search/index.ts')).searchModule,
+  moderation: async () => (await import('../modules/moderation/index.ts')).moderationModule,
+};
+
+/** The named modules, loaded, in the order given. */
+export function loadModules(names: readonly ModuleName[]): Promise<MarketplaceModule[]> {
+  return Promise.all(names.map((name) => LOADERS[name]()));
+}

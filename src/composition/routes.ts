@@ -1,0 +1,53 @@
+// The core's routes on each surface, made from its parts, with the modules' added in their
+// places: a module's operator routes sit where they have always sat in /openapi.json
+// (moderation's after the users and keys, the portal's last), so the document keeps its order.
+
+import { operatorUsageRoute } from '../handlers/admin/key-usage.ts';
+import { auditRoutes } from '../handlers/admin/audit.ts';
+import { metricsRoute } from '../handlers/admin/metrics.ts';
+import { coreOperatorRoutes } from '../handlers/admin/operator.ts';
+import { planRoutes } from '../handlers/admin/plans.ts';
+import { operatorWebhookRoutes } from '../handlers/admin/webhooks.ts';
+import { healthRoutes } from '../handlers/public/health.ts';
+import { homeRoute } from '../handlers/public/home.ts';
+import { readinessRoute } from '../handlers/public/readiness.ts';
+import { analyticsRoutes } from '../handlers/v1/analytics.ts';
+import { listingRoutes } from '../handlers/v1/listings.ts';
+import { userRoutes } from '../handlers/v1/users.ts';
+import { webhookRoutes } from '../handlers/v1/webhooks.ts';
+import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
+import type { Core } from './core.ts';
+import type { ModuleAdditions } from './module-host.ts';
+
+/** The spec's /v1 routes: listings, users, analytics, webhooks. */
+export function coreApiRoutes(core: Core): ApiRoute[] {
+  const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config } = core;
+  return [
+    ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
+    ...userRoutes({ store, clock, outbox }),
+    ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter }),
+    ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
+  ];
+}
+
+/** The operator API: the core's routes with the modules' in their places. */
+export function operatorRoutes(core: Core, apiRoutes: readonly ApiRoute[], added: ModuleAdditions): OperatorRoute[] {
+  const { store, clock, audit, outbox, usageReader, config, backends, metrics, startedAtMs } = core;
+  const ofModule = (name: 'moderation' | 'portal') => added.operatorRoutes.get(name) ?? [];
+  return [
+    ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
+    ...ofModule('moderation'),
+    ...planRoutes({ store, clock, audit }),
+    ...auditRoutes(audit),
+    metricsRoute(metrics),
+    operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter }),
+    ...operatorWebhookRoutes({ store, outbox }),
+    ...ofModule('portal'),
+    ...[...added.operatorRoutes].filter(([name]) => name !== 'moderation' && name !== 'portal').flatMap(([, routes]) => routes),
+  ];
+}
+
+/** The home page, health, the OpenAPI document (made by `document` on first request) and readiness. */
+export function publicRoutes(core: Core, document: () => Buffer, added: ModuleAdditions): PublicRoute[] {
+  return [homeRoute(), ...healthRoutes(document), readinessRoute(core.readiness), ...added.publicRoutes];
+}

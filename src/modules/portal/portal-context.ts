@@ -1,0 +1,47 @@
+// The context of a /portal/v1 route that needs a signed-in user, made by the portal gate
+// (src/pipeline/portal-gate.ts), which records the live session before the handler runs (and
+// answers 401 without one). Its `commit` decides a write on the session's user as she is when
+// the write goes in: a session ended meanwhile (sign-out, password change, expiry) or a user
+// suspended or erased is refused with 401.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { UserRecord } from '../../domain/records.ts';
+import type { Store, Transaction } from '../../store/store.ts';
+import { BaseContext, storeDecisionOf } from '../../http/context.ts';
+import type { Decided, PortalContext, Reply, SignedIn } from '../../http/route.ts';
+
+/** What a signed-in portal write goes through: the store, and the sessions to read the user again. */
+export interface SessionCommitServices {
+  store: Store;
+  /** Reads a portal session's user again inside a write (401 when it ended). */
+  sessions: { userAtCommit(reader: Transaction, sessionId: string): UserRecord };
+}
+
+export class SignedInPortalContext extends BaseContext implements PortalContext {
+  /** The live session the cookie names, and its user; recorded by the gate before the handler runs. */
+  signedIn: SignedIn | null = null;
+
+  private readonly services: SessionCommitServices;
+
+  constructor(req: IncomingMessage, res: ServerResponse, startedAt: number, services: SessionCommitServices) {
+    super(req, res, startedAt);
+    this.services = services;
+  }
+
+  /** The signed-in user as of the request's arrival (fine for reads). */
+  get user(): UserRecord {
+    return this.session().user;
+  }
+
+  commit(decide: (tx: Transaction, user: UserRecord) => Decided): Promise<Reply> {
+    const { store, sessions } = this.services;
+    const { signedIn } = this;
+    if (signedIn === null) return Promise.reject(new Error('A portal write was committed before its session was checked.'));
+    return store.commit((tx) => storeDecisionOf(decide(tx, sessions.userAtCommit(tx, signedIn.sessionId))));
+  }
+
+  private session(): SignedIn {
+    if (this.signedIn === null) throw new Error('A signed-in portal handler ran before its session was checked.');
+    return this.signedIn;
+  }
+}

@@ -1,0 +1,103 @@
+// The signed-in user's webhooks in the developer portal: the same list, registration rules and
+// removal as /v1/webhooks (resources/webhooks.ts), plus a test `ping` sent now —
+// queued like any event, so it is signed and retried exactly like the others — the last 50
+// delivery outcomes (never a body), and sending one of them again (redelivery, at most 60 per
+// hour). Another user's webhook is 404. Audited with the user as actor.
+
+import type { AuditLog } from '../../../audit/audit-log.ts';
+import { userActor } from '../../../audit/audit-log.ts';
+import type { Clock } from '../../../clock.ts';
+import type { RateLimiter } from '../../../limits/rate-limiter.ts';
+import { deliveryOutcomes } from '../../../webhooks/redelivery.ts';
+import { checkQueryNames, pageOf, readPageRequest } from '../../../http/lists.ts';
+import { SECRET_ANSWER_HEADERS } from '../../../http/respond.ts';
+import type { PortalContext, PortalRoute, Reply } from '../../../http/route.ts';
+import type { Store } from '../../../store/store.ts';
+import type { WebhookOutbox } from '../../../webhooks/outbox.ts';
+import { webhookView } from '../../../domain/webhook-records.ts';
+import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../../resources/webhooks.ts';
+
+export interface PortalWebhookRoutesDeps {
+  store: Store;
+  clock: Clock;
+  outbox: WebhookOutbox;
+  audit: AuditLog;
+  /** WEBHOOK_ALLOW_PRIVATE, as for /v1/webhooks. */
+  allowPrivate: boolean;
+  /** Redeliveries per user, shared with /v1. */
+  redeliveryLimiter: RateLimiter;
+}
+
+export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[] {
+  const { store, clock, outbox, audit } = deps;
+
+  function list(context: PortalContext): Reply {
+    checkQueryNames(context.query, ['page', 'limit']);
+    const webhooks = ownWebhookViews(outbox, context.user.id);
+    return { status: 200, body: pageOf(webhooks, readPageRequest(context.query)) };
+  }
+
+  async function register(context: PortalContext): Promise<Reply> {
+    const fields = readWebhookRegistration(await context.readJsonBody(), deps.allowPrivate);
+    return context.commit((tx, user) => {
+      const { ops, webhook } = decideWebhookRegistration(tx, user.id, fields, clock.now(), outbox);
+      const changes = { url: webhook.url, events: webhook.events, description: webhook.description };
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_create', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) })],
+        // The only answer that ever carries the secret.
+        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } },
+      };
+    });
+  }
+
+  function remove(context: PortalContext): Promise<Reply> {
+    const webhookId = context.params.id!;
+    return context.commit((tx, user) => {
+      const { ops, webhook } = decideWebhookRemoval(tx, user.id, webhookId, clock.now());
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_delete', target_type: 'webhook', target_id: webhook.id, changes: { url: webhook.url }, actor: userActor(user.id) })],
+        reply: { status: 200, body: { data: webhookView(webhook) } },
+      };
+    });
+  }
+
+  /** Queues a `ping` due now; the dispatcher sends it signed, like every event. */
+  function test(context: PortalContext): Promise<Reply> {
+    const webhookId = context.params.id!;
+    return context.commit((tx, user) => {
+      const { ops, webhook, eventId } = decideWebhookTestPing(tx, user.id, webhookId, outbox);
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_test', target_type: 'webhook', target_id: webhook.id, changes: { event_id: eventId }, actor: userActor(user.id) })],
+        reply: { status: 202, body: { data: { webhook_id: webhook.id, event_id: eventId, type: 'ping', status: 'pending' } } },
+      };
+    });
+  }
+
+  function deliveries(context: PortalContext): Reply {
+    checkQueryNames(context.query, []);
+    const webhook = ownWebhook(store, context.params.id!, context.user.id);
+    return { status: 200, body: { data: deliveryOutcomes(store, webhook.id) } };
+  }
+
+  async function redeliver(context: PortalContext): Promise<Reply> {
+    const webhookId = context.params.id!;
+    const eventId = context.params.event_id!;
+    await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
+    return context.commit((tx, user) => {
+      const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_redeliver', target_type: 'webhook', target_id: webhookId, changes: { event_id: eventId }, actor: userActor(user.id) })],
+        reply: { status: 202, body: { data: queued } },
+      };
+    });
+  }
+
+  return [
+    { method: 'GET', pattern: '/portal/v1/webhooks', summary: 'Your webhooks', handle: list },
+    { method: 'POST', pattern: '/portal/v1/webhooks', summary: 'Register a webhook (the secret is shown once)', handle: register },
+    { method: 'DELETE', pattern: '/portal/v1/webhooks/:id', summary: 'Remove a webhook', handle: remove },
+    { method: 'POST', pattern: '/portal/v1/webhooks/:id/test', summary: 'Send a signed ping event now', handle: test },
+    { method: 'GET', pattern: '/portal/v1/webhooks/:id/deliveries', summary: 'The last 50 delivery outcomes, newest first', handle: deliveries },
+    { method: 'POST', pattern: '/portal/v1/webhooks/:id/deliveries/:event_id/redeliver', summary: 'Send one of those events again now, freshly signed', handle: redeliver },
+  ];
+}
