@@ -160,6 +160,8 @@ export async function startServer(t: TestContext | null, options: StartOptions =
     MARKETPLACE_DEMO: '0',
     MARKETPLACE_ADMIN_TOKEN: ADMIN_TOKEN,
     ACCESS_LOG: options.output ? '1' : '0',
+    // The suite's core tests run again with the modules left out (test/foundation/modules.test.ts).
+    ...(process.env.MARKETPLACE_TEST_MODULES ? { MARKETPLACE_MODULES: process.env.MARKETPLACE_TEST_MODULES } : {}),
     ...options.env,
   });
   config.passwordCost = TEST_PASSWORD_COST;

@@ -1,0 +1,94 @@
+// The small server inside: with MARKETPLACE_MODULES=none a server loads none of src/modules/,
+// serves the spec's API, the operator API, webhooks and analytics (their tests pass again in
+// that mode), answers 404 where the portal and dashboard were, and documents only what it
+// serves; an unknown module name stops the start with a clear message.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { test } from 'node:test';
+import { measureLoadedLines } from '../../bench/loaded-lines.ts';
+import { loadConfig } from '../../src/config.ts';
+import { startServer } from '../helpers/server.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** What a spawned command ended with, and what it printed. */
+function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    // Not as a child of this test run: a nested `node --test` would report to it instead of exiting with its own result.
+    const { NODE_TEST_CONTEXT: _parent, ...inherited } = process.env;
+    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('exit', (code) => done({ code, stdout, stderr }));
+  });
+}
+
+test('MARKETPLACE_MODULES: all by default, none, a list in install order; an unknown name is a configuration error naming it', () => {
+  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation']);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation']);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'none' }).modules, []);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: ' moderation , Portal' }).modules, ['portal', 'moderation']);
+  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation/);
+});
+
+test('an unknown module name stops the real process before it listens, with one line saying which', async () => {
+  const { code, stdout, stderr } = await run(['--import', 'tsx', 'src/main.ts'], { PORT: '0', DATA_DIR: ':memory:', MARKETPLACE_MODULES: 'portal,forum' });
+  assert.equal(code, 1);
+  assert.doesNotMatch(stdout, /listening/);
+  assert.match(stderr, /^configuration error: MARKETPLACE_MODULES names "forum", which is not a module/);
+});
+
+test('with no modules: /portal, /portal/v1 and /dashboard answer 404; the API, operator API, webhooks and analytics answer', async (t) => {
+  const server = await startServer(t, { env: { MARKETPLACE_MODULES: 'none' } });
+  for (const path of ['/portal', '/portal/', '/dashboard', '/dashboard/app.js', '/dashboard/portal.js']) {
+    assert.equal((await server.request('GET', path)).status, 404, path);
+  }
+  assert.equal((await server.request('GET', '/portal/v1/settings')).status, 404);
+  assert.equal((await server.request('POST', '/portal/v1/session', { body: { email: 'a@example.com', password: 'x' }, headers: { origin: server.url } })).status, 404);
+  assert.equal((await server.admin('POST', '/admin/v1/users/usr_x/suspend', { reason: 'no' })).status, 404, 'moderation is a module');
+  const { key } = await server.userWithKey('creator', ['read:listings', 'write:listings', 'read:webhooks', 'write:webhooks', 'read:analytics']);
+  const auth = { authorization: `Bearer ${key}` };
+  const created = await server.request('POST', '/v1/listings', { headers: auth, body: { title: 'Small', description: 'Served by the core alone', type: 'SKILL', price: 1 } });
+  assert.equal(created.status, 201);
+  assert.equal((await server.request('GET', '/v1/listings?q=small', { headers: auth })).body.data.length, 1);
+  assert.equal((await server.request('POST', '/v1/webhooks', { headers: auth, body: { url: 'https://example.com/hook', events: ['listing.created'] } })).status, 201);
+  assert.equal((await server.request('GET', '/v1/analytics/usage', { headers: auth })).status, 200);
+  assert.equal((await server.admin('GET', '/admin/v1/stats')).status, 200);
+});
+
+test('with no modules the OpenAPI document holds only what is served; with all of them, the modules\' parts too', async (t) => {
+  const none = await startServer(t, { env: { MARKETPLACE_MODULES: 'none' } });
+  const all = await startServer(t, { env: { MARKETPLACE_MODULES: 'all' } });
+  const small = (await none.request('GET', '/openapi.json')).body;
+  const full = (await all.request('GET', '/openapi.json')).body;
+  const served = new Set([...none.app.apiRoutes, ...none.app.operatorRoutes, ...none.app.publicRoutes].map((route) => `${route.method} ${route.pattern.replace(/:([A-Za-z_]+)/g, '{$1}')}`));
+  const documented = Object.entries(small.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+  assert.deepEqual(new Set(documented), served);
+  assert.ok(!documented.some((operation) => operation.includes('/portal')));
+  assert.ok(!documented.includes('POST /admin/v1/users/{id}/suspend'));
+  assert.deepEqual(small.tags.map((tag: { name: string }) => tag.name), ['listings', 'users', 'analytics', 'webhooks', 'operator', 'service']);
+  assert.equal(small.components.securitySchemes.sessionCookie, undefined);
+  assert.ok(full.paths['/portal/v1/session'] && full.paths['/admin/v1/users/{id}/suspend'] && full.components.securitySchemes.sessionCookie);
+});
+
+test('a module left out is never loaded: with none, no file of src/modules/ runs, and fewer lines load than with all', async (t) => {
+  const none = await measureLoadedLines('none');
+  const all = await measureLoadedLines('all');
+  assert.deepEqual(none.list.filter((entry) => entry.file.startsWith('modules/')), []);
+  for (const name of ['portal', 'dashboard', 'moderation']) assert.ok(all.list.some((entry) => entry.file.startsWith(`modules/${name}/`)), `${name} loads by default`);
+  assert.ok(none.lines < all.lines, `${none.lines} lines with none, ${all.lines} with all`);
+  t.diagnostic(`src lines loaded: ${none.lines} with MARKETPLACE_MODULES=none (${none.files} files), ${all.lines} with all (${all.files} files)`);
+});
+
+test('the core\'s own tests pass again with every module left out', { timeout: 600_000 }, async () => {
+  const files = ['test/foundation/operator.test.ts', 'test/webhooks/http.test.ts', 'test/analytics/http.test.ts', 'test/users/users.test.ts', 'test/gate/authentication.test.ts', 'test/gate/rate-limits.test.ts', 'test/listings/lifecycle.test.ts', 'test/listings/lists.test.ts', 'test/listings/validation.test.ts'];
+  const { code, stdout, stderr } = await run(['--import', 'tsx', '--test', '--test-reporter=tap', ...files], { MARKETPLACE_TEST_MODULES: 'none' });
+  assert.equal(code, 0, `${stdout}\n${stderr}`.slice(-4000));
+  const passed = Number(/^# pass (\d+)$/m.exec(stdout)?.[1]);
+  assert.ok(passed > 200, `${passed} tests passed`);
+  assert.match(stdout, /^# fail 0$/m);
+});
