@@ -20,7 +20,7 @@ import { CorsPolicy } from './http/cors.ts';
 import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import { CpuBudget } from './limits/cpu-budget.ts';
-import { buildOpenApiDocument, type DocumentedRoutes } from './openapi/document.ts';
+import type { DocumentedRoutes } from './openapi/document.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import type { Store } from './store/store.ts';
@@ -72,8 +72,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   apiRoutes.push(...added.apiRoutes);
   const operatorRoutes = makeOperatorRoutes(core, apiRoutes, added);
   let openApiBytes: Buffer | null = null;
-  // The document is made from these very route lists, on first request.
-  const publicRoutes = makePublicRoutes(core, () => (openApiBytes ??= Buffer.from(JSON.stringify(buildOpenApiDocument(documentedRoutes)))), added);
+  // The document is made from these very route lists, on first request (its code loaded only then).
+  const openApiDocument = async () => (openApiBytes ??= Buffer.from(JSON.stringify((await import('./openapi/document.ts')).buildOpenApiDocument(documentedRoutes))));
+  const publicRoutes = makePublicRoutes(core, () => openApiBytes ?? openApiDocument(), added);
   const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: operatorRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts };
 
   const accessLog = config.accessLog ? new AccessLog(core.writeOut, () => clock.now()) : null;

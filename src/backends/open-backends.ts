@@ -3,11 +3,11 @@
 // claimed (instances sharing a database each see every delivery) and how usage is read (one
 // instance's counts, or every instance's summed). The single-process versions stand beside the
 // shared ones here; everything else receives what this returns and never asks which it got.
-// The PostgreSQL and Redis modules (and their drivers) are imported only when configured.
+// The PostgreSQL and Redis modules (and their drivers), and what only many instances need (summed
+// usage, claims on webhook attempts), are imported only when configured.
 
 import { randomUUID } from 'node:crypto';
 import type { UsageReader } from '../analytics/reader.ts';
-import { SummedUsage } from '../analytics/summed-usage.ts';
 import type { UsageCounters } from '../analytics/usage-counters.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -20,7 +20,7 @@ import type { InstanceSync } from '../store/instance-sync.ts';
 import type { Log } from '../store/log.ts';
 import { openLocalLog } from '../store/local-log.ts';
 import type { Store } from '../store/store.ts';
-import { AttemptClaims } from '../webhooks/attempt-claim.ts';
+import type { AttemptClaims } from '../webhooks/attempt-claim.ts';
 
 export interface BackendOptions {
   clock: Clock;
@@ -96,7 +96,11 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
   }
   // Many instances share PostgreSQL: nothing in DATA_DIR (the operator token comes from the
   // environment: config insists), each attempt claimed, each instance's counts kept apart and summed.
-  const { PostgresLog } = await import('./postgres/postgres-log.ts');
+  const [{ PostgresLog }, { SummedUsage }, { AttemptClaims }] = await Promise.all([
+    import('./postgres/postgres-log.ts'),
+    import('../analytics/summed-usage.ts'),
+    import('../webhooks/attempt-claim.ts'),
+  ]);
   const log = await PostgresLog.open({ url: config.databaseUrl, warn, leaseMs: config.instanceLeaseMs });
   const instanceTag = randomUUID();
   return {

@@ -48,6 +48,6 @@ export function operatorRoutes(core: Core, apiRoutes: readonly ApiRoute[], added
 }
 
 /** The home page, health, the OpenAPI document (made by `document` on first request) and readiness. */
-export function publicRoutes(core: Core, document: () => Buffer, added: ModuleAdditions): PublicRoute[] {
+export function publicRoutes(core: Core, document: () => Buffer | Promise<Buffer>, added: ModuleAdditions): PublicRoute[] {
   return [homeRoute(), ...healthRoutes(document), readinessRoute(core.readiness), ...added.publicRoutes];
 }

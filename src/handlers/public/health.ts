@@ -3,7 +3,8 @@
 import type { PublicRoute } from '../../http/route.ts';
 import { VERSION } from '../../version.ts';
 
-export function healthRoutes(openApiDocument: () => Buffer): PublicRoute[] {
+/** `openApiDocument`: the document's bytes (made on the first request, then kept). */
+export function healthRoutes(openApiDocument: () => Buffer | Promise<Buffer>): PublicRoute[] {
   const healthy = Buffer.from(JSON.stringify({ status: 'ok', version: VERSION }));
   return [
     { method: 'GET', pattern: '/healthz', summary: 'Health check', handle: () => ({ status: 200, bytes: healthy }) },
@@ -11,7 +12,10 @@ export function healthRoutes(openApiDocument: () => Buffer): PublicRoute[] {
       method: 'GET',
       pattern: '/openapi.json',
       summary: 'This API described as OpenAPI 3.1',
-      handle: () => ({ status: 200, bytes: openApiDocument() }),
+      handle: () => {
+        const bytes = openApiDocument();
+        return bytes instanceof Promise ? bytes.then((ready) => ({ status: 200, bytes: ready })) : { status: 200, bytes };
+      },
     },
   ];
 }
