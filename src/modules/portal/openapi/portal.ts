@@ -101,7 +101,8 @@ export const portalOperations: Operations = {
   'POST /portal/v1/password': {
     operationId: 'portalSetPassword',
     description:
-      'With `invitation` (no session needed): sets the password of the invited user, uses up the invitation, ends every session of that user and signs in (201, cookie). ' +
+      'With `invitation` (no session needed): sets the password of the invited user, uses up the invitation, ends every session of that user and signs in (201, cookie); ' +
+      'on an account with two-factor sign-in on it signs in only after a code: 202 with a ticket, as POST /portal/v1/session answers. ' +
       'Without it, with a session: changes the password given the current one (200); every other session of the user ends, and this one gets a new cookie value (the old one stops working). ' +
       'A wrong `current_password` counts as a failed sign-in, and a wrong invitation as a failure of the address; both are limited as sign-ins are (429 before anything is checked).',
     security: [{ sessionCookie: [] }, {}],
@@ -114,6 +115,10 @@ export const portalOperations: Operations = {
     responses: {
       '200': answer('Changed; other sessions ended, and this one continues under a new cookie value', dataOf(ref('User')), setCookie),
       '201': answer('Password set from the invitation; signed in', dataOf(ref('User')), setCookie),
+      '202': answer(
+        'Password set from the invitation, and two-factor sign-in is on: no cookie yet; send the ticket with a code to POST /portal/v1/session/second-factor',
+        dataOf({ type: 'object', required: ['second_factor', 'ticket'], properties: { second_factor: { const: 'totp' }, ticket: { type: 'string' } } }),
+      ),
       '400': errorAnswer('Invalid body: a password too short, too long or too common, an invitation used, replaced or expired, or a wrong current_password'),
       '401': errorAnswer('No invitation and no session'),
       '403': errorAnswer('The account is suspended'),

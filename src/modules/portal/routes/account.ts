@@ -1,5 +1,5 @@
 // The signed-in user's account in the developer portal: setting a password from an invitation
-// (which also signs in), changing it (which ends every other session and gives this one a new
+// (which also signs in, or with two-factor sign-in on answers a ticket for the code), changing it (which ends every other session and gives this one a new
 // cookie value), open sign-up when the operator allows it (PORTAL_SIGNUP=open), and the profile
 // (GET/PUT /portal/v1/me, the same rules as PUT /v1/users/me; a new email needs the current
 // password, and a code with two-factor sign-in on, and ends every other session). Every change is
@@ -28,6 +28,10 @@ import { isSameEmail } from '../../../domain/email.ts';
 import type { RecordReader, Store, WriteOp } from '../../../store/store.ts';
 import type { EventOutbox } from '../../../domain/events.ts';
 import { readSignUp } from '../sign-up.ts';
+import { newTicket } from '../sign-in-tickets.ts';
+import { hasTwoFactor } from '../two-factor.ts';
+import { requestOrigin } from '../../../http/request-origin.ts';
+import { SECRET_ANSWER_HEADERS } from '../../../http/respond.ts';
 import { decideOwnProfileChange, decideUserCreate, ownProfileBody, readOwnProfileChange } from '../../../resources/profile.ts';
 
 export interface PortalAccountRoutesDeps {
@@ -84,7 +88,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     } finally {
       await reservation.succeeded();
     }
-    return store.commit((tx) => {
+    return store.commit((tx): { ops: WriteOp[]; result: Reply } => {
       // Decided on the invitation as it is now: used, replaced or expired meanwhile → refused.
       const userId = invitationFor(store, tokenHash, clock.now())?.id;
       const invitation = userId === undefined ? undefined : tx.get(INVITATIONS, userId);
@@ -92,11 +96,25 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       if (invitation === undefined || invitation.token_hash !== tokenHash || isExpired(invitation.expires_at, clock.now()) || user === undefined) throw invalidInvitation();
       if (userStatus(user) === 'erased') throw invalidInvitation();
       if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
+      const setOps: WriteOp[] = [credentialOp(user.id, passwordHash, clock.now()), { op: 'del', collection: INVITATIONS, id: user.id }];
+      // With two-factor sign-in on, the link sets the password but signs in only after a code:
+      // whoever holds a reset link must still hold the phone. Every session ends (a reset).
+      if (hasTwoFactor(tx, user.id)) {
+        const issued = newTicket(tx, user.id, isoTime(clock.now()), clock.now());
+        return {
+          ops: [
+            ...setOps,
+            ...endSessionsOps(tx, user.id),
+            ...issued.ops,
+            audit.entryOp(context.requestId, { action: 'portal.password_set', target_type: 'user', target_id: user.id, changes: { from_invitation: true, second_factor: 'totp' }, actor: userActor(user.id), origin: requestOrigin(context.req, deps.clientAddress) }),
+          ],
+          result: { status: 202, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { second_factor: 'totp', ticket: issued.ticket } } },
+        };
+      }
       const started = sessions.start(tx, context.req, user.id, context.signedIn, true);
       return {
         ops: [
-          credentialOp(user.id, passwordHash, clock.now()),
-          { op: 'del', collection: INVITATIONS, id: user.id },
+          ...setOps,
           // A reset: whoever was signed in with the old password is signed out (this browser's
           // own session, if any, is ended by started.ops as its cookie is replaced).
           ...endSessionsOps(tx, user.id, context.signedIn?.sessionId ?? null),
