@@ -46,6 +46,10 @@ export interface TwoFactorRecord {
   readonly last_step: number | null;
   /** SHA-256 (hex) of each recovery code not yet used. */
   readonly recovery_code_hashes: readonly string[];
+  /** When each wrong code of the last 24 hours was typed (absent before the first). */
+  readonly wrong_codes?: readonly string[];
+  /** Set when 30 wrong codes in 24 hours locked codes from the app: only a recovery code or the operator's reset unlocks. */
+  readonly locked_at?: string | null;
 }
 
 /** Proof that a password was right, waiting for the second factor; its id is the SHA-256 of the ticket. */

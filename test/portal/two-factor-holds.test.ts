@@ -59,3 +59,91 @@ test('POST /portal/v1/password {invitation} on a two-factor account → 202 with
   await passwordStep(server, ada.email, newPassword);
 });
 
+test('30 wrong codes in 24 h lock the second factor (423) until a recovery code; the owner sees it in the activity', async (t) => {
+  const { clock, server, ada, factor } = await enrolledUser(t);
+  let wrong = 0;
+  // 10 wrong codes per 15 minutes is the short limit; 3 rounds of 10 stay under it.
+  for (let round = 0; round < 3; round += 1) {
+    for (let i = 0; i < 10; i += 1) {
+      const ticket = await passwordStep(server, ada.email, ada.password);
+      const answer = await secondFactor(server, { ticket, code: wrongCodeAt(factor.secret, clock.now()) });
+      assert.equal(answer.status, 401, answer.text);
+      wrong += 1;
+    }
+    clock.advance(16 * 60 * 1000);
+  }
+  assert.equal(wrong, 30);
+  clock.advance(STEP_MS);
+  const ticket = await passwordStep(server, ada.email, ada.password);
+  const locked = await secondFactor(server, { ticket, code: codeAt(factor.secret, clock.now()) });
+  assert.equal(locked.status, 423, 'the right code is refused once locked: ' + locked.text);
+  assert.match(locked.body.error, /recovery code/);
+
+  const recovered = await secondFactor(server, { ticket, recovery_code: factor.recoveryCodes[0] });
+  assert.equal(recovered.status, 201, recovered.text);
+  const headers = { cookie: cookieFrom(recovered)!, ...sameOrigin(server) };
+  const actions = (await activityOf(server, headers)).map((entry) => entry.action);
+  assert.ok(actions.includes('two_factor_locked'), `the owner is told: ${actions.join(', ')}`);
+
+  // A recovery code unlocks: codes work again.
+  clock.advance(STEP_MS);
+  const again = await passwordStep(server, ada.email, ada.password);
+  assert.equal((await secondFactor(server, { ticket: again, code: codeAt(factor.secret, clock.now()) })).status, 201);
+});
+
+test('the operator’s reset unlocks a locked second factor', async (t) => {
+  const { clock, server, ada, factor } = await enrolledUser(t);
+  for (let round = 0; round < 3; round += 1) {
+    for (let i = 0; i < 10; i += 1) {
+      const ticket = await passwordStep(server, ada.email, ada.password);
+      assert.equal((await secondFactor(server, { ticket, code: wrongCodeAt(factor.secret, clock.now()) })).status, 401);
+    }
+    clock.advance(16 * 60 * 1000);
+  }
+  const ticket = await passwordStep(server, ada.email, ada.password);
+  assert.equal((await secondFactor(server, { ticket, code: codeAt(factor.secret, clock.now()) })).status, 423);
+  assert.equal((await server.admin('DELETE', `/admin/v1/users/${ada.userId}/two-factor`)).status, 200);
+  assert.equal((await server.request('POST', '/portal/v1/session', { headers: sameOrigin(server), body: { email: ada.email, password: ada.password } })).status, 201);
+});
+
+test('wrong codes older than 24 h no longer count towards the lock', async (t) => {
+  const { clock, server, ada, factor } = await enrolledUser(t);
+  for (let round = 0; round < 3; round += 1) {
+    for (let i = 0; i < 10; i += 1) {
+      const ticket = await passwordStep(server, ada.email, ada.password);
+      assert.equal((await secondFactor(server, { ticket, code: wrongCodeAt(factor.secret, clock.now()) })).status, 401);
+    }
+    if (round === 0) clock.advance(24 * 60 * 60 * 1000);
+    else clock.advance(16 * 60 * 1000);
+  }
+  const ticket = await passwordStep(server, ada.email, ada.password);
+  assert.equal((await secondFactor(server, { ticket, code: codeAt(factor.secret, clock.now()) })).status, 201, '20 in the last 24 h: not locked');
+});
+
+test('the activity shows every sign-in with a code or recovery code, every wrong code ("right password, wrong code") and failed sign-in, with address and user agent', async (t) => {
+  const { clock, server, ada, factor } = await enrolledUser(t);
+  const failed = await server.request('POST', '/portal/v1/session', { headers: { ...sameOrigin(server), 'user-agent': AGENT }, body: { email: ada.email, password: 'not the right password' } });
+  assert.equal(failed.status, 401);
+  const ticket = await passwordStep(server, ada.email, ada.password);
+  for (let i = 0; i < 3; i += 1) assert.equal((await secondFactor(server, { ticket, code: wrongCodeAt(factor.secret, clock.now()) })).status, 401);
+  clock.advance(STEP_MS);
+  assert.equal((await secondFactor(server, { ticket, code: codeAt(factor.secret, clock.now()) })).status, 201);
+  const second = await passwordStep(server, ada.email, ada.password);
+  const recovered = await secondFactor(server, { ticket: second, recovery_code: factor.recoveryCodes[1] });
+  assert.equal(recovered.status, 201);
+
+  const entries = await activityOf(server, { cookie: cookieFrom(recovered)!, ...sameOrigin(server) });
+  const wrongCodes = entries.filter((entry) => entry.action === 'sign_in_wrong_code');
+  assert.equal(wrongCodes.length, 3, JSON.stringify(entries));
+  const withCode = entries.filter((entry) => entry.action === 'sign_in');
+  const withRecovery = entries.filter((entry) => entry.action === 'sign_in_recovery_code');
+  assert.ok(withCode.length >= 1);
+  assert.equal(withRecovery.length, 1);
+  const failures = entries.filter((entry) => entry.action === 'sign_in_failed');
+  assert.equal(failures.length, 1);
+  for (const entry of [...wrongCodes, withCode[0]!, ...withRecovery, ...failures]) {
+    assert.equal(entry.client_address, '127.0.0.1', JSON.stringify(entry));
+    assert.equal(entry.user_agent, AGENT, JSON.stringify(entry));
+  }
+});
+

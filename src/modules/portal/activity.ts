@@ -24,6 +24,10 @@ export interface ActivityEntry {
 export const ACTIVITY_ACTIONS: Readonly<Record<string, string>> = {
   'portal.sign_in': 'sign_in',
   'portal.sign_in_failed': 'sign_in_failed',
+  /** The right password, then a wrong code (or recovery code) at the second step. */
+  'portal.sign_in_wrong_code': 'sign_in_wrong_code',
+  /** A wrong code (or recovery code) given for an account change (email, turning two-factor off, new recovery codes). */
+  'portal.wrong_code': 'wrong_code',
   'portal.sign_out': 'sign_out',
   'portal.sign_up': 'account.created',
   'user.invite': 'account.invited',
@@ -56,6 +60,8 @@ export function activityAction(record: AuditRecord): string | null {
     if ('role' in changes) return 'role.changed';
     return null;
   }
+  // A sign-in finished with a recovery code is told apart: one code fewer is left.
+  if (record.action === 'portal.sign_in' && changes.second_factor === 'recovery_code') return 'sign_in_recovery_code';
   if ((record.action === 'portal.key_update' || record.action === 'key.update') && 'plan' in changes) return 'key.plan_changed';
   // Two-factor and role changes, whatever their exact names: named without the portal's prefix.
   if (record.action.includes('two_factor') || record.action.includes('role')) return record.action.replace(/^portal\./, '');

@@ -30,6 +30,7 @@ import { PortalSessions } from './sessions.ts';
 import { SignInLimits } from './sign-in-limits.ts';
 import { sweepExpiredTickets } from './sign-in-tickets.ts';
 import { TwoFactorRules } from './two-factor.ts';
+import { WrongCodes } from './wrong-codes.ts';
 import { AUDIT } from '../../domain/records.ts';
 
 /** Failed sign-ins per client address, the same count as the /v1 gate's failed keys. */
@@ -49,12 +50,13 @@ export const portalModule: MarketplaceModule = {
     const limits = new SignInLimits({ reservations: backends.failureReservations, addressLimit: FAILED_AUTH_LIMIT });
     // Two-factor secrets are sealed under a key derived from the operator token (sealed-secrets.ts).
     const rules = new TwoFactorRules(new SecretSealer(host.operatorToken, 'two-factor secrets'), clock);
+    const wrongCodes = new WrongCodes({ store, clock, audit, clientAddress });
     const { passwordCost, portalSignup: signup, brand, webhookAllowPrivate: allowPrivate } = config;
     const { apiRoutes } = host;
     const routes: PortalRoute[] = [
       ...portalSessionRoutes({ store, clock, sessions, audit, limits, clientAddress, passwordCost }),
-      ...portalTwoFactorRoutes({ store, clock, sessions, audit, limits, rules, clientAddress }),
-      ...portalAccountRoutes({ store, clock, sessions, audit, limits, rules, clientAddress, outbox, signup, passwordCost }),
+      ...portalTwoFactorRoutes({ store, clock, sessions, audit, limits, rules, clientAddress, wrongCodes }),
+      ...portalAccountRoutes({ store, clock, sessions, audit, limits, rules, wrongCodes, clientAddress, outbox, signup, passwordCost }),
       ...portalKeyRoutes({ store, clock, brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
       ...portalPlanRoutes({ store, clock, audit }),
       ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),

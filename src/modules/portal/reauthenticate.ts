@@ -14,6 +14,8 @@ import { typedPasswordProblem } from './password-rules.ts';
 import { CREDENTIALS, TWO_FACTOR } from '../../domain/account-records.ts';
 import type { SignInLimits } from './sign-in-limits.ts';
 import type { SecondFactorInput, SecondFactorProof, TwoFactorRules } from './two-factor.ts';
+import { codesLocked, codesLockedError, type WrongCodes } from './wrong-codes.ts';
+import type { IncomingMessage } from 'node:http';
 
 /** The longest code or recovery code read (anything longer is no code: 400, not counted). */
 const MAX_CODE_INPUT = 64;
@@ -22,6 +24,14 @@ export interface ReauthenticationDeps {
   store: RecordReader;
   limits: SignInLimits;
   rules: TwoFactorRules;
+  /** Where wrong codes are written down (the long window, the owner's activity). */
+  wrongCodes: WrongCodes;
+}
+
+/** The request a check belongs to, for the audit entry of a wrong code. */
+export interface CheckingRequest {
+  requestId: string;
+  req: IncomingMessage;
 }
 
 /** Reads `code` or `recovery_code` (at most one) into the checker's problems; null when neither is present. */
@@ -55,15 +65,20 @@ export async function requireCurrentPassword(deps: ReauthenticationDeps, user: U
 
 /**
  * When the user has two-factor sign-in on: 400 unless `input` is a right code or recovery code
- * (a failure counts in the limits); answers what it proved, to be spent in the write. Null when
- * two-factor sign-in is off (`input` is then not needed).
+ * (a failure counts in the limits and in the long window of wrong codes); answers what it proved,
+ * to be spent in the write. Null when two-factor sign-in is off (`input` is then not needed).
+ * 423 for a code while codes are locked (a recovery code still works).
  */
-export async function requireSecondFactor(deps: ReauthenticationDeps, user: UserRecord, address: string, input: SecondFactorInput | null): Promise<SecondFactorProof | null> {
+export async function requireSecondFactor(deps: ReauthenticationDeps, request: CheckingRequest, user: UserRecord, address: string, input: SecondFactorInput | null): Promise<SecondFactorProof | null> {
   const record = deps.store.get(TWO_FACTOR, user.id);
   if (record === undefined || !record.enabled) return null;
   if (input === null) throw badRequest('The request body is invalid: two-factor sign-in is on, so a code from your app (or a recovery code) is needed.', { code: 'is required' });
+  if ('code' in input && codesLocked(record)) throw codesLockedError();
   const proof = await secondFactorWithinLimits(deps.limits, user.email, address, () => deps.rules.check(record, input));
-  if (proof === null) throw wrongSecondFactor(input);
+  if (proof === null) {
+    await deps.wrongCodes.record(request.requestId, request.req, user.id, input, 'account_change');
+    throw wrongSecondFactor(input);
+  }
   return proof;
 }
 

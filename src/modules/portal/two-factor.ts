@@ -78,7 +78,8 @@ export class TwoFactorRules {
       return { op: 'put', collection: TWO_FACTOR, id: userId, data: spent };
     }
     if (!record.recovery_code_hashes.includes(proof.hash)) return null;
-    const spent: TwoFactorRecord = { ...record, ...changes, recovery_code_hashes: record.recovery_code_hashes.filter((hash) => hash !== proof.hash) };
+    // A recovery code also unlocks codes locked after too many wrong ones (wrong-codes.ts), and starts their count again.
+    const spent: TwoFactorRecord = { ...record, ...changes, wrong_codes: [], locked_at: null, recovery_code_hashes: record.recovery_code_hashes.filter((hash) => hash !== proof.hash) };
     return { op: 'put', collection: TWO_FACTOR, id: userId, data: spent };
   }
 }

@@ -11,8 +11,10 @@ const ORIGIN = "-H 'Origin: http://127.0.0.1:3000'";
 const JSON_TYPE = "-H 'Content-Type: application/json'";
 const setCookie = { 'Set-Cookie': { description: 'The session cookie', schema: { type: 'string' } } };
 const typedPassword = { type: 'string', maxLength: MAX_PASSWORD_INPUT };
-const code = { type: 'string', maxLength: 64, description: 'The 6-digit code the authenticator app shows now' };
-const recoveryCode = { type: 'string', maxLength: 64, description: 'One of the recovery codes (each works once)' };
+const code = { type: 'string', minLength: 1, maxLength: 64, description: 'The 6-digit code the authenticator app shows now' };
+const recoveryCode = { type: 'string', minLength: 1, maxLength: 64, description: 'One of the recovery codes (each works once)' };
+const ticket = { type: 'string', minLength: 1, maxLength: 64, description: 'The ticket POST /portal/v1/session answered (202)' };
+const locked = errorAnswer('A code while codes from the app are locked after 30 wrong codes in 24 hours: sign in with a recovery code (which unlocks them), or ask the operator to reset two-factor sign-in');
 const tooMany = errorAnswer('Too many failed sign-ins or codes for this account (10 per 15 minutes) or from this address; wait Retry-After seconds');
 
 /** What GET /portal/v1/two-factor and both DELETEs answer. */
@@ -81,6 +83,7 @@ export const portalTwoFactorOperations: Operations = {
       '200': answer('Off', dataOf(TWO_FACTOR_STATUS)),
       '400': errorAnswer('Invalid body, or the password, code or recovery code is wrong'),
       '409': errorAnswer('Two-factor sign-in is not on'),
+      '423': locked,
       '429': tooMany,
     },
     ...curl(`curl -s -b cookies.txt -X DELETE ${ORIGIN} ${JSON_TYPE} -d '{"current_password":"correct horse battery","code":"492039"}' http://127.0.0.1:3000/portal/v1/two-factor`),
@@ -90,18 +93,20 @@ export const portalTwoFactorOperations: Operations = {
     description:
       'The second step of signing in with two-factor sign-in on: the ticket POST /portal/v1/session answered (202) and a code from the app, or a recovery code. ' +
       'Sets the session cookie. A ticket works once and for 5 minutes; a code is accepted once (not again within its window, on any instance). ' +
-      'A wrong code counts as a failed sign-in and leaves the ticket usable until it expires.',
+      'A wrong code counts as a failed sign-in and leaves the ticket usable until it expires; it is also written in your activity (`sign_in_wrong_code`: the right password, a wrong code) and counted over 24 hours: ' +
+      'after 30 wrong codes in 24 hours codes from the app are locked (423) until a recovery code signs in or the operator resets two-factor sign-in, and the activity shows `two_factor_locked`.',
     security: [],
     requestBody: jsonBody({
       oneOf: [
-        { type: 'object', additionalProperties: false, required: ['ticket', 'code'], properties: { ticket: { type: 'string' }, code } },
-        { type: 'object', additionalProperties: false, required: ['ticket', 'recovery_code'], properties: { ticket: { type: 'string' }, recovery_code: recoveryCode } },
+        { type: 'object', additionalProperties: false, required: ['ticket', 'code'], properties: { ticket, code } },
+        { type: 'object', additionalProperties: false, required: ['ticket', 'recovery_code'], properties: { ticket, recovery_code: recoveryCode } },
       ],
     }),
     responses: {
       '201': answer('Signed in; the cookie is set', dataOf(ref('User')), setCookie),
       '400': errorAnswer('Invalid body'),
       '401': errorAnswer('The ticket is used, expired or unknown (sign in again), or the code is wrong or was already used'),
+      '423': locked,
       '429': tooMany,
     },
     ...curl(`curl -s -c cookies.txt ${ORIGIN} ${JSON_TYPE} -d '{"ticket":"<ticket from the 202>","code":"492039"}' http://127.0.0.1:3000/portal/v1/session/second-factor`),

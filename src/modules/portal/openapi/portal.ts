@@ -166,8 +166,8 @@ export const portalOperations: Operations = {
         properties: {
           ...PROFILE_FIELDS,
           current_password: { ...typedPassword, description: 'Needed to change the email' },
-          code: { type: 'string', maxLength: 64, description: 'With two-factor sign-in on, needed to change the email' },
-          recovery_code: { type: 'string', maxLength: 64, description: 'In place of code' },
+          code: { type: 'string', minLength: 1, maxLength: 64, description: 'With two-factor sign-in on, needed to change the email' },
+          recovery_code: { type: 'string', minLength: 1, maxLength: 64, description: 'In place of code' },
         },
       },
       'Any non-empty subset of name, bio, website, avatar_url, email; to change the email, also current_password (and code or recovery_code)',
@@ -175,6 +175,7 @@ export const portalOperations: Operations = {
     responses: {
       ...PROFILE_CHANGE.responses,
       '400': errorAnswer('Invalid body; `details` names each bad field (current_password or code missing or wrong for an email change)'),
+      '423': errorAnswer('A code while codes from the app are locked (30 wrong codes in 24 hours): use a recovery code'),
       '429': tooMany,
     },
     ...curl(`curl -s -b cookies.txt -X PUT ${ORIGIN} ${JSON_TYPE} -d '{"bio":"I build agents"}' http://127.0.0.1:3000/portal/v1/me`),

@@ -24,6 +24,7 @@ import { sessionRequired, type PortalSessions, type SignedIn } from '../sessions
 import type { SignInLimits } from '../sign-in-limits.ts';
 import { readCurrentPassword, readSecondFactor, requireCurrentPassword, requireSecondFactor, type ReauthenticationDeps } from '../reauthenticate.ts';
 import type { SecondFactorProof, TwoFactorRules } from '../two-factor.ts';
+import type { WrongCodes } from '../wrong-codes.ts';
 import { isSameEmail } from '../../../domain/email.ts';
 import type { RecordReader, Store, WriteOp } from '../../../store/store.ts';
 import type { EventOutbox } from '../../../domain/events.ts';
@@ -45,6 +46,7 @@ export interface PortalAccountRoutesDeps {
   outbox: EventOutbox;
   /** Two-factor codes, for the re-authentication of an email change. */
   rules: TwoFactorRules;
+  wrongCodes: WrongCodes;
   /** PORTAL_SIGNUP: with `invite`, POST /portal/v1/signup does not exist (404). */
   signup: 'invite' | 'open';
   /** scrypt's N for the passwords set here (Config.passwordCost). */
@@ -54,8 +56,8 @@ export interface PortalAccountRoutesDeps {
 const INVALID_INVITATION = 'This invitation link is not valid: it was used, replaced by a newer one, or is older than 72 hours. Ask the operator for a new one.';
 
 export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[] {
-  const { store, clock, sessions, limits, audit, outbox, rules } = deps;
-  const reauthentication: ReauthenticationDeps = { store, limits, rules };
+  const { store, clock, sessions, limits, audit, outbox, rules, wrongCodes } = deps;
+  const reauthentication: ReauthenticationDeps = { store, limits, rules, wrongCodes };
 
   /** POST /portal/v1/password: from an invitation (no session needed), or a change with the current password. */
   async function password(context: OpenPortalContext): Promise<Reply> {
@@ -217,7 +219,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     checker.finish();
     const address = deps.clientAddress(context.req);
     await requireCurrentPassword(reauthentication, context.user, address, typed!);
-    return requireSecondFactor(reauthentication, context.user, address, input);
+    return requireSecondFactor(reauthentication, context, context.user, address, input);
   }
 
   return [

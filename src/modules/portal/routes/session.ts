@@ -87,7 +87,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
       if (hasTwoFactor(tx, user.id)) {
         const issued = newTicket(tx, user.id, stored.updated_at, deps.clock.now());
         return {
-          ops: [...issued.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in_password', target_type: 'user', target_id: user.id, changes: { second_factor: 'totp' }, actor: userActor(user.id) })],
+          ops: [...issued.ops, audit.entryOp(context.requestId, { action: 'portal.sign_in_password', target_type: 'user', target_id: user.id, changes: { second_factor: 'totp' }, actor: userActor(user.id), origin: originOf(context) })],
           result: { status: 202, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { second_factor: 'totp', ticket: issued.ticket } } },
         };
       }

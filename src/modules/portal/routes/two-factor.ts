@@ -24,6 +24,8 @@ import { endTicketsOps, liveTicket } from '../sign-in-tickets.ts';
 import type { SignInLimits } from '../sign-in-limits.ts';
 import { newRecoveryCodes, recoveryCodeDigest, type TwoFactorRules } from '../two-factor.ts';
 import { otpauthUri } from '../totp.ts';
+import { codesLocked, codesLockedError, type WrongCodes } from '../wrong-codes.ts';
+import { requestOrigin } from '../../../http/request-origin.ts';
 import type { RecordReader, Store } from '../../../store/store.ts';
 
 export interface PortalTwoFactorRoutesDeps {
@@ -35,13 +37,15 @@ export interface PortalTwoFactorRoutesDeps {
   /** The client's address for the per-address limit (X-Forwarded-For only from a trusted proxy). */
   clientAddress: (req: IncomingMessage) => string;
   audit: AuditLog;
+  wrongCodes: WrongCodes;
 }
 
 export const INVALID_TICKET = 'This sign-in has expired or was already completed (a ticket lasts 5 minutes and works once). Sign in again with your email and password.';
 
 export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRoute[] {
-  const { store, clock, sessions, limits, rules, audit } = deps;
-  const reauthentication: ReauthenticationDeps = { store, limits, rules };
+  const { store, clock, sessions, limits, rules, audit, wrongCodes } = deps;
+  const reauthentication: ReauthenticationDeps = { store, limits, rules, wrongCodes };
+  const originOf = (context: OpenPortalContext) => requestOrigin(context.req, deps.clientAddress);
 
   function status(context: PortalContext): Reply {
     return { status: 200, body: { data: twoFactorStatus(store, context.user.id) } };
@@ -109,7 +113,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
     if (record === undefined || !record.enabled) throw conflict('Two-factor sign-in is not on.');
     const address = deps.clientAddress(context.req);
     await requireCurrentPassword(reauthentication, context.user, address, typed!);
-    const proof = await requireSecondFactor(reauthentication, context.user, address, input);
+    const proof = await requireSecondFactor(reauthentication, context, context.user, address, input);
     return context.commit((tx, user) => {
       if (proof === null || rules.spend(tx, user.id, proof) === null) throw wrongSecondFactor(input!);
       return {
@@ -135,8 +139,14 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
     const user = held === undefined ? undefined : store.get(USERS, held.user_id);
     const record = held === undefined ? undefined : store.get(TWO_FACTOR, held.user_id);
     if (held === undefined || user === undefined || record === undefined || !record.enabled) throw invalidTicket();
+    // After 30 wrong codes in 24 hours only a recovery code signs in (wrong-codes.ts); a locked code is not checked.
+    if ('code' in input! && codesLocked(record)) throw codesLockedError();
     const accepted = await secondFactorWithinLimits(limits, user.email, deps.clientAddress(context.req), () => rules.check(record, input!));
-    if (accepted === null) throw wrongCode(input!);
+    if (accepted === null) {
+      // The right password, then a wrong code: written down for the owner to see, and counted over 24 hours.
+      await wrongCodes.record(context.requestId, context.req, user.id, input!, 'sign_in');
+      throw wrongCode(input!);
+    }
     return store.commit((tx) => {
       // Decided on the ticket, account and codes as they are now: used meanwhile → refused.
       const current = tx.get(USERS, held.user_id);
@@ -149,7 +159,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           spent,
           { op: 'del', collection: SIGN_IN_TICKETS, id: held.id },
           ...started.ops,
-          audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: current.id, changes: { second_factor: accepted.kind }, actor: userActor(current.id) }),
+          audit.entryOp(context.requestId, { action: 'portal.sign_in', target_type: 'user', target_id: current.id, changes: { second_factor: accepted.kind }, actor: userActor(current.id), origin: originOf(context) }),
         ],
         result: { status: 201, headers: { 'Set-Cookie': started.setCookie }, body: { data: privateUser(current) } },
       };
