@@ -27,7 +27,8 @@ export const userOperations: Operations = {
     operationId: 'updateMe',
     description:
       'Changes the profile fields sent (at least one). Strings are trimmed first; an empty string clears bio, website or avatar_url. ' +
-      'Emails are stored in NFC, lower-cased, and must be unique in that form; an email can be changed but not cleared (400).',
+      'Emails are stored in NFC, lower-cased, and must be unique in that form; an email can be changed but not cleared (400). ' +
+      'On an account with two-factor sign-in on, a new email is refused (403: change it in the portal, with the password and a code); the other fields change as usual.',
     ...PROFILE_CHANGE,
     responses: { ...PROFILE_CHANGE.responses, ...GATE_ERRORS },
     ...curl(`curl -s -X PUT ${KEY} -H 'Content-Type: application/json' -d '{"bio":"I build agents","website":"https://example.com"}' http://127.0.0.1:3000/v1/users/me`),

@@ -147,3 +147,15 @@ test('the activity shows every sign-in with a code or recovery code, every wrong
   }
 });
 
+test('PUT /v1/users/me {email} on a two-factor account → 403 (change it in the portal); other fields still change', async (t) => {
+  const { server, ada } = await enrolledUser(t);
+  const key = await server.createKey(ada.userId, { permissions: ['read:users', 'write:users'] });
+  const refused = await server.request('PUT', '/v1/users/me', { key: key.key, body: { email: 'someone.else@example.com' } });
+  assert.equal(refused.status, 403, refused.text);
+  assert.match(refused.body.error, /portal/);
+  assert.equal((await server.request('GET', '/v1/users/me', { key: key.key })).body.data.email, ada.email, 'nothing changed');
+  const renamed = await server.request('PUT', '/v1/users/me', { key: key.key, body: { name: 'Ada L.' } });
+  assert.equal(renamed.status, 200, renamed.text);
+  const sameEmail = await server.request('PUT', '/v1/users/me', { key: key.key, body: { email: ada.email.toUpperCase() } });
+  assert.equal(sameEmail.status, 200, 'the same email, as it is: no change, no refusal: ' + sameEmail.text);
+});

@@ -1,14 +1,19 @@
-// The user endpoints: your own profile (with email), changing it, and anyone's public profile.
+// The user endpoints: your own profile (with email), changing it (not the email of an account
+// with two-factor sign-in on: that takes the portal), and anyone's public profile.
 
 import type { Clock } from '../../clock.ts';
 import { isoTime } from '../../clock.ts';
 import { USERS, userStatus } from '../../domain/records.ts';
 import { publicUser } from '../../domain/views.ts';
-import { notFound } from '../../domain/errors.ts';
+import { forbidden, notFound } from '../../domain/errors.ts';
+import { isSameEmail } from '../../domain/email.ts';
+import { TWO_FACTOR } from '../../domain/account-records.ts';
 import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import type { EventOutbox } from '../../domain/events.ts';
 import { ownProfileBody, decideOwnProfileChange, readOwnProfileChange } from '../../resources/profile.ts';
+
+export const EMAIL_IN_PORTAL = 'This account signs in with two-factor sign-in: change its email in the developer portal (PUT /portal/v1/me, with your password and a code), not with a key.';
 
 export interface UserRoutesDeps {
   store: Store;
@@ -30,6 +35,9 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
   async function updateMe(context: KeyContext): Promise<Reply> {
     const fields = readOwnProfileChange(await context.readJsonBody());
     return context.commit((tx, { user }) => {
+      // A key alone must not move the sign-in email of an account that signs in with a second
+      // factor: the portal asks for the password and a code for that.
+      if (fields.email !== undefined && !isSameEmail(fields.email, user.email) && tx.get(TWO_FACTOR, user.id)?.enabled === true) throw forbidden(EMAIL_IN_PORTAL);
       const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
       return { ops, reply: { status: 200, body: ownProfileBody(changed) } };
     });
