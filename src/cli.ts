@@ -31,6 +31,8 @@ export interface CliIo {
 }
 
 const DEFAULT_URL = 'http://127.0.0.1:3000';
+/** The longest grace a rolled key's old secret keeps (7 days), as the server allows. */
+const MAX_GRACE_SECONDS = 604_800;
 
 const OPTION_SPECS = {
   url: { type: 'string' },
@@ -49,6 +51,7 @@ const OPTION_SPECS = {
   plan: { type: 'string' },
   'expires-at': { type: 'string' },
   'grace-seconds': { type: 'string' },
+  'old-token-file': { type: 'string' },
   file: { type: 'string' },
   prefix: { type: 'string' },
   granularity: { type: 'string' },
@@ -210,6 +213,33 @@ const COMMANDS: Record<string, Command> = {
       return (await operator()).users.unsuspend(args[0] ?? '');
     },
   },
+  'users two-factor-reset': {
+    usage: 'users two-factor-reset <user-id> --reason <text>',
+    summary: "turn a user's two-factor sign-in off (lost app and recovery codes): every session of theirs ends",
+    options: ['reason'],
+    args: 1,
+    async run({ options, args, operator }) {
+      return (await operator()).users.resetTwoFactor(args[0] ?? '', required(options, 'reason', this.usage));
+    },
+  },
+  reseal: {
+    usage: 'reseal --old-token-file <file>',
+    summary: 'after the operator token changed: seal every two-factor secret again under the current token (the old one read from the file)',
+    options: ['old-token-file'],
+    args: 0,
+    async run({ options, operator, cwd }) {
+      const path = resolve(cwd, required(options, 'old-token-file', this.usage));
+      let oldToken: string;
+      try {
+        oldToken = (await readFile(path, 'utf8')).trim();
+      } catch (error) {
+        throw new CliError(`cannot read the old token from ${path}: ${(error as Error).message}`);
+      }
+      if (oldToken === '') throw new CliError(`${path} is empty: it must hold the previous operator token`);
+      const result = await (await operator()).resealTwoFactorSecrets(oldToken);
+      return result.unreadable > 0 ? new FailedResult(result, `${result.unreadable} two-factor secret(s) opened with neither token: is ${path} the token they were sealed with?`) : result;
+    },
+  },
   'users delete': {
     usage: 'users delete <user-id> --yes',
     summary: 'erase a user for good: keys revoked, webhooks and listings removed, personal data erased',
@@ -349,7 +379,7 @@ const COMMANDS: Record<string, Command> = {
     options: ['grace-seconds'],
     args: 1,
     async run({ options, args, operator }) {
-      const grace = options['grace-seconds'] === undefined ? 0 : parseInteger('grace-seconds', options['grace-seconds'], 0, this.usage);
+      const grace = options['grace-seconds'] === undefined ? 0 : parseInteger('grace-seconds', options['grace-seconds'], 0, this.usage, MAX_GRACE_SECONDS);
       return (await operator()).keys.roll(args[0] ?? '', grace);
     },
   },
@@ -594,10 +624,11 @@ function parseRole(text: string, usage: string): Role {
   return text;
 }
 
-function parseInteger(name: string, text: string, min: number, usage: string): number {
+function parseInteger(name: string, text: string, min: number, usage: string, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min) {
-    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(text)}`, usage);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`--${name} must be an integer ${range}, got ${JSON.stringify(text)}`, usage);
   }
   return value;
 }

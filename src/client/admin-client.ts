@@ -28,7 +28,9 @@ import type {
   PlanRequest,
   PlanRequestQuery,
   RolledApiKey,
+  ResealResult,
   ServerStats,
+  TwoFactorStatus,
   Usage,
   UsageQuery,
 } from './types.ts';
@@ -63,6 +65,15 @@ export class AdminClient {
   /** What operators did, newest first (filters: action, target_id). */
   audit(query: AuditQuery = {}, options: CallOptions = {}): Promise<ListResponse<AuditEntry>> {
     return this.transport.json({ method: 'GET', path: '/admin/v1/audit', query: { ...query }, signal: options.signal });
+  }
+
+  /**
+   * After the operator token changed: seals every stored two-factor secret again under the
+   * current token, given the one they were sealed with.
+   */
+  async resealTwoFactorSecrets(oldToken: string, options: CallOptions = {}): Promise<ResealResult> {
+    const answer = await this.transport.json<Envelope<ResealResult>>({ method: 'POST', path: '/admin/v1/two-factor/reseal', body: { old_token: oldToken }, signal: options.signal, retryOnNetworkError: true });
+    return answer.data;
   }
 
   /** The Prometheus text of GET /metrics. */
@@ -157,6 +168,15 @@ export class AdminUsersApi {
    */
   async invite(id: string, options: CallOptions = {}): Promise<Invitation> {
     const answer = await this.transport.json<Envelope<Invitation>>({ method: 'POST', path: `/admin/v1/users/${segment(id)}/invitations`, signal: options.signal });
+    return answer.data;
+  }
+
+  /**
+   * Turns the user's two-factor sign-in off (they lost their app and recovery codes) and ends
+   * every session of theirs; `reason` is kept in the audit log.
+   */
+  async resetTwoFactor(id: string, reason: string, options: CallOptions = {}): Promise<TwoFactorStatus> {
+    const answer = await this.transport.json<Envelope<TwoFactorStatus>>({ method: 'DELETE', path: `/admin/v1/users/${segment(id)}/two-factor`, body: { reason }, signal: options.signal });
     return answer.data;
   }
 

@@ -267,6 +267,20 @@ export interface AuditEntry {
 }
 
 /** A portal invitation: the link to hand the user (the token is in its fragment), shown once. */
+/** A user's two-factor sign-in, as the operator's reset answers it. */
+export interface TwoFactorStatus {
+  enabled: boolean;
+  recovery_codes_left: number;
+}
+
+/** What sealing the two-factor secrets again under the current operator token did. */
+export interface ResealResult {
+  resealed: number;
+  already_current: number;
+  /** Secrets opened by neither token. */
+  unreadable: number;
+}
+
 export interface Invitation {
   url: string;
   token: string;

@@ -25,7 +25,8 @@ import { portalWebhookRoutes } from './routes/webhooks.ts';
 import { portalSettingsRoutes } from './routes/settings.ts';
 import { twoFactorResetRoutes } from './routes/two-factor-reset.ts';
 import { portalTwoFactorRoutes } from './routes/two-factor.ts';
-import { SecretSealer } from './sealed-secrets.ts';
+import { twoFactorSealer } from './sealed-secrets.ts';
+import { TWO_FACTOR } from '../../domain/account-records.ts';
 import { PortalSessions } from './sessions.ts';
 import { SignInLimits } from './sign-in-limits.ts';
 import { sweepExpiredTickets } from './sign-in-tickets.ts';
@@ -49,7 +50,16 @@ export const portalModule: MarketplaceModule = {
     store.onChangeOf(AUDIT, (change) => activity.onAuditChange(change)); // audit entries by the ids they name, for each user's activity log
     const limits = new SignInLimits({ reservations: backends.failureReservations, addressLimit: FAILED_AUTH_LIMIT });
     // Two-factor secrets are sealed under a key derived from the operator token (sealed-secrets.ts).
-    const rules = new TwoFactorRules(new SecretSealer(host.operatorToken, 'two-factor secrets'), clock);
+    const sealer = twoFactorSealer(host.operatorToken);
+    const rules = new TwoFactorRules(sealer, clock);
+    // One stored secret tried at start: a new operator token is said at once, not found out by users.
+    const sample = store.values(TWO_FACTOR)[Symbol.iterator]().next().value;
+    if (sample !== undefined && sealer.open(sample.sealed_secret, sample.id) === null) {
+      host.warn(
+        'the two-factor secrets were sealed under another operator token than this one: codes from authenticator apps cannot be checked (recovery codes still sign in). ' +
+          'Start with the old token again, or run `marketplace reseal --old-token-file <file>` to seal them under this one.',
+      );
+    }
     const wrongCodes = new WrongCodes({ store, clock, audit, clientAddress });
     const { passwordCost, portalSignup: signup, brand, webhookAllowPrivate: allowPrivate } = config;
     const { apiRoutes } = host;
@@ -65,7 +75,7 @@ export const portalModule: MarketplaceModule = {
       ...portalSettingsRoutes({ signup, origin: sessions.origin }),
     ];
     host.addPortalRoutes(routes);
-    host.addOperatorRoutes([...invitationRoutes({ store, clock, audit, origin: sessions.origin }), ...twoFactorResetRoutes({ store, audit })]);
+    host.addOperatorRoutes([...invitationRoutes({ store, clock, audit, origin: sessions.origin }), ...twoFactorResetRoutes({ store, audit, sealer, sealerFor: twoFactorSealer })]);
     const portalRoutes = new Router<PortalRoute>();
     for (const route of routes) portalRoutes.add(route);
     host.addArea('/portal/v1', (run) => createPortalGate({ store, sessions, portalRoutes }, run));

@@ -11,6 +11,11 @@ const FORMAT = 'aes256gcm';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** The sealer of two-factor secrets under `operatorToken`. */
+export function twoFactorSealer(operatorToken: string): SecretSealer {
+  return new SecretSealer(operatorToken, 'two-factor secrets');
+}
+
 export class SecretSealer {
   private readonly key: Buffer;
 

@@ -10,6 +10,7 @@ import { isoTime } from '../../clock.ts';
 import type { RecordReader, WriteOp } from '../../store/store.ts';
 import { TWO_FACTOR, type TwoFactorRecord } from '../../domain/account-records.ts';
 import type { SecretSealer } from './sealed-secrets.ts';
+import { HttpError } from '../../domain/errors.ts';
 import { digestOf } from './secrets.ts';
 import { base32Encode, matchingStep } from './totp.ts';
 
@@ -57,7 +58,9 @@ export class TwoFactorRules {
   check(record: TwoFactorRecord, input: SecondFactorInput): SecondFactorProof | null {
     if ('code' in input) {
       const secret = this.sealer.open(record.sealed_secret, record.id);
-      if (secret === null) return null;
+      // Not a wrong code: the server cannot read the secret (another operator token sealed it).
+      // Said as it is, and not counted against the user.
+      if (secret === null) throw unreadableSecret();
       const step = matchingStep(secret, input.code.trim(), this.clock.now(), record.last_step);
       return step === null ? null : { kind: 'code', step };
     }
@@ -82,6 +85,39 @@ export class TwoFactorRules {
     const spent: TwoFactorRecord = { ...record, ...changes, wrong_codes: [], locked_at: null, recovery_code_hashes: record.recovery_code_hashes.filter((hash) => hash !== proof.hash) };
     return { op: 'put', collection: TWO_FACTOR, id: userId, data: spent };
   }
+}
+
+export const UNREADABLE_SECRET =
+  'Codes cannot be checked right now: this server was started with another operator token than the one that sealed your two-factor secret. Sign in with a recovery code, or ask the operator to run `marketplace reseal --old-token-file <file>`.';
+
+/** The 503 of a code whose secret this server cannot open. */
+export function unreadableSecret(): HttpError {
+  return new HttpError(503, UNREADABLE_SECRET);
+}
+
+/**
+ * Seals every stored secret again under `current` (inside one write): each one `previous` opens
+ * and `current` does not. Answers the ops and how many were resealed, already current, or
+ * opened by neither (a wrong old token).
+ */
+export function resealOps(reader: RecordReader, previous: SecretSealer, current: SecretSealer): { ops: WriteOp[]; resealed: number; already_current: number; unreadable: number } {
+  const ops: WriteOp[] = [];
+  let alreadyCurrent = 0;
+  let unreadable = 0;
+  for (const record of reader.values(TWO_FACTOR)) {
+    if (current.open(record.sealed_secret, record.id) !== null) {
+      alreadyCurrent += 1;
+      continue;
+    }
+    const secret = previous.open(record.sealed_secret, record.id);
+    if (secret === null) {
+      unreadable += 1;
+      continue;
+    }
+    const resealed: TwoFactorRecord = { ...record, sealed_secret: current.seal(secret, record.id) };
+    ops.push({ op: 'put', collection: TWO_FACTOR, id: record.id, data: resealed });
+  }
+  return { ops, resealed: ops.length, already_current: alreadyCurrent, unreadable };
 }
 
 /** True when `userId` signs in with a second factor (a confirmed record). */

@@ -15,6 +15,7 @@ const code = { type: 'string', minLength: 1, maxLength: 64, description: 'The 6-
 const recoveryCode = { type: 'string', minLength: 1, maxLength: 64, description: 'One of the recovery codes (each works once)' };
 const ticket = { type: 'string', minLength: 1, maxLength: 64, description: 'The ticket POST /portal/v1/session answered (202)' };
 const locked = errorAnswer('A code while codes from the app are locked after 30 wrong codes in 24 hours: sign in with a recovery code (which unlocks them), or ask the operator to reset two-factor sign-in');
+const unreadable = errorAnswer('A code cannot be checked: the server was started with another operator token than the one that sealed the secret (not counted as a wrong code; recovery codes still work; the operator runs `marketplace reseal`)');
 const tooMany = errorAnswer('Too many failed sign-ins or codes for this account (10 per 15 minutes) or from this address; wait Retry-After seconds');
 
 /** What GET /portal/v1/two-factor and both DELETEs answer. */
@@ -67,6 +68,7 @@ export const portalTwoFactorOperations: Operations = {
       '400': errorAnswer('Invalid body, or the code is wrong or was already used'),
       '409': errorAnswer('No enrolment to confirm, already on, or the enrolment changed meanwhile'),
       '429': tooMany,
+      '503': unreadable,
     },
     ...curl(`curl -s -b cookies.txt ${ORIGIN} ${JSON_TYPE} -d '{"code":"492039"}' http://127.0.0.1:3000/portal/v1/two-factor/confirm`),
   },
@@ -85,6 +87,7 @@ export const portalTwoFactorOperations: Operations = {
       '409': errorAnswer('Two-factor sign-in is not on'),
       '423': locked,
       '429': tooMany,
+      '503': unreadable,
     },
     ...curl(`curl -s -b cookies.txt -X DELETE ${ORIGIN} ${JSON_TYPE} -d '{"current_password":"correct horse battery","code":"492039"}' http://127.0.0.1:3000/portal/v1/two-factor`),
   },
@@ -108,15 +111,41 @@ export const portalTwoFactorOperations: Operations = {
       '401': errorAnswer('The ticket is used, expired or unknown (sign in again), or the code is wrong or was already used'),
       '423': locked,
       '429': tooMany,
+      '503': unreadable,
     },
     ...curl(`curl -s -c cookies.txt ${ORIGIN} ${JSON_TYPE} -d '{"ticket":"<ticket from the 202>","code":"492039"}' http://127.0.0.1:3000/portal/v1/session/second-factor`),
   },
+  'POST /admin/v1/two-factor/reseal': {
+    operationId: 'adminResealTwoFactor',
+    description:
+      'After the operator token changed: every stored two-factor secret sealed under `old_token` is sealed again under the current token, in one write, so codes from authenticator apps work again. ' +
+      'Secrets already sealed under the current token are left as they are; ones neither token opens are counted as `unreadable`. Audited (`two_factor.reseal`) when anything changed. ' +
+      'The CLI sends it as `marketplace reseal --old-token-file <file>`.',
+    security: OPERATOR_SECURITY,
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['old_token'], properties: { old_token: { type: 'string', minLength: 1, maxLength: 4096 } } }),
+    responses: {
+      '200': answer(
+        'How many secrets were sealed again, were already current, or could not be opened',
+        dataOf({
+          type: 'object',
+          required: ['resealed', 'already_current', 'unreadable'],
+          properties: { resealed: { type: 'integer', minimum: 0 }, already_current: { type: 'integer', minimum: 0 }, unreadable: { type: 'integer', minimum: 0 } },
+        }),
+      ),
+      '400': errorAnswer('Invalid body'),
+      ...OPERATOR_ERRORS,
+    },
+    ...curl(`curl -s -X POST -H "Authorization: Bearer $ADMIN_TOKEN" ${JSON_TYPE} -d '{"old_token":"<the previous token>"}' http://127.0.0.1:3000/admin/v1/two-factor/reseal`),
+  },
   'DELETE /admin/v1/users/:id/two-factor': {
     operationId: 'adminResetTwoFactor',
-    description: "Turns a user's two-factor sign-in off (they lost their app and recovery codes) and ends every session of theirs. Audited. 200 also when it was off.",
+    description:
+      "Turns a user's two-factor sign-in off (they lost their app and recovery codes; also unlocks codes locked after 30 wrong ones) and ends every session of theirs. " +
+      'An optional body `{reason}` is kept in the audit entry (`user.two_factor_reset`). 200 also when it was off. CLI: `marketplace users two-factor-reset <id> --reason <text>`.',
     security: OPERATOR_SECURITY,
     parameters: [pathId('User id')],
-    responses: { '200': answer('Off', dataOf(TWO_FACTOR_STATUS)), '404': errorAnswer('User not found (or erased)'), ...OPERATOR_ERRORS },
-    ...curl(`curl -s -X DELETE -H "Authorization: Bearer $ADMIN_TOKEN" http://127.0.0.1:3000/admin/v1/users/usr_8hJ3kQ0pLr5sT2vW9xYz/two-factor`),
+    requestBody: { ...jsonBody({ type: 'object', additionalProperties: false, properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } } }, 'Optional: why (kept in the audit log)'), required: false },
+    responses: { '200': answer('Off', dataOf(TWO_FACTOR_STATUS)), '400': errorAnswer('Invalid body'), '404': errorAnswer('User not found (or erased)'), ...OPERATOR_ERRORS },
+    ...curl(`curl -s -X DELETE -H "Authorization: Bearer $ADMIN_TOKEN" ${JSON_TYPE} -d '{"reason":"lost phone, identity checked by call"}' http://127.0.0.1:3000/admin/v1/users/usr_8hJ3kQ0pLr5sT2vW9xYz/two-factor`),
   },
 };

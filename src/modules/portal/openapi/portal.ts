@@ -177,6 +177,7 @@ export const portalOperations: Operations = {
       '400': errorAnswer('Invalid body; `details` names each bad field (current_password or code missing or wrong for an email change)'),
       '423': errorAnswer('A code while codes from the app are locked (30 wrong codes in 24 hours): use a recovery code'),
       '429': tooMany,
+      '503': errorAnswer('A code cannot be checked: the server was started with another operator token than the one that sealed the secret (recovery codes still work)'),
     },
     ...curl(`curl -s -b cookies.txt -X PUT ${ORIGIN} ${JSON_TYPE} -d '{"bio":"I build agents"}' http://127.0.0.1:3000/portal/v1/me`),
   },
