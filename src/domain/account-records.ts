@@ -15,6 +15,9 @@ export interface SessionRecord {
   readonly last_seen_at: string;
   /** The absolute end, whatever the use: created_at + 7 days. */
   readonly expires_at: string;
+  /** Where the sign-in came from, for the user's list of sessions (absent on sessions made before it was kept). */
+  readonly client_address?: string | null;
+  readonly user_agent?: string | null;
 }
 
 /** A user's password, as scrypt (see passwords.ts); its id is the user's id. */

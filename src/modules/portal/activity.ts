@@ -29,6 +29,8 @@ export const ACTIVITY_ACTIONS: Readonly<Record<string, string>> = {
   /** A wrong code (or recovery code) given for an account change (email, turning two-factor off, new recovery codes). */
   'portal.wrong_code': 'wrong_code',
   'portal.sign_out': 'sign_out',
+  'portal.session_end': 'session.ended',
+  'portal.sessions_end': 'sessions.ended',
   'portal.sign_up': 'account.created',
   'user.invite': 'account.invited',
   'user.suspend': 'account.suspended',

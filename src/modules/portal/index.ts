@@ -21,6 +21,8 @@ import { portalKeyRoutes } from './routes/keys.ts';
 import { portalListingRoutes } from './routes/listings.ts';
 import { portalPlanRoutes } from './routes/plans.ts';
 import { portalSessionRoutes } from './routes/session.ts';
+import { portalSessionListRoutes } from './routes/sessions.ts';
+import { portalSessionOperations } from './openapi/portal-sessions.ts';
 import { portalWebhookRoutes } from './routes/webhooks.ts';
 import { portalSettingsRoutes } from './routes/settings.ts';
 import { twoFactorResetRoutes } from './routes/two-factor-reset.ts';
@@ -43,7 +45,7 @@ export const portalModule: MarketplaceModule = {
   name: 'portal',
   install(host: ModuleHost) {
     const { store, clock, config, audit, clientAddress, outbox, usage: usageReader, keyLimiter, backends } = host;
-    const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn: host.warn });
+    const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn: host.warn, clientAddress });
     void prepareDummyHash(config.passwordCost);
     host.measurePasswordWork(scryptLoad);
     const activity = new ActivityLog(store);
@@ -72,6 +74,7 @@ export const portalModule: MarketplaceModule = {
       ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
       ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),
       ...portalActivityRoutes({ activity, clock }),
+      ...portalSessionListRoutes({ store, clock, sessions, audit, clientAddress }),
       ...portalSettingsRoutes({ signup, origin: sessions.origin }),
     ];
     host.addPortalRoutes(routes);
@@ -82,7 +85,7 @@ export const portalModule: MarketplaceModule = {
     // The portal's page; its scripts are served beside the dashboard's, under /dashboard/.
     host.addStaticFiles(pageServer({ portalPage: true, dashboardIndex: false }));
     host.addOpenApi({
-      operations: { ...portalOperations, ...portalSelfServiceOperations, ...portalActivityOperations, ...portalTwoFactorOperations },
+      operations: { ...portalOperations, ...portalSelfServiceOperations, ...portalActivityOperations, ...portalTwoFactorOperations, ...portalSessionOperations },
       tags: [{ name: 'portal', description: 'The developer portal: a signed-in user manages their own account (session cookie; writes only from the server\'s own origin).' }],
       securitySchemes: { sessionCookie: SESSION_COOKIE_SCHEME },
     });

@@ -16,6 +16,7 @@ import { SESSIONS, type SessionRecord } from '../../domain/account-records.ts';
 import { cameOverHttps, type OriginSettings } from './same-origin.ts';
 import { clearSessionCookie, sessionCookieOf, setSessionCookie } from './session-cookie.ts';
 import { digestOf, isWellFormedSecret, newSecret } from './secrets.ts';
+import { requestOrigin } from '../../http/request-origin.ts';
 
 export const IDLE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export const ABSOLUTE_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000;
@@ -41,6 +42,8 @@ export interface PortalSessionsOptions {
   clock: Clock;
   origin: OriginSettings;
   warn: (message: string) => void;
+  /** The client's address (TRUST_PROXY), kept on each new session with its user agent for the user's list of sessions. */
+  clientAddress?: (req: IncomingMessage) => string;
 }
 
 export class PortalSessions {
@@ -48,6 +51,7 @@ export class PortalSessions {
   private readonly clock: Clock;
   readonly origin: OriginSettings;
   private readonly warn: (message: string) => void;
+  private readonly clientAddress: ((req: IncomingMessage) => string) | undefined;
   /** Sessions whose use is being written right now (one write each at a time). */
   private readonly touching = new Set<string>();
 
@@ -56,6 +60,7 @@ export class PortalSessions {
     this.clock = options.clock;
     this.origin = options.origin;
     this.warn = options.warn;
+    this.clientAddress = options.clientAddress;
   }
 
   https(req: IncomingMessage): boolean {
@@ -99,6 +104,7 @@ export class PortalSessions {
       created_at: isoTime(now),
       last_seen_at: isoTime(now),
       expires_at: isoTime(now + ABSOLUTE_TIMEOUT_MS),
+      ...(this.clientAddress === undefined ? {} : requestOrigin(req, this.clientAddress)),
     };
     const ended: WriteOp[] = replacing !== null && reader.get(SESSIONS, replacing.sessionId) !== undefined ? [{ op: 'del', collection: SESSIONS, id: replacing.sessionId }] : [];
     const evicted = othersEnd ? [] : oldestBeyondCap(reader, userId, replacing?.sessionId ?? null);
@@ -153,6 +159,21 @@ function oldestBeyondCap(reader: RecordReader, userId: string, keptId: string | 
   if (held.length < MAX_SESSIONS_PER_USER) return [];
   held.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   return held.slice(0, held.length - (MAX_SESSIONS_PER_USER - 1)).map((session) => ({ op: 'del', collection: SESSIONS, id: session.id }));
+}
+
+/** The user's live sessions (within their idle and absolute ends), newest first. */
+export function liveSessionsOf(reader: RecordReader, userId: string, now: number): SessionRecord[] {
+  return [...reader.values(SESSIONS)]
+    .filter((session) => session.user_id === userId && liveUserOf(reader, session, now) !== undefined)
+    .sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
+}
+
+/**
+ * The id a session is shown by: derived from the store's id (itself the SHA-256 of the cookie),
+ * so neither the cookie nor the store's key for it is ever in an answer.
+ */
+export function publicSessionId(sessionId: string): string {
+  return `ses_${digestOf(`session:${sessionId}`).slice(0, 24)}`;
 }
 
 /** The 401 of a portal route without a live session. */

@@ -12,13 +12,14 @@ const activityEntry = {
     action: {
       type: 'string',
       description:
-        'sign_in, sign_in_failed, sign_out, account.created, account.invited, account.suspended, account.unsuspended, password.set, password.changed, email.changed, role.changed, ' +
+        'sign_in, sign_in_recovery_code (finished with a recovery code), sign_in_failed, sign_in_wrong_code (the right password, then a wrong code), wrong_code (a wrong code for an account change), ' +
+        'sign_out, session.ended, sessions.ended, account.created, account.invited, account.suspended, account.unsuspended, password.set, password.changed, email.changed, role.changed, ' +
         'key.created, key.rolled, key.revoked, key.expired, key.updated, key.plan_changed, plan.requested, plan.request_cancelled, plan.request_approved, plan.request_declined, ' +
-        'webhook.created, webhook.deleted, and two-factor changes (two_factor_…).',
+        'webhook.created, webhook.deleted, and two-factor changes (two_factor_…, including two_factor_locked after 30 wrong codes in 24 hours).',
       examples: ['sign_in', 'key.rolled'],
     },
-    client_address: { type: ['string', 'null'], description: 'For sign-ins, failed sign-ins and sign-outs: the client address as the server sees it (TRUST_PROXY); else null.' },
-    user_agent: { type: ['string', 'null'], maxLength: 256, description: "For sign-ins, failed sign-ins and sign-outs: the browser's User-Agent (at most 256 characters); else null." },
+    client_address: { type: ['string', 'null'], description: 'For sign-ins (also with a code or recovery code), failed sign-ins, wrong codes, sign-outs and sessions ended: the client address as the server sees it (TRUST_PROXY); else null.' },
+    user_agent: { type: ['string', 'null'], maxLength: 256, description: "For sign-ins (also with a code or recovery code), failed sign-ins, wrong codes, sign-outs and sessions ended: the browser's User-Agent (at most 256 characters); else null." },
     target: {
       type: 'object',
       required: ['type', 'id'],
