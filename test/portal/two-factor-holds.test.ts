@@ -159,3 +159,36 @@ test('PUT /v1/users/me {email} on a two-factor account → 403 (change it in the
   const sameEmail = await server.request('PUT', '/v1/users/me', { key: key.key, body: { email: ada.email.toUpperCase() } });
   assert.equal(sameEmail.status, 200, 'the same email, as it is: no change, no refusal: ' + sameEmail.text);
 });
+
+test('POST /portal/v1/two-factor/recovery-codes {current_password, code} → 10 new recovery codes, the old ones void; audited; wrong or missing input changes nothing', async (t) => {
+  const { clock, server, ada, factor } = await enrolledUser(t);
+  const path = '/portal/v1/two-factor/recovery-codes';
+  clock.advance(STEP_MS);
+  const bad: Array<[Record<string, unknown>, number]> = [
+    [{ current_password: ada.password }, 400],
+    [{ code: codeAt(factor.secret, clock.now()) }, 400],
+    [{ current_password: 'not the password at all', code: codeAt(factor.secret, clock.now()) }, 400],
+    [{ current_password: ada.password, code: wrongCodeAt(factor.secret, clock.now()) }, 400],
+    [{ current_password: ada.password, code: '' }, 400],
+    [{ current_password: ada.password, code: '123456', extra: 1 }, 400],
+  ];
+  for (const [body, status] of bad) assert.equal((await server.request('POST', path, { headers: ada.headers, body })).status, status, JSON.stringify(body));
+  assert.equal((await server.request('GET', '/portal/v1/two-factor', { headers: ada.headers })).body.data.recovery_codes_left, 10, 'nothing changed');
+
+  const made = await server.request('POST', path, { headers: ada.headers, body: { current_password: ada.password, code: codeAt(factor.secret, clock.now()) } });
+  assert.equal(made.status, 200, made.text);
+  assert.equal(made.headers.get('cache-control'), 'no-store');
+  const fresh: string[] = made.body.data.recovery_codes;
+  assert.equal(new Set(fresh).size, 10);
+  assert.ok(fresh.every((code) => !factor.recoveryCodes.includes(code)));
+
+  const ticket = await passwordStep(server, ada.email, ada.password);
+  assert.equal((await secondFactor(server, { ticket, recovery_code: factor.recoveryCodes[0] })).status, 401, 'an old recovery code is void');
+  assert.equal((await secondFactor(server, { ticket, recovery_code: fresh[0] })).status, 201, 'a new one works');
+  const audit = await server.admin('GET', `/admin/v1/audit?action=portal.two_factor_recovery_codes&target_id=${ada.userId}`);
+  assert.equal(audit.body.data.length, 1);
+  assert.ok(!audit.text.includes(fresh[1]!), 'no code in the audit log');
+
+  const plain = await signedInUser(server);
+  assert.equal((await server.request('POST', path, { headers: plain.headers, body: { current_password: plain.password, code: '123456' } })).status, 409, 'two-factor sign-in is off');
+});

@@ -72,6 +72,25 @@ export const portalTwoFactorOperations: Operations = {
     },
     ...curl(`curl -s -b cookies.txt ${ORIGIN} ${JSON_TYPE} -d '{"code":"492039"}' http://127.0.0.1:3000/portal/v1/two-factor/confirm`),
   },
+  'POST /portal/v1/two-factor/recovery-codes': {
+    operationId: 'portalTwoFactorRecoveryCodes',
+    description:
+      `Makes ${RECOVERY_CODE_COUNT} new recovery codes, given the current password and a code from the app: they are in this answer only (the server keeps their SHA-256), ` +
+      'and every earlier recovery code stops working. Wrong ones count as failed sign-ins (a wrong code also in the 24-hour count). Audited (`portal.two_factor_recovery_codes`, without the codes).',
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['current_password', 'code'], properties: { current_password: typedPassword, code } }),
+    responses: {
+      '200': answer(
+        'The new recovery codes (once)',
+        dataOf({ type: 'object', required: ['recovery_codes'], properties: { recovery_codes: { type: 'array', minItems: RECOVERY_CODE_COUNT, maxItems: RECOVERY_CODE_COUNT, items: { type: 'string' } } } }),
+      ),
+      '400': errorAnswer('Invalid body, or the password or code is wrong (or the code was already used)'),
+      '409': errorAnswer('Two-factor sign-in is not on'),
+      '423': locked,
+      '429': tooMany,
+      '503': unreadable,
+    },
+    ...curl(`curl -s -b cookies.txt ${ORIGIN} ${JSON_TYPE} -d '{"current_password":"correct horse battery","code":"492039"}' http://127.0.0.1:3000/portal/v1/two-factor/recovery-codes`),
+  },
   'DELETE /portal/v1/two-factor': {
     operationId: 'portalTwoFactorDisable',
     description: 'Turns two-factor sign-in off, given the current password and a code (or a recovery code). Wrong ones count as failed sign-ins.',

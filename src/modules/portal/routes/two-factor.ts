@@ -127,6 +127,35 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
     });
   }
 
+  /** POST /portal/v1/two-factor/recovery-codes: ten new recovery codes for the password and a code; the old ones are void. */
+  async function newCodes(context: PortalContext): Promise<Reply> {
+    const checker = new BodyChecker(await context.readJsonBody(), ['current_password', 'code']);
+    const typed = readCurrentPassword(checker);
+    checker.requireFields(['code']);
+    const input = readSecondFactor(checker);
+    checker.finish();
+    const record = store.get(TWO_FACTOR, context.user.id);
+    if (record === undefined || !record.enabled) throw conflict('Two-factor sign-in is not on.');
+    const address = deps.clientAddress(context.req);
+    await requireCurrentPassword(reauthentication, context.user, address, typed!);
+    const proof = await requireSecondFactor(reauthentication, context, context.user, address, input);
+    const recoveryCodes = newRecoveryCodes();
+    return context.commit((tx, user) => {
+      // Decided on the record as it is now: turned off, or the code spent meanwhile → refused.
+      if (tx.get(TWO_FACTOR, user.id)?.enabled !== true) throw conflict('Two-factor sign-in is not on.');
+      const spent = proof === null ? null : rules.spend(tx, user.id, proof, { recovery_code_hashes: recoveryCodes.map((code) => recoveryCodeDigest(code)!) });
+      if (spent === null) throw wrongSecondFactor(input!);
+      return {
+        ops: [
+          spent,
+          audit.entryOp(context.requestId, { action: 'portal.two_factor_recovery_codes', target_type: 'user', target_id: user.id, changes: { recovery_codes: recoveryCodes.length }, actor: userActor(user.id), origin: originOf(context) }),
+        ],
+        // Shown in this answer only; the store keeps their SHA-256.
+        reply: { status: 200, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { recovery_codes: recoveryCodes } } },
+      };
+    });
+  }
+
   /** POST /portal/v1/session/second-factor: a ticket and a code (or recovery code) → the session. */
   async function secondFactor(context: OpenPortalContext): Promise<Reply> {
     const checker = new BodyChecker(await context.readJsonBody(), ['ticket', 'code', 'recovery_code']);
@@ -170,6 +199,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
     { method: 'GET', pattern: '/portal/v1/two-factor', summary: 'Whether two-factor sign-in is on, and recovery codes left', handle: status },
     { method: 'POST', pattern: '/portal/v1/two-factor', summary: 'Start two-factor sign-in: a new secret, on once confirmed', handle: enrol },
     { method: 'DELETE', pattern: '/portal/v1/two-factor', summary: 'Turn two-factor sign-in off', handle: disable },
+    { method: 'POST', pattern: '/portal/v1/two-factor/recovery-codes', summary: 'New recovery codes (once); the old ones stop working', handle: newCodes },
     { method: 'POST', pattern: '/portal/v1/two-factor/confirm', summary: 'Confirm two-factor sign-in with a first code: on, recovery codes once', handle: confirm },
     { method: 'POST', pattern: '/portal/v1/session/second-factor', summary: 'Finish signing in with a code: sets the session cookie', open: true, handle: secondFactor },
   ];
