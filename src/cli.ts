@@ -154,12 +154,12 @@ const COMMANDS: Record<string, Command> = {
     },
   },
   'users list': {
-    usage: 'users list [--page <n>] [--limit <n>]',
-    summary: 'list users, one page',
-    options: ['page', 'limit'],
+    usage: 'users list [--q <part of name or email>] [--page <n>] [--limit <n>]',
+    summary: 'list users, one page (each with two_factor); --q finds by part of the name or email',
+    options: ['q', 'page', 'limit'],
     args: 0,
     async run({ options, operator }) {
-      return (await operator()).users.list(pageQuery(options, this.usage));
+      return (await operator()).users.list({ ...pageQuery(options, this.usage), ...(options.q === undefined ? {} : { q: options.q }) });
     },
   },
   'users update': {

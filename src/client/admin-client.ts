@@ -8,6 +8,7 @@ import type {
   AdminListingQuery,
   AdminUser,
   AdminUserDetail,
+  AdminUserQuery,
   AuditEntry,
   AuditQuery,
   Invitation,
@@ -23,7 +24,6 @@ import type {
   NewApiKey,
   NewKeyInput,
   NewUser,
-  PageQuery,
   Plan,
   PlanRequest,
   PlanRequestQuery,
@@ -132,7 +132,8 @@ export class AdminUsersApi {
     return answer.data;
   }
 
-  list(query: PageQuery = {}, options: CallOptions = {}): Promise<ListResponse<AdminUser>> {
+  /** Users oldest first; `q` keeps those whose name or email contains it (any case). */
+  list(query: AdminUserQuery = {}, options: CallOptions = {}): Promise<ListResponse<AdminUser>> {
     return this.transport.json({ method: 'GET', path: '/admin/v1/users', query: { ...query }, signal: options.signal });
   }
 

@@ -238,6 +238,13 @@ export interface AdminUser extends User {
   status: UserStatus;
   suspended_at: string | null;
   suspension_reason: string | null;
+  /** Whether the user signs in to the portal with a second factor. */
+  two_factor: boolean;
+}
+
+/** GET /admin/v1/users: a page, and part of the name or email to look for. */
+export interface AdminUserQuery extends PageQuery {
+  q?: string;
 }
 
 /** GET /admin/v1/users/:id: the user with counts of what they own. */

@@ -3,6 +3,8 @@
 
 import { isoTime } from '../clock.ts';
 import { userStatus, type KeyRecord, type UserRecord, type UserStatus } from './records.ts';
+import { TWO_FACTOR } from './account-records.ts';
+import type { RecordReader } from '../store/store.ts';
 
 export interface PublicUser {
   id: string;
@@ -36,15 +38,18 @@ export interface OperatorUser extends ReturnType<typeof privateUser> {
   status: UserStatus;
   suspended_at: string | null;
   suspension_reason: string | null;
+  /** Whether the user signs in to the portal with a second factor. */
+  two_factor: boolean;
 }
 
 /** A user as the operator sees them: the private view plus moderation state. */
-export function operatorUser(user: UserRecord): OperatorUser {
+export function operatorUser(user: UserRecord, reader: RecordReader): OperatorUser {
   return {
     ...privateUser(user),
     status: userStatus(user),
     suspended_at: user.suspended_at ?? null,
     suspension_reason: user.suspension_reason ?? null,
+    two_factor: reader.get(TWO_FACTOR, user.id)?.enabled === true,
   };
 }
 

@@ -30,10 +30,10 @@ export const operatorOperations: Operations = {
   },
   'GET /admin/v1/users': {
     operationId: 'adminListUsers',
-    description: 'Every user, oldest first, with email and role.',
+    description: 'Every user, oldest first, with email, role and whether they sign in with two-factor sign-in (`two_factor`); with `q`, only those whose name or email contains it (case-insensitive).',
     security,
-    parameters: PAGE_PARAMS,
-    responses: { '200': answer('Users', listOf(ref('AdminUser'))), '400': errorAnswer('Bad page or limit'), ...unauthorized },
+    parameters: [queryParam('q', { type: 'string', maxLength: 200 }, 'Part of the name or email, any case.'), ...PAGE_PARAMS],
+    responses: { '200': answer('Users', listOf(ref('AdminUser'))), '400': errorAnswer('Bad page or limit, or q longer than 200 characters'), ...unauthorized },
     ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/users?limit=50'`),
   },
   'PATCH /admin/v1/users/:id': {

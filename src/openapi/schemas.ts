@@ -115,9 +115,10 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
       { $ref: '#/components/schemas/User' },
       {
         type: 'object',
-        required: ['status', 'suspended_at', 'suspension_reason'],
+        required: ['status', 'suspended_at', 'suspension_reason', 'two_factor'],
         properties: {
           status: { enum: ['active', 'suspended', 'erased'] },
+          two_factor: { type: 'boolean', description: 'Whether the user signs in to the portal with a second factor (reset with DELETE /admin/v1/users/:id/two-factor).' },
           suspended_at: { type: ['string', 'null'], format: 'date-time' },
           suspension_reason: { type: ['string', 'null'] },
         },

@@ -12,7 +12,7 @@ import { isoTime } from '../../clock.ts';
 import { byCreation } from '../../domain/order.ts';
 import { KEYS, USERS, type KeyRecord } from '../../domain/records.ts';
 import { operatorUser, keyView, rolledKeyView } from '../../domain/views.ts';
-import { notFound } from '../../domain/errors.ts';
+import { badRequest, notFound } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
@@ -47,15 +47,18 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       const changes = { name: user.name, email: user.email, role: user.role, bio: user.bio };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'user.create', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 201, body: { data: operatorUser(user) } },
+        reply: { status: 201, body: { data: operatorUser(user, tx) } },
       };
     });
   }
 
   function listUsers(context: RequestContext): Reply {
-    checkQueryNames(context.query, ['page', 'limit']);
-    const page = pageOf([...store.values(USERS)].sort(byCreation), readPageRequest(context.query));
-    return { status: 200, body: { data: page.data.map(operatorUser), pagination: page.pagination } };
+    checkQueryNames(context.query, ['page', 'limit', 'q']);
+    const request = readPageRequest(context.query);
+    const search = readUserSearch(context.query);
+    const users = [...store.values(USERS)].filter((user) => search === null || user.name.toLowerCase().includes(search) || user.email.toLowerCase().includes(search));
+    const page = pageOf(users.sort(byCreation), request);
+    return { status: 200, body: { data: page.data.map((user) => operatorUser(user, store)), pagination: page.pagination } };
   }
 
   async function updateUser(context: RequestContext): Promise<Reply> {
@@ -74,7 +77,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       );
       return {
         ops: [...ops, ...keyAudits, audit.entryOp(context.requestId, { action: 'user.update', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(changed) } },
+        reply: { status: 200, body: { data: operatorUser(changed, tx) } },
       };
     });
   }
@@ -192,6 +195,17 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     { method: 'POST', pattern: '/admin/v1/compact', summary: 'Compact the log now', handle: compact },
     { method: 'GET', pattern: '/admin/v1/backup', summary: 'A consistent copy of the log (JSON lines)', handle: backup },
   ];
+}
+
+/** The longest `q` of GET /admin/v1/users. */
+const MAX_USER_SEARCH = 200;
+
+/** `q` of GET /admin/v1/users, lower-cased (null when absent or blank): part of a name or email. */
+function readUserSearch(query: URLSearchParams): string | null {
+  const q = query.get('q');
+  if (q === null || q.trim() === '') return null;
+  if (q.length > MAX_USER_SEARCH) throw badRequest(`Query parameter q must be at most ${MAX_USER_SEARCH} characters.`, { q: `must be at most ${MAX_USER_SEARCH} characters` });
+  return q.trim().normalize('NFC').toLowerCase();
 }
 
 /** A key written before plans and expiry existed reads as having neither (for audit diffs). */

@@ -40,7 +40,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
 
   function showUser(context: RequestContext): Reply {
     const user = existingUser(store, context);
-    return { status: 200, body: { data: { ...operatorUser(user), counts: countsOf(store, user.id) } } };
+    return { status: 200, body: { data: { ...operatorUser(user, store), counts: countsOf(store, user.id) } } };
   }
 
   async function suspend(context: RequestContext): Promise<Reply> {
@@ -61,7 +61,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
           // Deliveries still waiting are dropped unsent, so none goes out after an unsuspension.
           ...outbox.dropPendingOps(tx, user.id),
         ],
-        reply: { status: 200, body: { data: operatorUser(suspended) } },
+        reply: { status: 200, body: { data: operatorUser(suspended, tx) } },
       };
     });
   }
@@ -75,7 +75,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const changes = { status: { from: 'suspended', to: 'active' } };
       return {
         ops: [{ op: 'put', collection: USERS, id: user.id, data: active }, audit.entryOp(context.requestId, { action: 'user.unsuspend', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(active) } },
+        reply: { status: 200, body: { data: operatorUser(active, tx) } },
       };
     });
   }
@@ -91,12 +91,12 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
     const reply = await context.commit((tx) => {
       const user = existingUser(tx, context);
       // Asked again (say, after a failed compaction): nothing left to change, but compact again.
-      if (userStatus(user) === 'erased') return { ops: [], reply: { status: 200, body: { data: operatorUser(user) } } };
+      if (userStatus(user) === 'erased') return { ops: [], reply: { status: 200, body: { data: operatorUser(user, tx) } } };
       const plan = erasureOps(tx, user, isoTime(clock.now()), earlierVersions);
       const changes = { status: { from: userStatus(user), to: 'erased' }, ...plan.summary };
       return {
         ops: [...plan.ops, audit.entryOp(context.requestId, { action: 'user.erase', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(plan.erased) } },
+        reply: { status: 200, body: { data: operatorUser(plan.erased, tx) } },
       };
     });
     // The superseded log lines still hold the personal data: rewrite the log before answering.

