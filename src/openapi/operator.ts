@@ -86,7 +86,7 @@ export const operatorOperations: Operations = {
     security,
     parameters: [pathId('Key id')],
     requestBody: jsonBody({ type: 'object', additionalProperties: false, minProperties: 1, properties: { permissions, rate_limit: rateLimit, plan: keyPlan, expires_at: expiresAt, name: keyName } }),
-    responses: { '200': answer('Updated', dataOf(ref('ApiKey'))), '400': errorAnswer('Invalid body'), '404': errorAnswer('Key not found'), '409': errorAnswer('Key is revoked'), ...unauthorized },
+    responses: { '200': answer('Updated', dataOf(ref('ApiKey'))), '400': errorAnswer('Invalid body'), '404': errorAnswer('Key not found'), '409': errorAnswer('Key is revoked, or expired and the change names a plan'), ...unauthorized },
     ...curl(`curl -s -X PATCH ${TOKEN} -H 'Content-Type: application/json' -d '{"rate_limit":1000}' http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q`),
   },
   'DELETE /admin/v1/keys/:id': {
@@ -108,7 +108,7 @@ export const operatorOperations: Operations = {
       '201': answer('Rolled', dataOf(ref('RolledApiKey'))),
       '400': errorAnswer('grace_seconds out of range'),
       '404': errorAnswer('Key not found'),
-      '409': errorAnswer('Key is revoked'),
+      '409': errorAnswer('Key is revoked or expired (an expired key can no longer be rolled)'),
       ...unauthorized,
     },
     ...curl(`curl -s -X POST ${TOKEN} -H 'Content-Type: application/json' -d '{"grace_seconds":3600}' http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/roll`),

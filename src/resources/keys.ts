@@ -215,6 +215,8 @@ export function decideKeyRevoke(key: KeyRecord, nowMs: number): { ops: WriteOp[]
  */
 export function decideKeyRoll(key: KeyRecord, brand: string, graceSeconds: number, nowMs: number): { ops: WriteOp[]; rolled: KeyRecord; secret: NewApiKey } {
   assertChangeable(key);
+  // A new secret for an expired key would be refused from its first request.
+  if (isExpired(key, nowMs)) throw conflict('This key has expired; it can no longer be rolled. Create a new key instead.');
   const secret = generateApiKey(key.prefix === 'mk_' ? 'mk' : 'live', brand);
   const rolled = rolledKey(key, secret, graceSeconds, nowMs);
   return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: rolled }], rolled, secret };

@@ -61,3 +61,29 @@ test('marketplace users two-factor-reset <id> --reason, and AdminClient.users.re
   assert.deepEqual(await admin.users.resetTwoFactor(ada.userId, 'again'), { enabled: false, recovery_codes_left: 0 });
 });
 
+test('an expired key can be neither rolled nor moved to a plan: 409 on the operator and portal routes', async (t) => {
+  const clock = new ManualClock();
+  const server = await startServer(t, { clock });
+  const ada = await signedInUser(server);
+  const expiresAt = new Date(clock.now() + 60_000).toISOString();
+  const made = await server.request('POST', '/portal/v1/keys', { headers: ada.headers, body: { expires_at: expiresAt } });
+  assert.equal(made.status, 201, made.text);
+  const keyId = made.body.data.id;
+  clock.advance(120_000);
+
+  const answers = {
+    adminRoll: await server.admin('POST', `/admin/v1/keys/${keyId}/roll`, {}),
+    adminPlan: await server.admin('PATCH', `/admin/v1/keys/${keyId}`, { plan: 'pro' }),
+    portalRoll: await server.request('POST', `/portal/v1/keys/${keyId}/roll`, { headers: ada.headers, body: {} }),
+    portalPlan: await server.request('PATCH', `/portal/v1/keys/${keyId}`, { headers: ada.headers, body: { plan: 'pro' } }),
+    portalRequest: await server.request('POST', '/portal/v1/plan-requests', { headers: ada.headers, body: { key_id: keyId, plan: 'business' } }),
+  };
+  for (const [name, answer] of Object.entries(answers)) {
+    assert.equal(answer.status, 409, `${name}: ${answer.text}`);
+    assert.match(answer.body.error, /expired/, name);
+  }
+  // Other changes of an expired key still work (its name), and a later expiry revives it.
+  assert.equal((await server.admin('PATCH', `/admin/v1/keys/${keyId}`, { name: 'old laptop' })).status, 200);
+  assert.equal((await server.admin('GET', `/admin/v1/keys?user_id=${ada.userId}`)).body.data[0].plan, 'free');
+});
+

@@ -108,7 +108,7 @@ export const portalSelfServiceOperations: Operations = {
       'A new secret for the same key (id, permissions, plan and usage kept), shown in this answer only. The previous secret keeps working for grace_seconds (0 to 604800, 7 days; default 0), then is refused with 401.',
     parameters: [pathId('Key id')],
     requestBody: jsonBody({ type: 'object', additionalProperties: false, properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 604_800, default: 0 } } }),
-    responses: { '201': answer('Rolled', dataOf(ref('RolledApiKey'))), '400': errorAnswer('grace_seconds out of range'), '404': keyNotFound, '409': errorAnswer('The key is revoked') },
+    responses: { '201': answer('Rolled', dataOf(ref('RolledApiKey'))), '400': errorAnswer('grace_seconds out of range'), '404': keyNotFound, '409': errorAnswer('The key is revoked or expired (an expired key can no longer be rolled)') },
     ...curl(`curl -s ${WRITE} -d '{"grace_seconds":3600}' ${BASE}/keys/${KEY_ID}/roll`),
   },
   'GET /portal/v1/keys/:id/usage': {
