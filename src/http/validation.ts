@@ -15,6 +15,9 @@ export function codePointLength(text: string): number {
   return length;
 }
 
+/** Text with nothing to see: only control (Cc), format (Cf, e.g. U+200B) and separator or space characters. */
+const INVISIBLE_ONLY = /^[\p{Cc}\p{Cf}\p{Z}\s]*$/u;
+
 export class BodyChecker {
   readonly problems: Record<string, string> = {};
   private readonly body: Record<string, unknown>;
@@ -45,6 +48,16 @@ export class BodyChecker {
     if (length < min) return this.fail(field, min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
     if (length > max) return this.fail(field, `must be at most ${max} characters`);
     return trimmed;
+  }
+
+  /**
+   * As string(), and it must show something: a text made only of invisible characters (format
+   * and control characters such as U+200B or U+0083, and white space) is refused.
+   */
+  visibleString(field: string, min: number, max: number): string | undefined {
+    const text = this.string(field, min, max);
+    if (text === undefined || (min === 0 && text === '')) return text;
+    return INVISIBLE_ONLY.test(text) ? this.fail(field, 'must have at least one visible character (not only invisible or control characters)') : text;
   }
 
   oneOf<T extends string>(field: string, allowed: readonly T[]): T | undefined {

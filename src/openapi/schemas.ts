@@ -35,9 +35,18 @@ const OWN_PROFILE_FIELDS: Record<string, Schema> = {
   email: { type: 'string', format: 'email', pattern: EMAIL_SHAPE, maxLength: 254, description: `${EMAIL_RULES} It cannot be cleared ("" → 400).` },
 };
 
+/** At least one character that is neither white space nor a control or format character (the common invisible ones). */
+const VISIBLE = '[^\\s\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u180e\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\ufeff]';
+
 /** The fields a client may send for a listing, on create and update alike; lengths count after trimming. */
 const LISTING_INPUT = {
-  title: { type: 'string', minLength: 1, maxLength: 200, pattern: NOT_BLANK, description: 'Trimmed (the length counts after trimming); must not be empty or only white space.' },
+  title: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 200,
+    pattern: VISIBLE,
+    description: 'Trimmed (the length counts after trimming); must not be empty, nor only white space or invisible characters (control and format characters such as U+200B or U+0083).',
+  },
   description: { type: 'string', maxLength: 5000, description: 'Trimmed (the length counts after trimming); may be "".' },
   type: { enum: LISTING_TYPES },
   price,

@@ -106,7 +106,7 @@ export function decideListingArchive(tx: Transaction, listing: ListingRecord, no
 /** Reads and checks every listing field present; throws one 400 listing all problems. */
 function readListingFields(checker: BodyChecker): ListingFields {
   const fields: ListingFields = {
-    title: checker.string('title', 1, 200),
+    title: checker.visibleString('title', 1, 200),
     description: checker.string('description', 0, 5_000),
     type: checker.oneOf('type', LISTING_TYPES),
     price: readPrice(checker),

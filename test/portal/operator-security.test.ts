@@ -87,3 +87,47 @@ test('an expired key can be neither rolled nor moved to a plan: 409 on the opera
   assert.equal((await server.admin('GET', `/admin/v1/keys?user_id=${ada.userId}`)).body.data[0].plan, 'free');
 });
 
+test('a listing title made only of invisible characters is refused (400); CLI keys roll refuses an out-of-range --grace-seconds with exit 2', async (t) => {
+  const server = await startServer(t);
+  const creator = await server.userWithKey('creator', ['read:listings', 'write:listings']);
+  for (const title of ['\u200b\u200b', '\u0083', '\u200b \u2060\ufeff', '\u00ad\u200d']) {
+    const answer = await server.request('POST', '/v1/listings', { key: creator.key, body: { title, type: 'AGENT', price: 79 } });
+    assert.equal(answer.status, 400, `${JSON.stringify(title)}: ${answer.text}`);
+    assert.ok(answer.body.details?.title, answer.text);
+  }
+  assert.equal((await server.request('POST', '/v1/listings', { key: creator.key, body: { title: 'Zero\u200bwidth inside is fine', type: 'AGENT', price: 79 } })).status, 201);
+
+  const key = await server.createKey(creator.userId);
+  for (const grace of ['604801', '99999999999']) {
+    const answer = await cli(['keys', 'roll', key.id, '--grace-seconds', grace], server.url);
+    assert.equal(answer.code, 2, `${grace}: ${answer.stderr}`);
+    assert.match(answer.stderr, /604800/);
+  }
+  assert.equal((await cli(['keys', 'roll', key.id, '--grace-seconds', '604800'], server.url)).code, 0);
+});
+
+test('the OpenAPI schemas of ticket, code and recovery_code refuse "" as the server does (minLength 1)', async (t) => {
+  const server = await startServer(t);
+  const document = (await server.request('GET', '/openapi.json')).body;
+  const bodies: Array<[string, string]> = [
+    ['/portal/v1/session/second-factor', 'post'],
+    ['/portal/v1/two-factor', 'delete'],
+    ['/portal/v1/two-factor/confirm', 'post'],
+    ['/portal/v1/me', 'put'],
+  ];
+  let seen = 0;
+  for (const [path, method] of bodies) {
+    const schema = document.paths[path][method].requestBody.content['application/json'].schema;
+    for (const variant of schema.oneOf ?? [schema]) {
+      for (const field of ['ticket', 'code', 'recovery_code']) {
+        const property = variant.properties[field];
+        if (property === undefined) continue;
+        seen += 1;
+        assert.equal(property.minLength, 1, `${method} ${path} ${field}`);
+      }
+    }
+  }
+  assert.ok(seen >= 7);
+  const second = await server.request('POST', '/portal/v1/session/second-factor', { headers: { origin: server.url }, body: { ticket: '', code: '' } });
+  assert.equal(second.status, 400, 'the server refuses "" too');
+});
