@@ -78,6 +78,7 @@ const WRITE_CALLS: Record<string, (server: TestServer) => Promise<WriteCall>> = 
     const user = await server.createUser();
     return { method: 'DELETE', path: `/admin/v1/users/${user.id}/two-factor`, action: 'user.two_factor_reset', targetId: user.id };
   },
+  'POST /admin/v1/two-factor/reseal': async () => ({ method: 'POST', path: '/admin/v1/two-factor/reseal', body: { old_token: 'the-previous-operator-token-000' }, action: 'two_factor.reseal', targetId: 'two_factor' }),
   'POST /admin/v1/compact': async () => ({ method: 'POST', path: '/admin/v1/compact', action: 'store.compact', targetId: 'log' }),
   'POST /admin/v1/listings/:id/remove': async (server) => {
     const listing = await listingOf(server);

@@ -138,7 +138,7 @@ export const portalTwoFactorOperations: Operations = {
     operationId: 'adminResealTwoFactor',
     description:
       'After the operator token changed: every stored two-factor secret sealed under `old_token` is sealed again under the current token, in one write, so codes from authenticator apps work again. ' +
-      'Secrets already sealed under the current token are left as they are; ones neither token opens are counted as `unreadable`. Audited (`two_factor.reseal`) when anything changed. ' +
+      'Secrets already sealed under the current token are left as they are; ones neither token opens are counted as `unreadable`. Audited (`two_factor.reseal`, with the counts). ' +
       'The CLI sends it as `marketplace reseal --old-token-file <file>`.',
     security: OPERATOR_SECURITY,
     requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['old_token'], properties: { old_token: { type: 'string', minLength: 1, maxLength: 4096 } } }),

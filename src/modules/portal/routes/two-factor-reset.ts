@@ -35,8 +35,8 @@ export function twoFactorResetRoutes({ store, audit, sealer, sealerFor }: TwoFac
     const previous = sealerFor(oldToken!.trim());
     return store.commit((tx) => {
       const { ops, ...counts } = resealOps(tx, previous, sealer);
-      const entry = ops.length === 0 ? [] : [audit.entryOp(context.requestId, { action: 'two_factor.reseal', target_type: 'store', target_id: 'two_factor', changes: { ...counts } })];
-      return { ops: [...ops, ...entry], result: { status: 200, body: { data: counts } } };
+      const entry = audit.entryOp(context.requestId, { action: 'two_factor.reseal', target_type: 'store', target_id: 'two_factor', changes: { ...counts } });
+      return { ops: [...ops, entry], result: { status: 200, body: { data: counts } } };
     });
   }
 
