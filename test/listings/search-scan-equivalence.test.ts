@@ -114,7 +114,7 @@ test('with the search module and without it, every listing search answers the sa
   const { key: reloadedKey } = await reloaded.userWithKey('member', ['read:listings'], 1_000_000);
 
   const random = seededRandom(5151);
-  const queries = [...chosenQueries(owners), ...Array.from({ length: 200 }, () => String(randomQuery(random, owners)))];
+  const queries = [...chosenQueries(owners), ...Array.from({ length: 100 }, () => String(randomQuery(random, owners)))];
   // Each answer's bytes, read plainly (no answer checks, which would cost more than the searches).
   const answer = async (server: TestServer, path: string, bearer: string): Promise<{ status: number; text: string }> => {
     const response = await fetch(server.url + path, { headers: { authorization: `Bearer ${bearer}`, 'accept-encoding': 'identity' } });
