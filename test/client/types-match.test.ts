@@ -21,7 +21,7 @@ import type { AuditActor, ListingStatus, ListingType, Plan, Role, UserStatus } f
 import type { EventType } from '../../src/domain/events.ts';
 import type { LastDelivery } from '../../src/domain/webhook-records.ts';
 import type { Pagination } from '../../src/http/lists.ts';
-import type { SortKey } from '../../src/listings/search-index.ts';
+import type { SortKey } from '../../src/listings/listing-search.ts';
 import type { ListingStats } from '../../src/resources/usage.ts';
 import type { StoreStats } from '../../src/store/store.ts';
 
