@@ -61,7 +61,7 @@ export interface Config {
   auditRetentionDays: number;
   /** Revoked or expired keys are kept this many days after they ended (ENDED_KEY_RETENTION_DAYS); 0 keeps them for ever. */
   endedKeyRetentionDays: number;
-  /** Each user's events (GET /v1/events, the stream, recovering webhooks) are kept this many days (EVENT_RETENTION_DAYS). */
+  /** How many days of a user's events count as kept (EVENT_RETENTION_DAYS): a webhook recovery's `since` reaches back this far. */
   eventRetentionDays: number;
   /** Idempotency records kept at most, the oldest dropped first (IDEMPOTENCY_MAX_RECORDS), besides their 24 h. */
   idempotencyMaxRecords: number;
