@@ -61,6 +61,8 @@ export interface Config {
   auditRetentionDays: number;
   /** Revoked or expired keys are kept this many days after they ended (ENDED_KEY_RETENTION_DAYS); 0 keeps them for ever. */
   endedKeyRetentionDays: number;
+  /** How many days of a user's events count as kept (EVENT_RETENTION_DAYS): a webhook recovery's `since` reaches back this far. */
+  eventRetentionDays: number;
   /** Idempotency records kept at most, the oldest dropped first (IDEMPOTENCY_MAX_RECORDS), besides their 24 h. */
   idempotencyMaxRecords: number;
   /**
@@ -99,6 +101,8 @@ export const DEFAULT_PASSWORD_COST = 2 ** 15;
 export const DEFAULT_AUDIT_RETENTION_DAYS = 365;
 /** A revoked or expired key stays visible (portal, operator) for 90 days, then goes. */
 export const DEFAULT_ENDED_KEY_RETENTION_DAYS = 90;
+/** A month of events: what a receiver back from an outage, or a reader of the event log, can still get. */
+export const DEFAULT_EVENT_RETENTION_DAYS = 30;
 /** About 50 MB of remembered answers at ~1 KB each. */
 export const DEFAULT_IDEMPOTENCY_MAX_RECORDS = 50_000;
 
@@ -133,6 +137,7 @@ export function loadConfig(env: Env): Config {
     keyCpuBudgetMs: integerSetting(env, 'KEY_CPU_BUDGET_MS', DEFAULT_KEY_CPU_BUDGET_MS, 0, 60_000),
     auditRetentionDays: integerSetting(env, 'AUDIT_RETENTION_DAYS', DEFAULT_AUDIT_RETENTION_DAYS, 0, 36_500),
     endedKeyRetentionDays: integerSetting(env, 'ENDED_KEY_RETENTION_DAYS', DEFAULT_ENDED_KEY_RETENTION_DAYS, 0, 36_500),
+    eventRetentionDays: integerSetting(env, 'EVENT_RETENTION_DAYS', DEFAULT_EVENT_RETENTION_DAYS, 1, 3_650),
     idempotencyMaxRecords: integerSetting(env, 'IDEMPOTENCY_MAX_RECORDS', DEFAULT_IDEMPOTENCY_MAX_RECORDS, 1, 10_000_000),
     instanceLeaseMs: integerSetting(env, 'INSTANCE_LEASE_MS', DEFAULT_INSTANCE_LEASE_MS, 500, 60_000),
     modules: modulesSetting(env.MARKETPLACE_MODULES),

@@ -17,11 +17,14 @@ import type {
   PublicUser,
   QueuedRedelivery,
   RateLimitInfo,
+  Recovery,
+  RotatedSecret,
   Usage,
   UsageQuery,
   User,
   UserPatch,
   Webhook,
+  WebhookPatch,
   WebhookWithSecret,
 } from './types.ts';
 
@@ -212,6 +215,42 @@ export class WebhooksApi {
       idempotencyKey: options.idempotencyKey,
     });
     return answer.data;
+  }
+
+  /** Changes, pauses (`enabled: false`) or resumes (`enabled: true`) one of your webhooks; resolves to it as it is now. */
+  async update(id: string, patch: WebhookPatch, options: CallOptions = {}): Promise<Webhook> {
+    const answer = await this.transport.json<Envelope<Webhook>>({ method: 'PATCH', path: `/v1/webhooks/${segment(id)}`, body: patch, signal: options.signal });
+    return answer.data;
+  }
+
+  /**
+   * A new signing secret, shown this once; the old one signs too (as the second signature) for
+   * `graceSeconds` (a day when left out, at most 7 days).
+   */
+  async rotateSecret(id: string, graceSeconds?: number, options: PostOptions = {}): Promise<RotatedSecret> {
+    const answer = await this.transport.json<Envelope<RotatedSecret>>({
+      method: 'POST',
+      path: `/v1/webhooks/${segment(id)}/rotate-secret`,
+      body: graceSeconds === undefined ? {} : { grace_seconds: graceSeconds },
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey,
+    });
+    return answer.data;
+  }
+
+  /**
+   * Sends again now every kept event since `since` whose outcome is not `delivered`, oldest
+   * first; one redelivery against the 60 an hour (whose 429 is thrown at once, as redeliver's).
+   */
+  recover(id: string, since: string | Date, options: PostOptions = {}): Promise<Recovery> {
+    return this.transport.json<Recovery>({
+      method: 'POST',
+      path: `/v1/webhooks/${segment(id)}/recover`,
+      body: { since: typeof since === 'string' ? since : since.toISOString() },
+      signal: options.signal,
+      idempotencyKey: options.idempotencyKey,
+      waitOnlyForKeyWindow: true,
+    });
   }
 
   /** Removes one of your webhooks (its undelivered events go with it); resolves to the removed webhook. */

@@ -104,10 +104,34 @@ export interface Webhook {
   url: string;
   events: WebhookEventType[];
   description: string;
-  /** Turns false when the receiver answers 410 Gone. */
+  /** False while paused, once the receiver answered 410 Gone, or once every delivery failed for 5 days. */
   active: boolean;
+  /** The same as `active`; `webhooks.update(id, { enabled })` pauses or resumes it. */
+  enabled: boolean;
+  /** Why it is sent nothing: paused by you, gone (a 410), failing (5 days of failures); null while enabled. */
+  disabled_reason: 'paused' | 'gone' | 'failing' | null;
   created_at: string;
   last_delivery: LastDelivery | null;
+}
+
+/** A change to a webhook (`PATCH /v1/webhooks/:id`): only the fields given change. */
+export interface WebhookPatch {
+  url?: string;
+  events?: WebhookEventType[];
+  description?: string;
+  /** `false` pauses it, `true` resumes it (keeping its id and secret). */
+  enabled?: boolean;
+}
+
+/** What a secret rotation answers (201): the new secret, shown once, and the old one's end. */
+export interface RotatedSecret {
+  secret: string;
+  previous_secret_expires_at: string;
+}
+
+/** What a recovery answers (202): how many events are sent again. */
+export interface Recovery {
+  events: number;
 }
 
 /** Only the creation answer carries the signing secret (`whsec_…`). */
@@ -122,9 +146,9 @@ export interface DeliveryOutcome {
   event_id: string;
   /** The event kind, e.g. `ping` (the document gives it as a plain string). */
   event: string;
-  /** `retrying`: this attempt failed and another is scheduled. */
-  status: 'delivered' | 'retrying' | 'failed';
-  /** Which attempt this was; a redelivery counts from 1 again. */
+  /** `retrying`: this attempt failed and another is scheduled; `skipped`: the webhook was paused, nothing was sent. */
+  status: 'delivered' | 'retrying' | 'failed' | 'skipped';
+  /** Which attempt this was; a redelivery counts from 1 again; 0 when skipped. */
   attempts: number;
   /** The receiver's HTTP status, null when none arrived (timeout, refused connection). */
   response_status: number | null;

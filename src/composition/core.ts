@@ -81,6 +81,7 @@ export async function openCore(options: CoreOptions) {
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
+  const audit = new AuditLog(store, clock);
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
@@ -89,6 +90,14 @@ export async function openCore(options: CoreOptions) {
     allowPrivate: config.webhookAllowPrivate,
     // Instances sharing a database claim each attempt, so one of them sends it.
     claims: backends.attemptClaims(store),
+    // Switched off for failing: no request, so no request id; the owner is named for their activity.
+    disabledEntryOp: (webhook, failingSince) =>
+      audit.entryOp('webhook-dispatcher', {
+        action: 'webhook.disable',
+        target_type: 'webhook',
+        target_id: webhook.id,
+        changes: { owner_id: webhook.user_id, url: webhook.url, disabled_reason: 'failing', failing_since: failingSince },
+      }),
     warn,
   });
   const index = new ListingIndex(store);
@@ -138,7 +147,7 @@ export async function openCore(options: CoreOptions) {
     index,
     pageCache,
     authenticator,
-    audit: new AuditLog(store, clock),
+    audit,
     clientAddress,
     idempotency: new IdempotencyGuard(store, () => clock.now(), config.idempotencyMaxRecords),
   };

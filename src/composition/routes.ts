@@ -26,7 +26,7 @@ export function coreApiRoutes(core: Core): ApiRoute[] {
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
     ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter }),
-    ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
+    ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter, audit: core.audit, eventRetentionDays: config.eventRetentionDays }),
   ];
 }
 

@@ -33,6 +33,31 @@ export interface WebhookRecord {
    * (webhooks/outcome-log.ts): names the next one and the 50 newest. Absent before the first.
    */
   readonly outcomes_written?: number;
+  /**
+   * Why `active` is false: `paused` by its owner (events meanwhile are `skipped` outcomes),
+   * `gone` (its receiver answered 410), `failing` (every delivery failed for 5 days). Absent or
+   * null while active; absent on one switched off by a 410 before the reason was kept.
+   */
+  readonly disabled_reason?: DisabledReason | null;
+  /** During a rotation's grace: the secret before the newest, still signing deliveries until `previous_secret_expires_at` (ms). */
+  readonly previous_secret?: string | null;
+  readonly previous_secret_expires_at?: number | null;
+  /** When its deliveries began failing without one delivered since (ISO); null or absent otherwise. */
+  readonly failing_since?: string | null;
+}
+
+export type DisabledReason = 'paused' | 'gone' | 'failing';
+
+/** The secrets a delivery sent at `nowMs` is signed with: the newest first, then the previous one during its grace. */
+export function signingSecrets(webhook: WebhookRecord, nowMs: number): string[] {
+  const previous = webhook.previous_secret;
+  const until = webhook.previous_secret_expires_at ?? 0;
+  return previous !== undefined && previous !== null && nowMs < until ? [webhook.secret, previous] : [webhook.secret];
+}
+
+/** Whether the owner paused it: such a webhook gets a `skipped` outcome for each event instead of a delivery. */
+export function isPaused(webhook: WebhookRecord): boolean {
+  return !webhook.active && webhook.disabled_reason === 'paused';
 }
 
 /**
@@ -100,6 +125,9 @@ export interface WebhookView {
   events: EventType[];
   description: string;
   active: boolean;
+  /** The same as `active`: whether it is sent events. */
+  enabled: boolean;
+  disabled_reason: DisabledReason | null;
   created_at: string;
   last_delivery: LastDelivery | null;
 }
@@ -112,6 +140,8 @@ export function webhookView(record: WebhookRecord): WebhookView {
     events: [...record.events],
     description: record.description,
     active: record.active,
+    enabled: record.active,
+    disabled_reason: record.active ? null : (record.disabled_reason ?? 'gone'),
     created_at: record.created_at,
     last_delivery: record.last_delivery,
   };
@@ -132,9 +162,9 @@ export interface DeliveryOutcome {
   readonly at: string;
   readonly event_id: string;
   readonly event: EventType;
-  /** `retrying`: this attempt failed and another is scheduled. */
-  readonly status: 'delivered' | 'retrying' | 'failed';
-  /** Which attempt this was (1 for the first). */
+  /** `retrying`: this attempt failed and another is scheduled; `skipped`: the webhook was paused, nothing was sent. */
+  readonly status: 'delivered' | 'retrying' | 'failed' | 'skipped';
+  /** Which attempt this was (1 for the first; 0 when skipped). */
   readonly attempts: number;
   /** The receiver's HTTP status, or null when none arrived (timeout, refused connection). */
   readonly response_status: number | null;

@@ -17,7 +17,42 @@ export const EVENT_ID_PARAM = { name: 'event_id', in: 'path', required: true, sc
 export const REDELIVERY_ANSWERS = {
   '202': answer('Queued', dataOf(ref('QueuedRedelivery'))),
   '404': errorAnswer('Webhook not found (or not yours), or the event is not among its last outcomes'),
-  '409': errorAnswer('The event is still being delivered to it, the webhook is switched off, or the event is no longer kept'),
+  '409': errorAnswer('The webhook is paused or switched off, or the event is no longer kept'),
+};
+
+/** PATCH, rotate-secret and recover: their bodies and answers, from /v1 and from the portal alike. */
+export const WEBHOOK_PATCH_BODY = jsonBody(ref('WebhookChange'));
+export const WEBHOOK_PATCH_ANSWERS = {
+  '200': answer('Changed; the webhook as it is now', dataOf(ref('Webhook'))),
+  '400': errorAnswer('Invalid body; `details` names each bad field (a refused URL, an unknown event kind, a read-only or unknown field); nothing is changed'),
+  '404': errorAnswer('Webhook not found (or not yours)'),
+};
+export const ROTATE_SECRET_BODY = jsonBody({
+  type: 'object',
+  additionalProperties: false,
+  properties: { grace_seconds: { type: 'integer', minimum: 0, maximum: 604800, default: 86400, description: 'How long the old secret keeps signing deliveries (as the second signature).' } },
+});
+export const ROTATE_SECRET_ANSWERS = {
+  '201': answer('Rotated; the new secret, shown in this answer only (Cache-Control: no-store)', dataOf(ref('RotatedSecret'))),
+  '400': errorAnswer('grace_seconds is not a whole number from 0 to 604800, or an unknown field'),
+  '404': errorAnswer('Webhook not found (or not yours)'),
+};
+export const RECOVER_BODY = jsonBody({
+  type: 'object',
+  additionalProperties: false,
+  required: ['since'],
+  properties: { since: { type: 'string', format: 'date-time', description: 'Events created at or after this time; no older than the kept events (EVENT_RETENTION_DAYS, 30 by default).' } },
+});
+export const RECOVER_ANSWERS = {
+  '202': answer('Queued: how many events are sent again', {
+    type: 'object',
+    additionalProperties: false,
+    required: ['events'],
+    properties: { events: { type: 'integer', minimum: 0 } },
+  }),
+  '400': errorAnswer('since missing, not an ISO time, or older than the kept events; or an unknown field'),
+  '404': errorAnswer('Webhook not found (or not yours)'),
+  '409': errorAnswer('The webhook is paused or switched off: resume it first'),
 };
 
 /** Merged into components.schemas by the document. */
@@ -30,8 +65,8 @@ export const webhookSchemas: Record<string, Schema> = {
       at: { type: 'string', format: 'date-time', description: "When the attempt's outcome was known." },
       event_id: { type: 'string' },
       event: { type: 'string', examples: ['ping', 'listing.updated'] },
-      status: { enum: ['delivered', 'retrying', 'failed'], description: '`retrying`: this attempt failed and another is scheduled.' },
-      attempts: { type: 'integer', minimum: 1, description: 'Which attempt this was (a redelivery starts again at 1).' },
+      status: { enum: ['delivered', 'retrying', 'failed', 'skipped'], description: '`retrying`: this attempt failed and another is scheduled. `skipped`: the webhook was paused; nothing was sent.' },
+      attempts: { type: 'integer', minimum: 0, description: 'Which attempt this was (a redelivery starts again at 1; 0 when skipped).' },
       response_status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null when none arrived (timeout, refused connection)." },
       duration_ms: { type: 'integer', minimum: 0, description: "From dialling to the end of the receiver's answer or the failure." },
       next_attempt_at: { type: ['string', 'null'], format: 'date-time', description: 'While `retrying`: when the next attempt is due; otherwise null.' },
@@ -57,13 +92,18 @@ export const webhookSchemas: Record<string, Schema> = {
   },
   Webhook: {
     type: 'object',
-    required: ['id', 'url', 'events', 'description', 'active', 'created_at', 'last_delivery'],
+    required: ['id', 'url', 'events', 'description', 'active', 'enabled', 'disabled_reason', 'created_at', 'last_delivery'],
     properties: {
       id: { type: 'string', examples: ['wh_3kT9pQ2mXz7LbV1nR5sW'] },
       url: { type: 'string', format: 'uri', maxLength: 2048 },
       events: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...EVENT_TYPES] } },
       description: { type: 'string', maxLength: 500 },
-      active: { type: 'boolean', description: 'false once the receiver answered 410 Gone; nothing more is sent to it.' },
+      active: { type: 'boolean', description: 'false while paused, once the receiver answered 410 Gone, or once every delivery failed for 5 days: nothing is sent to it.' },
+      enabled: { type: 'boolean', description: 'The same as `active`; `PATCH` with `enabled` pauses or resumes it.' },
+      disabled_reason: {
+        enum: ['paused', 'gone', 'failing', null],
+        description: 'Why it is not sent events: `paused` by you (events meanwhile are `skipped` outcomes), `gone` (its receiver answered 410), `failing` (every delivery failed for 5 days). Null while enabled.',
+      },
       created_at: timestamp,
       last_delivery: ref('LastDelivery'),
     },
@@ -88,6 +128,28 @@ export const webhookSchemas: Record<string, Schema> = {
         description: 'The event kinds to receive; all of them when left out.',
       },
       description: { type: 'string', maxLength: 500, default: '', description: 'Trimmed (the length counts after trimming).' },
+    },
+  },
+  WebhookChange: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      url: { type: 'string', format: 'uri', maxLength: 2048, description: 'Checked as at registration (the address guard included).' },
+      events: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...EVENT_TYPES] } },
+      description: { type: 'string', maxLength: 500 },
+      enabled: { type: 'boolean', description: '`false` pauses it; `true` resumes it (also one switched off by a 410 or for failing), keeping its id and secret.' },
+    },
+  },
+  RotatedSecret: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['secret', 'previous_secret_expires_at'],
+    properties: {
+      secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$', description: 'The new secret, signing every delivery first from now on. Shown in this answer only.' },
+      previous_secret_expires_at: {
+        ...timestamp,
+        description: 'Until then every delivery carries a second `v1,` signature made with the secret this one replaced (now when grace_seconds was 0). An older secret still in its grace ends at once.',
+      },
     },
   },
   NewWebhookWithSecret: {
@@ -136,6 +198,40 @@ export const webhookOperations: Operations = {
       `curl -s ${KEY} -H 'Content-Type: application/json' -d '{"url":"https://example.com/hooks/market","events":["listing.created","listing.updated"],"description":"catalog sync"}' http://127.0.0.1:3000/v1/webhooks`,
     ),
   },
+  'PATCH /v1/webhooks/:id': {
+    operationId: 'updateWebhook',
+    description:
+      'Changes one of your webhooks: any of `url`, `events`, `description`, `enabled`. The URL rules of registration apply again. `enabled: false` pauses it (nothing is sent; each event meanwhile is a `skipped` outcome); ' +
+      '`enabled: true` resumes it, also one switched off by a 410 or for failing, keeping its id and secret. Needs `write:webhooks`. Audited.',
+    parameters: [pathId('Webhook id')],
+    requestBody: WEBHOOK_PATCH_BODY,
+    responses: { ...WEBHOOK_PATCH_ANSWERS, ...GATE_ERRORS },
+    ...curl(`curl -s -X PATCH ${KEY} -H 'Content-Type: application/json' -d '{"enabled":false}' http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW`),
+  },
+  'POST /v1/webhooks/:id/rotate-secret': {
+    operationId: 'rotateWebhookSecret',
+    description:
+      'Gives the webhook a new secret, shown once. For `grace_seconds` (default a day) every delivery carries two `v1,` signatures, the new secret\'s first, each valid for its own secret; after it, one. ' +
+      'Rotating again ends the older secret at once. Needs `write:webhooks`. Audited.',
+    parameters: [pathId('Webhook id')],
+    requestBody: ROTATE_SECRET_BODY,
+    responses: { ...ROTATE_SECRET_ANSWERS, ...GATE_ERRORS },
+    ...curl(`curl -s ${KEY} -H 'Content-Type: application/json' -d '{"grace_seconds":3600}' http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW/rotate-secret`),
+  },
+  'POST /v1/webhooks/:id/recover': {
+    operationId: 'recoverWebhook',
+    description:
+      "Sends again now every event among the webhook's kept outcomes created since `since` whose latest outcome is not `delivered` (failed, retrying, skipped), oldest first, each with its own `webhook-id`; " +
+      'one still retrying is sent now instead of at its retry. Counts as one redelivery against the 60 an hour. Needs `write:webhooks`.',
+    parameters: [pathId('Webhook id')],
+    requestBody: RECOVER_BODY,
+    responses: {
+      ...RECOVER_ANSWERS,
+      ...GATE_ERRORS,
+      '429': errorAnswer("The key's rate limit or CPU budget, or 60 redeliveries by this user in the last hour; wait for Retry-After seconds."),
+    },
+    ...curl(`curl -s ${KEY} -H 'Content-Type: application/json' -d '{"since":"2026-01-31T12:00:00Z"}' http://127.0.0.1:3000/v1/webhooks/wh_3kT9pQ2mXz7LbV1nR5sW/recover`),
+  },
   'DELETE /v1/webhooks/:id': {
     operationId: 'deleteWebhook',
     description: "Removes one of your webhooks. Events not yet delivered to it are dropped. Another user's webhook answers 404, as an unknown id does.",
@@ -159,7 +255,7 @@ export const webhookOperations: Operations = {
     operationId: 'redeliverWebhookEvent',
     description:
       "Sends one of the events among the webhook's last 50 outcomes again now, as a new delivery: the same `webhook-id` and body, a fresh `webhook-timestamp` and signature. " +
-      'Needs `write:webhooks`. At most 60 redeliveries per user per hour (with the portal), then 429 with Retry-After.',
+      'One still retrying is sent now, replacing its pending retry. Needs `write:webhooks`. At most 60 redeliveries per user per hour (with the portal), then 429 with Retry-After; a refused one (404, 409) counts none.',
     parameters: [pathId('Webhook id'), EVENT_ID_PARAM],
     responses: {
       ...REDELIVERY_ANSWERS,

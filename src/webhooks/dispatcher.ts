@@ -13,10 +13,10 @@ import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
 import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
-import { targetsChangedOp } from './outbox.ts';
+import { skippedOutcomeOps, targetsChangedOp } from './outbox.ts';
 import { outcomeLogged, type DeliveryOutcomeLogRecord } from './outcome-log.ts';
 import { decideAttempt, failureReason } from './outcome-rules.ts';
-import { isPendingDelivery } from '../domain/webhook-records.ts';
+import { isPaused, isPendingDelivery, signingSecrets } from '../domain/webhook-records.ts';
 import type { DeliveryRecord, LastDelivery, WebhookRecord } from '../domain/webhook-records.ts';
 import { sendWebhook } from './send.ts';
 import type { SendOutcome } from './send.ts';
@@ -57,8 +57,15 @@ export interface WebhookDispatcherOptions {
   /** First pause before writing an outcome again when the store refused it (doubles, up to a minute). */
   storeRetryMs?: number;
   maxRetryAfterMs?: number;
+  /** How long every delivery of a webhook may fail (none delivered) before it is switched off; 5 days by default. */
+  failingForMs?: number;
+  /** The audit entry recording that a webhook was switched off for failing (written with it). */
+  disabledEntryOp?: (webhook: WebhookRecord, failingSince: string) => WriteOp;
   warn?: (message: string) => void;
 }
+
+/** Every delivery failing for this long (none delivered) switches a webhook off. */
+export const DEFAULT_FAILING_FOR_MS = 5 * 24 * 60 * 60 * 1000;
 
 export class WebhookDispatcher {
   private readonly store: Store;
@@ -75,6 +82,8 @@ export class WebhookDispatcher {
   private readonly maxRetryAfterMs: number;
   private readonly warn: (message: string) => void;
   private readonly claims: AttemptClaims | null;
+  private readonly failingForMs: number;
+  private readonly disabledEntryOp: ((webhook: WebhookRecord, failingSince: string) => WriteOp) | undefined;
 
   private started = false;
   private stopped = false;
@@ -111,6 +120,8 @@ export class WebhookDispatcher {
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.warn = options.warn ?? ((message: string) => console.warn(message));
     this.claims = options.claims ?? null;
+    this.failingForMs = options.failingForMs ?? DEFAULT_FAILING_FOR_MS;
+    this.disabledEntryOp = options.disabledEntryOp;
   }
 
   /** Schedules every pending delivery in the store, then each new one as it is written. Once only. */
@@ -305,6 +316,16 @@ export class WebhookDispatcher {
     try {
       const webhook = this.store.get(WEBHOOKS, delivery.webhook_id);
       const payload = payloadOf(this.store, delivery);
+      if (webhook !== undefined && isPaused(webhook)) {
+        // Paused since it was queued: not sent, and its outcome says so.
+        releaseSlot();
+        await this.record(delivery, (current, currentWebhook) => {
+          if (current === undefined) return [];
+          if (currentWebhook === undefined || !isPaused(currentWebhook)) return currentWebhook === undefined ? [deleteDelivery(current.id)] : [];
+          return [deleteDelivery(current.id), ...skippedOutcomeOps(this.store, currentWebhook, current.event_id, current.type, isoTime(this.clock.now()))];
+        });
+        return;
+      }
       if (webhook === undefined || !webhook.active || isUserBarred(this.store, webhook.user_id) || payload === undefined) {
         // Removed or turned off (a 410) since the event, or its owner suspended: the delivery
         // is dropped unsent (a suspended user's webhooks receive nothing). So is one whose
@@ -339,7 +360,7 @@ export class WebhookDispatcher {
       return await this.send({
         url: webhook.url,
         body,
-        headers: buildDeliveryHeaders(webhook.secret, delivery.event_id, timestampSeconds, body),
+        headers: buildDeliveryHeaders(signingSecrets(webhook, this.clock.now()), delivery.event_id, timestampSeconds, body),
         timeoutMs: this.timeoutMs,
         allowPrivate: this.allowPrivate,
         clock: this.clock,
@@ -418,22 +439,28 @@ export class WebhookDispatcher {
       );
 
     const decision = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
+    // Every delivery failing since `failingSince` (none delivered): past failingForMs, switched off.
+    const failingSince = decision.kind === 'delivered' ? null : (webhook.failing_since ?? at);
+    const failingTooLong = failingSince !== null && webhook.active && nowMs - Date.parse(failingSince) >= this.failingForMs;
+    const switchedOff = (written: WebhookRecord, reason: 'gone' | 'failing'): WriteOp[] => [
+      // Switched off: it receives no more events, so its owner's targets change too.
+      putWebhook({ ...written, active: false, disabled_reason: reason, failing_since: null }),
+      targetsChangedOp(webhook.user_id, at),
+      ...(reason === 'failing' && this.disabledEntryOp !== undefined ? [this.disabledEntryOp(webhook, failingSince!)] : []),
+    ];
     switch (decision.kind) {
       case 'delivered': {
         const { webhook: written, ops } = logged('delivered');
-        return { ops: [deleteDelivery(current.id), putWebhook(written), ...ops], counted: 'delivered' };
+        return { ops: [deleteDelivery(current.id), putWebhook({ ...written, failing_since: null }), ...ops], counted: 'delivered' };
       }
       case 'deactivate': {
         const { webhook: written, ops } = logged('failed');
-        return {
-          // Switched off: it receives no more events, so its owner's targets change too.
-          ops: [deleteDelivery(current.id), putWebhook({ ...written, active: false }), targetsChangedOp(webhook.user_id, at), ...ops],
-          counted: 'failed',
-        };
+        return { ops: [deleteDelivery(current.id), ...switchedOff(written, 'gone'), ...ops], counted: 'failed' };
       }
       case 'failed': {
         const { webhook: written, ops } = logged('failed');
-        return { ops: [deleteDelivery(current.id), putWebhook(written), ...ops], counted: 'failed' };
+        const kept = failingTooLong ? switchedOff(written, 'failing') : [putWebhook({ ...written, failing_since: failingSince })];
+        return { ops: [deleteDelivery(current.id), ...kept, ...ops], counted: 'failed' };
       }
       case 'retry': {
         const retry: DeliveryRecord = {
@@ -446,8 +473,13 @@ export class WebhookDispatcher {
           updated_at: at,
         };
         const { webhook: written, ops } = logged('retrying', retry.next_attempt_at);
+        if (failingTooLong) {
+          // Switched off: no retry either; the outcome says failed.
+          const { webhook: final, ops: finalOps } = logged('failed');
+          return { ops: [deleteDelivery(current.id), ...switchedOff(final, 'failing'), ...finalOps], counted: 'failed' };
+        }
         return {
-          ops: [{ op: 'put', collection: DELIVERIES, id: retry.id, data: retry }, putWebhook(written), ...ops],
+          ops: [{ op: 'put', collection: DELIVERIES, id: retry.id, data: retry }, putWebhook({ ...written, failing_since: failingSince }), ...ops],
           counted: 'retrying',
         };
       }

@@ -20,11 +20,12 @@ import { newId } from '../domain/ids.ts';
 import { isUserBarred } from '../domain/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, DecisionReader, Store } from '../store/store.ts';
+import type { RecordReader } from '../store/collections.ts';
 import type { EventOutbox, EventType } from '../domain/events.ts';
 import type { DeliveryCounts } from './delivery-counts.ts';
-import type { DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
-import { isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
-import { eventsNamedBy } from './outcome-log.ts';
+import type { DeliveryOutcome, DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
+import { isPaused, isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
+import { eventsNamedBy, outcomeLogged } from './outcome-log.ts';
 
 export const MAX_PENDING_PER_WEBHOOK = 1_000;
 
@@ -112,10 +113,21 @@ export class WebhookOutbox implements EventOutbox {
     // while a delivery outcome written on a webhook does not. Reading it also orders this write
     // after any other queuing events for the owner in the same batch (each one rewrites it).
     const current = tx.get(WEBHOOK_TARGETS, ownerId);
-    const targets = this.webhooksOf(ownerId).filter((webhook) => webhook.active && webhook.events.includes(type));
-    if (targets.length === 0) return [];
+    const subscribed = this.webhooksOf(ownerId).filter((webhook) => webhook.events.includes(type));
+    const targets = subscribed.filter((webhook) => webhook.active);
+    const paused = subscribed.filter(isPaused);
+    if (targets.length === 0 && paused.length === 0) return [];
     const ops = this.deliveryOps(tx, type, ownerId, data, targets);
     const eventId = (ops[0] as Extract<WriteOp, { op: 'put' }>).id;
+    // A paused webhook is sent nothing: the event is a `skipped` outcome of it, which keeps the
+    // event (so a recovery can send it once resumed). Read through tx: a resume or another
+    // outcome written meanwhile makes this write decided again. Paused, it has no delivery
+    // whose outcomes the dispatcher could be writing.
+    for (const { id } of paused) {
+      const webhook = tx.get(WEBHOOKS, id);
+      if (webhook === undefined || !isPaused(webhook)) continue;
+      ops.push(...skippedOutcomeOps(tx, webhook, eventId, type, isoTime(this.clock.now())));
+    }
     const touched: WebhookTargetsRecord = { id: ownerId, changed_at: current?.changed_at ?? isoTime(this.clock.now()), last_event_id: eventId };
     ops.push({ op: 'put', collection: WEBHOOK_TARGETS, id: ownerId, data: touched });
     return ops;
@@ -172,6 +184,24 @@ export class WebhookOutbox implements EventOutbox {
       event,
       ops: [...drops, { op: 'put', collection: DELIVERIES, id: delivery.id, data: delivery }, { op: 'put', collection: WEBHOOK_TARGETS, id: webhook.user_id, data: touched }],
     };
+  }
+
+  /**
+   * Sending `eventId` to the owner's `webhook` now (a redelivery or a recovery): a delivery of it
+   * still waiting (a retry) is made due now instead, so it replaces the pending retry; otherwise
+   * a new delivery, as redeliveryOps. Null when the event is no longer kept.
+   */
+  sendNowOps(tx: DecisionReader, webhook: WebhookRecord, eventId: string): { ops: WriteOp[]; event: EventRecord } | null {
+    const event = tx.get(EVENTS, eventId);
+    if (event === undefined) return null;
+    for (const deliveryId of this.deliveriesByEvent.get(eventId) ?? []) {
+      const delivery = tx.get(DELIVERIES, deliveryId);
+      if (delivery === undefined || delivery.webhook_id !== webhook.id || !isPendingDelivery(delivery)) continue;
+      const nowMs = this.clock.now();
+      const due: DeliveryRecord = { ...delivery, next_attempt_at: nowMs, updated_at: isoTime(nowMs) };
+      return { event, ops: [{ op: 'put', collection: DELIVERIES, id: due.id, data: due }] };
+    }
+    return this.redeliveryOps(tx, webhook, eventId);
   }
 
   /** Whether a delivery of `eventId` to `webhookId` is still waiting or being sent. */
@@ -352,6 +382,13 @@ export class WebhookOutbox implements EventOutbox {
     }
     ids.add(webhookId);
   }
+}
+
+/** The outcome `skipped` of event `eventId` for the paused `webhook` (its last_delivery unchanged: nothing was sent). */
+export function skippedOutcomeOps(tx: RecordReader, webhook: WebhookRecord, eventId: string, type: EventType, at: string): WriteOp[] {
+  const outcome: DeliveryOutcome = { at, event_id: eventId, event: type, status: 'skipped', attempts: 0, response_status: null, duration_ms: 0, next_attempt_at: null };
+  const logged = outcomeLogged(webhook, outcome, tx.get(DELIVERY_OUTCOMES, webhook.id));
+  return [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: logged.webhook }, ...logged.ops];
 }
 
 /** A delivery of `eventId` to `webhookId`, due now. */

@@ -13,6 +13,7 @@ import type { DecisionReader } from '../store/store.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { WebhookOutbox } from './outbox.ts';
 import { loggedOutcomes } from './outcome-log.ts';
+import { EVENTS } from '../domain/records.ts';
 
 export const REDELIVERY_LIMIT = 60;
 export const REDELIVERY_WINDOW_MS = 60 * 60 * 1000;
@@ -41,16 +42,33 @@ export async function takeRedeliveryTurn(limiter: RateLimiter, userId: string): 
 }
 
 /**
- * The ops queuing `eventId` again for the owner's `webhook`: 404 unless the event is among the
- * webhook's outcomes, 409 while a delivery of it is still under way, when the webhook is
- * switched off, or when the event's body is no longer kept.
+ * Refuses a redelivery of `eventId` to the owner's `webhook` that cannot be made: 404 unless the
+ * event is among the webhook's outcomes, 409 when the webhook is switched off or paused, or when
+ * the event's body is no longer kept. Checked before a redelivery turn is taken (a refused one
+ * costs none) and again when the write is decided.
+ */
+export function checkRedelivery(reader: RecordReader, webhook: WebhookRecord, eventId: string): void {
+  const known = loggedOutcomes(reader, webhook.id).some((outcome) => outcome.event_id === eventId);
+  if (!known) throw notFound('Delivery');
+  checkSending(webhook);
+  if (reader.get(EVENTS, eventId) === undefined) throw conflict('This event is no longer kept, so it cannot be sent again.');
+}
+
+/** 409 unless the webhook is being sent events. */
+export function checkSending(webhook: WebhookRecord): void {
+  if (webhook.active) return;
+  if (webhook.disabled_reason === 'paused') throw conflict('This webhook is paused; resume it (PATCH with enabled: true) to send it events.');
+  throw conflict('This webhook is switched off; resume it (PATCH with enabled: true) to send it events again.');
+}
+
+/**
+ * The ops sending `eventId` again to the owner's `webhook` now: a delivery of it still waiting
+ * (a retry) is made due now, replacing the pending retry; otherwise a new delivery of the same
+ * event record. Refused as checkRedelivery says.
  */
 export function redeliveryOps(tx: DecisionReader, outbox: WebhookOutbox, webhook: WebhookRecord, eventId: string): { ops: WriteOp[]; queued: QueuedRedelivery } {
-  const known = loggedOutcomes(tx, webhook.id).some((outcome) => outcome.event_id === eventId);
-  if (!known) throw notFound('Delivery');
-  if (!webhook.active) throw conflict('This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.');
-  if (outbox.isUnderWay(tx, webhook.id, eventId)) throw conflict('This event is still being delivered to this webhook; wait for its outcome before sending it again.');
-  const made = outbox.redeliveryOps(tx, webhook, eventId);
+  checkRedelivery(tx, webhook, eventId);
+  const made = outbox.sendNowOps(tx, webhook, eventId);
   if (made === null) throw conflict('This event is no longer kept, so it cannot be sent again.');
   return { ops: made.ops, queued: { webhook_id: webhook.id, event_id: eventId, type: made.event.type, status: 'pending' } };
 }

@@ -92,9 +92,12 @@ export function verifySignature(
   return matched;
 }
 
-/** Every header a delivery carries besides those Node adds (host, content-length, connection). */
+/**
+ * Every header a delivery carries besides those Node adds (host, content-length, connection).
+ * Several secrets (a rotation's grace) give one `v1,` signature each, space-separated, in order.
+ */
 export function buildDeliveryHeaders(
-  secret: string,
+  secret: string | readonly string[],
   messageId: string,
   timestampSeconds: number,
   body: string | Buffer,
@@ -104,6 +107,6 @@ export function buildDeliveryHeaders(
     'user-agent': 'marketplace-api-webhooks/1',
     'webhook-id': messageId,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': signPayload(secret, messageId, timestampSeconds, body),
+    'webhook-signature': (typeof secret === 'string' ? [secret] : secret).map((one) => signPayload(one, messageId, timestampSeconds, body)).join(' '),
   };
 }

@@ -48,6 +48,8 @@ const PAIRS: Array<[client: string, document: string]> = [
   ['Client.QueuedRedelivery', "S['QueuedRedelivery']"],
   ['Client.QueuedRedelivery', `${answerOf('redeliverWebhookEvent', 202)}['data']`],
   ['Client.AdminWebhook', `${answerOf('adminListWebhooks', 200)}['data'][number]`],
+  ['Client.RotatedSecret', "S['RotatedSecret']"],
+  ['Client.Recovery', answerOf('recoverWebhook', 202)],
   ['Client.Invitation', `${answerOf('adminInviteUser', 201)}['data']`],
   // Usage and listing statistics
   ['Client.Usage', "S['Usage']"],
@@ -66,6 +68,7 @@ const PAIRS: Array<[client: string, document: string]> = [
   ['Client.ListingPatch', "S['ListingChanges']"],
   ['Client.UserPatch', "S['ProfileChanges']"],
   ['Client.NewWebhook', "S['NewWebhook']"],
+  ['Client.WebhookPatch', "S['WebhookChange']"],
   ['Client.NewUser', bodyOf('adminCreateUser')],
   ['Client.AdminUserPatch', bodyOf('adminUpdateUser')],
   ['Client.NewKeyInput', bodyOf('adminCreateKey')],

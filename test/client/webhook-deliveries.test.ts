@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MarketplaceApiError, MarketplaceClient } from '../../src/client/index.ts';
+import { MarketplaceClient } from '../../src/client/index.ts';
 import type { ClientOptions, DeliveryOutcome } from '../../src/client/index.ts';
 import { DELIVERIES } from '../../src/domain/records.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -131,10 +131,14 @@ test("past 60 redeliveries in the hour the 429 is thrown at once with retryAfter
   const { userId, client } = await keyHolder(server, HOOKS, { client: { sleep, fetch: countingFetch } });
   const { webhookId, ping } = await pingedWebhook(client, receiver);
 
-  // Asking about an event of one's own webhook takes a turn even when the event is unknown, so
-  // sixty such requests, all in flight at once, use the hour's turns without sending anything.
-  const unknown = await Promise.allSettled(Array.from({ length: 60 }, (_, index) => client.webhooks.redeliver(webhookId, `evt_unknown_${index}`)));
-  assert.deepEqual(new Set(unknown.map((outcome) => (outcome.status === 'rejected' && outcome.reason instanceof MarketplaceApiError ? outcome.reason.status : outcome.status))), new Set([404]));
+  // A refused redelivery (an unknown event) takes no turn; a recovery takes one even when it
+  // finds nothing to send, so sixty of them, all in flight at once, use the hour's turns
+  // without sending anything.
+  const unknown = await apiError(client.webhooks.redeliver(webhookId, 'evt_unknown'));
+  assert.equal(unknown.status, 404);
+  const since = new Date(Date.now() - 60_000);
+  const recoveries = await Promise.all(Array.from({ length: 60 }, () => client.webhooks.recover(webhookId, since)));
+  assert.deepEqual(new Set(recoveries.map((recovery) => recovery.events)), new Set([0]));
   posts.length = 0;
 
   const limited = await apiError(client.webhooks.redeliver(webhookId, ping.event_id));

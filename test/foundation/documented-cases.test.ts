@@ -211,6 +211,8 @@ const EXAMPLE_IDS: Record<string, (world: World, path: string) => Promise<string
   prq_4cT9wB2mQx7LpZ0aR5sd: (world) => world.planRequest(),
   // After the webhook's id is in the path: an event that webhook was sent.
   evt_Q7mZ2xLp0sK4vN8rT1bY: (world, path) => world.deliveredEvent(path),
+  // The recovery examples' `since`: an hour ago, within the kept events whenever the test runs.
+  '2026-01-31T12:00:00Z': async () => new Date(Date.now() - 3_600_000).toISOString(),
 };
 
 /** What an example needs beyond fresh objects: the state the example's call starts from. */
@@ -308,6 +310,8 @@ async function validBody(world: World, operation: Operation): Promise<unknown> {
     'POST /admin/v1/listings/{id}/remove': async () => ({ reason: 'spam' }),
     'POST /v1/listings': async () => ({ title: 'T', type: 'SKILL', price: 1 }),
     'POST /v1/webhooks': async () => ({ url: 'https://example.com/h' }),
+    'POST /v1/webhooks/{id}/recover': async () => ({ since: new Date(Date.now() - 60_000).toISOString() }),
+    'POST /portal/v1/webhooks/{id}/recover': async () => ({ since: new Date(Date.now() - 60_000).toISOString() }),
     'POST /admin/v1/keys': async () => ({ user_id: world.creator.userId }),
     'POST /admin/v1/users': async () => ({ name: 'N' }),
   };
@@ -435,8 +439,10 @@ const SPECIFIC: Record<string, Provoke> = {
     assert.equal((await world.send('DELETE', `/portal/v1/plan-requests/${id}`, { headers: world.portal.headers })).status, 200);
     return world.send('DELETE', `/portal/v1/plan-requests/${id}`, { headers: world.portal.headers });
   },
-  '409 POST /v1/webhooks/{id}/deliveries/{event_id}/redeliver': async (world) => redeliverTwice(world, '/v1'),
-  '409 POST /portal/v1/webhooks/{id}/deliveries/{event_id}/redeliver': async (world) => redeliverTwice(world, '/portal/v1'),
+  '409 POST /v1/webhooks/{id}/deliveries/{event_id}/redeliver': async (world) => redeliverPaused(world, '/v1'),
+  '409 POST /portal/v1/webhooks/{id}/deliveries/{event_id}/redeliver': async (world) => redeliverPaused(world, '/portal/v1'),
+  '409 POST /v1/webhooks/{id}/recover': async (world) => recoverPaused(world, '/v1'),
+  '409 POST /portal/v1/webhooks/{id}/recover': async (world) => recoverPaused(world, '/portal/v1'),
   '409 POST /admin/v1/users/{id}/invitations': async (world) => {
     const noEmail = (await world.server.admin('POST', '/admin/v1/users', { name: 'No Email', role: 'member' })).body.data.id;
     return world.server.admin('POST', `/admin/v1/users/${noEmail}/invitations`);
@@ -564,14 +570,27 @@ async function spendAccountFailures(world: World): Promise<void> {
   }
 }
 
-/** Sends a delivered event again twice at once: the second finds the first still under way. */
-async function redeliverTwice(world: World, base: '/v1' | '/portal/v1'): Promise<TestResponse> {
+/** Pauses the webhook (PATCH with enabled: false), answered 200. */
+async function pause(world: World, base: '/v1' | '/portal/v1', webhookId: string): Promise<void> {
+  const path = `${base}/webhooks/${webhookId}`;
+  const paused = await world.send('PATCH', path, { headers: { ...world.auth(path), ...json }, body: { enabled: false } });
+  assert.equal(paused.status, 200, paused.text);
+}
+
+/** Sends a delivered event again to its webhook once that is paused. */
+async function redeliverPaused(world: World, base: '/v1' | '/portal/v1'): Promise<TestResponse> {
   const webhookId = base === '/v1' ? await world.webhook() : await world.portalWebhook();
   const path = `${base}/webhooks/${webhookId}/deliveries/${await world.deliveredEvent(`${base}/webhooks/${webhookId}/`)}/redeliver`;
-  const headers = world.auth(path);
-  const answers = await Promise.all([world.send('POST', path, { headers }), world.send('POST', path, { headers })]);
-  assert.deepEqual(answers.map((answer) => answer.status).sort(), [202, 409], answers.map((answer) => answer.text).join('\n'));
-  return answers.find((answer) => answer.status === 409)!;
+  await pause(world, base, webhookId);
+  return world.send('POST', path, { headers: world.auth(path) });
+}
+
+/** Recovers a paused webhook. */
+async function recoverPaused(world: World, base: '/v1' | '/portal/v1'): Promise<TestResponse> {
+  const webhookId = base === '/v1' ? await world.webhook() : await world.portalWebhook();
+  await pause(world, base, webhookId);
+  const path = `${base}/webhooks/${webhookId}/recover`;
+  return world.send('POST', path, { headers: { ...world.auth(path), ...json }, body: { since: new Date(Date.now() - 60_000).toISOString() } });
 }
 
 function enrolAgain(world: World): Promise<TestResponse> {
@@ -581,9 +600,10 @@ function enrolAgain(world: World): Promise<TestResponse> {
 /** Documented statuses no test request can provoke on a healthy server, with the reason. */
 const NOT_PROVOKED: Array<[pattern: RegExp, reason: string]> = [
   [/^429 POST \/portal\/v1\/webhooks\/\{id\}\/deliveries\/\{event_id\}\/redeliver$/, 'the 61st redelivery in an hour, each waiting for the one before: test/portal/redeliver.test.ts sends the 70'],
+  [/^429 POST \/portal\/v1\/webhooks\/\{id\}\/recover$/, 'the 61st redelivery in an hour, as above: test/webhooks/run.test.ts spends an hour\'s turns through /v1'],
   [/^503 /, 'needs a store that cannot write, an unreachable shared rate limiter or a lagging instance; test/store/disk-faults-http.test.ts provokes the store one with disk faults'],
   [/^4XX /, 'a refusal by Node\'s HTTP parser (bad framing, headers too large); the 400 case shows these routes answer 4xx with an Error'],
-  [/^409 POST \/v1\/(listings|webhooks)$/, 'only while a request with the same Idempotency-Key is still running, a race with the first request that no request from outside can order'],
+  [/^409 POST \/v1\/(listings|webhooks|webhooks\/\{id\}\/rotate-secret)$/, 'only while a request with the same Idempotency-Key is still running, a race with the first request that no request from outside can order'],
   [/^409 POST \/portal\/v1\/password$/, 'the password changed between reading the invitation and saving: a race'],
   [/^409 POST \/portal\/v1\/webhooks\/\{id\}\/test$/, 'needs a webhook switched off by its receiver answering 410 to a delivery, which takes a receiver and a delivery round'],
 ];

@@ -40,9 +40,15 @@ test('outcomes carry their state, HTTP status or none, and the next attempt whil
   assert.equal(outcome.response_status, 503);
   assert.equal(outcome.attempts, 1);
   assert.ok(Date.parse(outcome.next_attempt_at) > Date.now() + 3_000_000, `next attempt in about an hour: ${outcome.next_attempt_at}`);
-  // A delivery still under way is not sent twice at once.
+  // Sending a retrying event again sends it now in place of its retry: never two deliveries of it at once.
   const again = await portal(server, user, 'POST', `/webhooks/${made.body.data.id}/deliveries/${outcome.event_id}/redeliver`);
-  assert.equal(again.status, 409, again.text);
+  assert.equal(again.status, 202, again.text);
+  const [sentNow] = await outcomesOf(server, user, made.body.data.id, 2);
+  // The retry itself was sent (its second and last attempt), not a second delivery beside it.
+  assert.equal(sentNow.event_id, outcome.event_id);
+  assert.equal(sentNow.attempts, 2);
+  assert.equal(sentNow.status, 'failed');
+  assert.equal([...server.app.store.values(DELIVERIES)].filter((delivery) => delivery.event_id === outcome.event_id).length, 0, 'no retry left');
 });
 
 test('redeliver: the same webhook-id and body with a fresh, verifiable signature; portal and /v1; only your own', async (t) => {

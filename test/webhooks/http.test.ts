@@ -66,7 +66,7 @@ test('POST /v1/webhooks → 201 with the secret once; the ping arrives signed; t
   const created = await register(server, key, { url: receiver.url, description: 'my receiver' });
   assert.match(created.id, /^wh_[A-Za-z0-9]{20}$/);
   assert.match(created.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
-  assert.deepEqual(Object.keys(created).sort(), ['active', 'created_at', 'description', 'events', 'id', 'last_delivery', 'secret', 'url']);
+  assert.deepEqual(Object.keys(created).sort(), ['active', 'created_at', 'description', 'disabled_reason', 'enabled', 'events', 'id', 'last_delivery', 'secret', 'url']);
   assert.deepEqual(created.events, ALL_EVENTS, 'every kind by default');
   assert.equal(created.active, true);
   assert.equal(created.last_delivery, null);
@@ -83,7 +83,7 @@ test('POST /v1/webhooks → 201 with the secret once; the ping arrives signed; t
   assert.equal(list.status, 200);
   assert.deepEqual(list.body.pagination, { page: 1, limit: 20, total: 1, total_pages: 1 });
   const [listed] = list.body.data;
-  assert.deepEqual(Object.keys(listed).sort(), ['active', 'created_at', 'description', 'events', 'id', 'last_delivery', 'url']);
+  assert.deepEqual(Object.keys(listed).sort(), ['active', 'created_at', 'description', 'disabled_reason', 'enabled', 'events', 'id', 'last_delivery', 'url']);
   assert.equal(listed.last_delivery.status, 'delivered');
   assert.equal(listed.last_delivery.type, 'ping');
   assert.equal(listed.last_delivery.event_id, ping!.id);
@@ -323,7 +323,7 @@ test('GET /admin/v1/webhooks lists everyone’s (or one user’s) webhooks with 
   const adas = await server.admin('GET', `/admin/v1/webhooks?user_id=${ada.userId}&page=1&limit=10`);
   assert.equal(adas.status, 200);
   assert.deepEqual(adas.body.data.map((webhook: { id: string }) => webhook.id), [adaHook.id]);
-  assert.deepEqual(Object.keys(adas.body.data[0]).sort(), ['active', 'created_at', 'description', 'events', 'id', 'last_delivery', 'url', 'user_id']);
+  assert.deepEqual(Object.keys(adas.body.data[0]).sort(), ['active', 'created_at', 'description', 'disabled_reason', 'enabled', 'events', 'id', 'last_delivery', 'url', 'user_id']);
   assert.equal(adas.body.data[0].user_id, ada.userId);
 
   assert.equal((await server.admin('GET', '/admin/v1/webhooks?user_id=')).status, 400);

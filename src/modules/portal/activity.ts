@@ -51,6 +51,9 @@ export const ACTIVITY_ACTIONS: Readonly<Record<string, string>> = {
   'plan_request.decline': 'plan.request_declined',
   'portal.webhook_create': 'webhook.created',
   'portal.webhook_delete': 'webhook.deleted',
+  'portal.webhook_update': 'webhook.updated',
+  'portal.webhook_rotate_secret': 'webhook.secret_rotated',
+  'webhook.disable': 'webhook.disabled',
 };
 
 /** The name the user reads for an audit entry, or null when it is not an account or security event. */
@@ -143,5 +146,8 @@ export class ActivityLog {
 }
 
 function subjectsOf(record: AuditRecord): string[] {
-  return record.actor?.type === 'user' ? [record.actor.id, record.target_id] : [record.target_id];
+  // A webhook switched off for failing names its owner in its changes (no user acted).
+  const owner = (record.changes as Record<string, unknown>).owner_id;
+  const subjects = record.actor?.type === 'user' ? [record.actor.id, record.target_id] : [record.target_id];
+  return typeof owner === 'string' ? [...subjects, owner] : subjects;
 }

@@ -71,7 +71,7 @@ export const portalModule: MarketplaceModule = {
       ...portalAccountRoutes({ store, clock, sessions, audit, limits, rules, wrongCodes, clientAddress, outbox, signup, passwordCost }),
       ...portalKeyRoutes({ store, clock, brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
       ...portalPlanRoutes({ store, clock, audit }),
-      ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
+      ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate, redeliveryLimiter: backends.redeliveryLimiter, eventRetentionDays: config.eventRetentionDays }),
       ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),
       ...portalActivityRoutes({ activity, clock }),
       ...portalSessionListRoutes({ store, clock, sessions, audit, clientAddress }),

@@ -4,7 +4,7 @@
 // 401/403 are added to every portal route in document.ts.
 
 import { rangeParams } from '../../../openapi/analytics.ts';
-import { EVENT_ID_PARAM, REDELIVERY_ANSWERS } from '../../../openapi/webhooks.ts';
+import { EVENT_ID_PARAM, RECOVER_ANSWERS, RECOVER_BODY, REDELIVERY_ANSWERS, ROTATE_SECRET_ANSWERS, ROTATE_SECRET_BODY, WEBHOOK_PATCH_ANSWERS, WEBHOOK_PATCH_BODY } from '../../../openapi/webhooks.ts';
 import { answer, curl, dataOf, errorAnswer, jsonBody, listOf, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from '../../../openapi/schema.ts';
 
 const COOKIE = '-b cookies.txt';
@@ -172,6 +172,30 @@ export const portalSelfServiceOperations: Operations = {
       '409': errorAnswer('You already have 20 webhooks'),
     },
     ...curl(`curl -s ${WRITE} -d '{"url":"https://example.com/hooks/market"}' ${BASE}/webhooks`),
+  },
+  'PATCH /portal/v1/webhooks/:id': {
+    operationId: 'portalUpdateWebhook',
+    description: 'Changes, pauses (`enabled: false`) or resumes (`enabled: true`) one of your webhooks, with the rules of PATCH /v1/webhooks/:id. Audited.',
+    parameters: [pathId('Webhook id')],
+    requestBody: WEBHOOK_PATCH_BODY,
+    responses: WEBHOOK_PATCH_ANSWERS,
+    ...curl(`curl -s -X PATCH ${WRITE} -d '{"enabled":true}' ${BASE}/webhooks/${WEBHOOK_ID}`),
+  },
+  'POST /portal/v1/webhooks/:id/rotate-secret': {
+    operationId: 'portalRotateWebhookSecret',
+    description: 'A new secret, shown once, as POST /v1/webhooks/:id/rotate-secret: the old one signs too (second) for `grace_seconds`. Audited.',
+    parameters: [pathId('Webhook id')],
+    requestBody: ROTATE_SECRET_BODY,
+    responses: ROTATE_SECRET_ANSWERS,
+    ...curl(`curl -s ${WRITE} -d '{"grace_seconds":3600}' ${BASE}/webhooks/${WEBHOOK_ID}/rotate-secret`),
+  },
+  'POST /portal/v1/webhooks/:id/recover': {
+    operationId: 'portalRecoverWebhook',
+    description: 'Sends again every kept event since `since` not delivered to the webhook, oldest first, as POST /v1/webhooks/:id/recover: one redelivery against the 60 an hour (with /v1). Audited.',
+    parameters: [pathId('Webhook id')],
+    requestBody: RECOVER_BODY,
+    responses: { ...RECOVER_ANSWERS, '429': errorAnswer('60 redeliveries by you in the last hour; wait for Retry-After seconds.') },
+    ...curl(`curl -s ${WRITE} -d '{"since":"2026-01-31T12:00:00Z"}' ${BASE}/webhooks/${WEBHOOK_ID}/recover`),
   },
   'DELETE /portal/v1/webhooks/:id': {
     operationId: 'portalDeleteWebhook',

@@ -15,6 +15,8 @@ import type { PortalContext, PortalRoute, Reply } from '../../../http/route.ts';
 import type { Store } from '../../../store/store.ts';
 import type { WebhookOutbox } from '../../../webhooks/outbox.ts';
 import { webhookView } from '../../../domain/webhook-records.ts';
+import { isoTime } from '../../../clock.ts';
+import { decideRecovery, decideSecretRotation, decideWebhookUpdate, readRecovery, readSecretRotation, readWebhookPatch } from '../../../resources/webhooks.ts';
 import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../../resources/webhooks.ts';
 
 export interface PortalWebhookRoutesDeps {
@@ -26,6 +28,8 @@ export interface PortalWebhookRoutesDeps {
   allowPrivate: boolean;
   /** Redeliveries per user, shared with /v1. */
   redeliveryLimiter: RateLimiter;
+  /** EVENT_RETENTION_DAYS: how far back a recovery's `since` may reach. */
+  eventRetentionDays: number;
 }
 
 export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[] {
@@ -79,10 +83,48 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     return { status: 200, body: { data: deliveryOutcomes(store, webhook.id) } };
   }
 
+  async function update(context: PortalContext): Promise<Reply> {
+    const webhookId = context.params.id!;
+    const patch = readWebhookPatch(await context.readJsonBody(), deps.allowPrivate);
+    return context.commit((tx, user) => {
+      const { ops, webhook, changes } = decideWebhookUpdate(tx, user.id, webhookId, patch, clock.now());
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_update', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) })],
+        reply: { status: 200, body: { data: webhookView(webhook) } },
+      };
+    });
+  }
+
+  async function rotateSecret(context: PortalContext): Promise<Reply> {
+    const webhookId = context.params.id!;
+    const { graceSeconds } = readSecretRotation(await context.readJsonBody());
+    return context.commit((tx, user) => {
+      const { ops, webhook, previousExpiresAt } = decideSecretRotation(tx, user.id, webhookId, graceSeconds, clock.now());
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_rotate_secret', target_type: 'webhook', target_id: webhook.id, changes: { grace_seconds: graceSeconds }, actor: userActor(user.id) })],
+        // The only answer that carries the new secret.
+        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: webhook.secret, previous_secret_expires_at: previousExpiresAt } } },
+      };
+    });
+  }
+
+  async function recover(context: PortalContext): Promise<Reply> {
+    const webhookId = context.params.id!;
+    const { sinceMs } = readRecovery(await context.readJsonBody(), clock.now(), deps.eventRetentionDays);
+    await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
+    return context.commit((tx, user) => {
+      const { ops, webhook, eventIds } = decideRecovery(tx, user.id, webhookId, sinceMs, outbox);
+      return {
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_recover', target_type: 'webhook', target_id: webhook.id, changes: { since: isoTime(sinceMs), events: eventIds.length }, actor: userActor(user.id) })],
+        reply: { status: 202, body: { events: eventIds.length } },
+      };
+    });
+  }
+
   async function redeliver(context: PortalContext): Promise<Reply> {
     const webhookId = context.params.id!;
     const eventId = context.params.event_id!;
-    await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
+    await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id, eventId);
     return context.commit((tx, user) => {
       const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
       return {
@@ -95,7 +137,10 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   return [
     { method: 'GET', pattern: '/portal/v1/webhooks', summary: 'Your webhooks', handle: list },
     { method: 'POST', pattern: '/portal/v1/webhooks', summary: 'Register a webhook (the secret is shown once)', handle: register },
+    { method: 'PATCH', pattern: '/portal/v1/webhooks/:id', summary: 'Change, pause or resume a webhook', handle: update },
     { method: 'DELETE', pattern: '/portal/v1/webhooks/:id', summary: 'Remove a webhook', handle: remove },
+    { method: 'POST', pattern: '/portal/v1/webhooks/:id/rotate-secret', summary: "Rotate a webhook's secret (the new one is shown once)", handle: rotateSecret },
+    { method: 'POST', pattern: '/portal/v1/webhooks/:id/recover', summary: 'Send again every event not delivered since a time', handle: recover },
     { method: 'POST', pattern: '/portal/v1/webhooks/:id/test', summary: 'Send a signed ping event now', handle: test },
     { method: 'GET', pattern: '/portal/v1/webhooks/:id/deliveries', summary: 'The last 50 delivery outcomes, newest first', handle: deliveries },
     { method: 'POST', pattern: '/portal/v1/webhooks/:id/deliveries/:event_id/redeliver', summary: 'Send one of those events again now, freshly signed', handle: redeliver },
