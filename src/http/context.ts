@@ -53,6 +53,11 @@ export abstract class BaseContext {
     return null;
   }
 
+  /** What the request's CPU time is charged to: its key's meter (auth/plans.ts meterIdOf), shared by a user's keys on one plan. */
+  get chargedMeterId(): string | null {
+    return null;
+  }
+
   get query(): URLSearchParams {
     this.parsedQuery ??= new URLSearchParams(this.search);
     return this.parsedQuery;

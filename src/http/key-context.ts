@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
 import { callerAtCommit } from '../auth/authorize-commit.ts';
+import { meterIdOf } from '../auth/plans.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
 import type { Store, Transaction } from '../store/store.ts';
@@ -37,6 +38,11 @@ export class ApiKeyContext extends BaseContext implements KeyContext {
 
   override get chargedKeyId(): string | null {
     return this.caller?.key.id ?? null;
+  }
+
+  override get chargedMeterId(): string | null {
+    const caller = this.caller;
+    return caller === null ? null : meterIdOf(caller.key);
   }
 
   /** The caller's key; handlers run only after step 1 found one. */

@@ -1,7 +1,7 @@
 // The CPU budget, as a step of /v1 (step 2, before the rate limit) and as the charge each key's
 // requests leave behind. A key that used more than its share of the event loop in the last
 // minute waits: 429, not counted by the rate limit. What a request's own work costs is charged
-// to its key afterwards: its synchronous work on the event loop (the steps, the handler, the
+// to its key's meter afterwards (the user's keys on one plan share one, auth/plans.ts meterIdOf): its synchronous work on the event loop (the steps, the handler, the
 // answer's bytes; again when a waiting handler's answer is sent) and the time a thread-pool job
 // spent compressing its answer. The time is read on the clock and charged as the CPU time it
 // used (CpuBudget.chargeTimed scales it by src/limits/on-cpu-share.ts), not the time the
@@ -35,9 +35,9 @@ export class CpuBudgetStep {
    * no room now (Remaining 0) until the budget admits again (Reset), so a client honouring
    * either header is admitted.
    */
-  refusal(context: ApiKeyContext, keyId: string, rateLimit: number): Reply | null {
+  refusal(context: ApiKeyContext, meterId: string, rateLimit: number): Reply | null {
     if (this.budget === null) return null;
-    const waitSeconds = this.budget.waitSeconds(keyId, rateLimit);
+    const waitSeconds = this.budget.waitSeconds(meterId, rateLimit);
     if (waitSeconds <= 0) return null;
     context.responseHeaders['X-RateLimit-Limit'] = rateLimit;
     context.responseHeaders['X-RateLimit-Remaining'] = 0;
@@ -62,7 +62,7 @@ export class CpuBudgetStep {
   chargeSince(context: BaseContext, began: number): void {
     const { budget } = this;
     if (budget === null) return;
-    const keyId = context.chargedKeyId;
+    const keyId = context.chargedMeterId;
     if (keyId === null) return;
     const now = performance.now();
     budget.chargeTimed(keyId, now - began, now);
@@ -70,7 +70,7 @@ export class CpuBudgetStep {
 
   /** Charges a thread-pool job's time (a large answer compressed) to the request's key, if it has one. */
   private readonly chargeBackgroundWork = (context: BaseContext, ms: number): void => {
-    const keyId = context.chargedKeyId;
+    const keyId = context.chargedMeterId;
     if (keyId !== null) this.budget?.chargeTimed(keyId, ms, performance.now());
   };
 }

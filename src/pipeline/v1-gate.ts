@@ -10,6 +10,7 @@
 import { AUTH_ERROR, AUTH_HINT, presentedKey, type KeyAuthenticator } from '../auth/authenticate.ts';
 import { permissionRefused } from '../auth/authorize-commit.ts';
 import { permissionSetOf } from '../auth/permissions.ts';
+import { meterIdOf } from '../auth/plans.ts';
 import { assertNotSuspended } from '../auth/suspension.ts';
 import { HttpError } from '../domain/errors.ts';
 import { isPreflight } from '../http/cors.ts';
@@ -54,12 +55,14 @@ export function createV1Gate(deps: V1Deps, cpuBudget: CpuBudgetStep, run: Run): 
     // 2. CPU budget: a key that used more than its share of the event loop in the last minute
     //    waits (429, not counted by the rate limit, like every 429); then the rate limit, where
     //    every authenticated request counts, except those refused here.
-    const overBudget = cpuBudget.refusal(context, caller.key.id, caller.key.rate_limit);
+    //    A key on a plan is metered with its user's other keys on that plan (one window, one budget).
+    const meterId = meterIdOf(caller.key);
+    const overBudget = cpuBudget.refusal(context, meterId, caller.key.rate_limit);
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
       return overBudget;
     }
-    const decision = deps.keyLimiter.hit(caller.key.id, caller.key.rate_limit);
+    const decision = deps.keyLimiter.hit(meterId, caller.key.rate_limit);
     if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided));
     return admitted(context, decision);
   }

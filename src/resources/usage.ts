@@ -5,6 +5,7 @@
 
 import type { ListingCounts, UsageReader } from '../analytics/reader.ts';
 import { readHourSpan, readSeriesRange } from '../analytics/time-range.ts';
+import { meterIdOf } from '../auth/plans.ts';
 import { isoTime, type Clock } from '../clock.ts';
 import { badRequest } from '../domain/errors.ts';
 import { LISTINGS, type KeyRecord, type ListingStatus } from '../domain/records.ts';
@@ -42,7 +43,7 @@ export async function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, k
   checkQueryNames(query, USAGE_QUERY);
   const range = readSeriesRange(query, deps.clock.now());
   const report = deps.usage.keyUsage(key.id, range);
-  const window = await deps.keyLimiter.peek(key.id, key.rate_limit);
+  const window = await deps.keyLimiter.peek(meterIdOf(key), key.rate_limit);
   const from = isoTime(range.fromMs);
   const to = isoTime(range.toMs);
   return {
