@@ -83,6 +83,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     store,
     authenticator: core.authenticator,
     keyLimiter: core.backends.keyLimiter,
+    quotas: core.quotas,
     failedAuthLimiter: core.backends.failedAuthLimiter,
     failedAuthLimit: FAILED_AUTH_LIMIT,
     apiRoutes: buildRouter(apiRoutes),
@@ -127,7 +128,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     async sweepRecords() {
       for (const sweep of sweeps) await runTimer(sweep);
     },
-    listen: () => listen(server, config, () => (core.usage.start(), core.dispatcher.start())),
+    listen: () => listen(server, config, () => (core.usage.start(), core.quotas.start(), core.dispatcher.start())),
     close(graceMs = 10_000) {
       closing ??= (async () => {
         for (const timer of timers) clearInterval(timer);
@@ -138,6 +139,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         for (const task of added.closeTasks) await task();
         await core.dispatcher.stop();
         await core.usage.stop();
+        await core.quotas.stop();
         await store.close();
         core.backends.closeLimiters();
         metrics.stop();

@@ -3,6 +3,7 @@
 // authenticator, the audit log, and every reaction to a store change. No routes, no modules:
 // src/app.ts adds those around it.
 
+import { QuotaCounters } from '../analytics/quota-counters.ts';
 import { UsageCounters } from '../analytics/usage-counters.ts';
 import type { UsageRecorder } from '../analytics/recorder.ts';
 import type { UsageReader } from '../analytics/reader.ts';
@@ -73,6 +74,8 @@ export async function openCore(options: CoreOptions) {
   // With a shared database each instance saves its own counts and answers with everyone's.
   const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag, flushIntervalMs: config.usageFlushMs });
   const usageReader: UsageReader = backends.usageReader(usage, store);
+  // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write per request).
+  const quotas = new QuotaCounters({ store, clock, warn, flushIntervalMs: config.usageFlushMs });
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.
@@ -131,6 +134,7 @@ export async function openCore(options: CoreOptions) {
     startedAtMs: clock.now(),
     usage,
     usageReader,
+    quotas,
     recorder,
     deliveryCounts,
     outbox,

@@ -40,7 +40,7 @@ const SESSION_SWEEP_MS = 60 * 60 * 1000;
 export const portalModule: MarketplaceModule = {
   name: 'portal',
   install(host: ModuleHost) {
-    const { store, clock, config, audit, clientAddress, outbox, usage: usageReader, keyLimiter, backends } = host;
+    const { store, clock, config, audit, clientAddress, outbox, usage: usageReader, keyLimiter, quotas, backends } = host;
     const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn: host.warn });
     void prepareDummyHash(config.passwordCost);
     host.measurePasswordWork(scryptLoad);
@@ -55,7 +55,7 @@ export const portalModule: MarketplaceModule = {
       ...portalSessionRoutes({ store, clock, sessions, audit, limits, clientAddress, passwordCost }),
       ...portalTwoFactorRoutes({ store, clock, sessions, audit, limits, rules, clientAddress }),
       ...portalAccountRoutes({ store, clock, sessions, audit, limits, rules, clientAddress, outbox, signup, passwordCost }),
-      ...portalKeyRoutes({ store, clock, brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
+      ...portalKeyRoutes({ store, clock, brand, apiRoutes, audit, usage: usageReader, keyLimiter, quotas }),
       ...portalPlanRoutes({ store, clock, audit }),
       ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
       ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),
