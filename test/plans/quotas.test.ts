@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { DEFAULT_PLANS } from '../../src/auth/plans.ts';
+import { QUOTA_COUNTS } from '../../src/domain/records.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { startServer, temporaryDir, type TestResponse, type TestServer } from '../helpers/server.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -162,4 +164,16 @@ test('a graceful restart keeps the count', async (t) => {
   server = await startServer(t, { clock, dataDir });
   const answer = await server.request('GET', '/v1/listings', { key });
   assert.equal(answer.headers.get('x-quota-remaining'), '6');
+});
+
+test('counts reach the store with the other aggregates, within the save interval, without a stop (what a crash can give back is bounded by it)', async (t) => {
+  const clock = new ManualClock(Date.UTC(2026, 2, 10, 12));
+  const server = await startServer(t, { clock, config: { usageFlushMs: 100 } });
+  await server.admin('PUT', '/admin/v1/plans', plansWith({ requests: 10, period: 'day' }));
+  const user = await server.createUser();
+  const { key } = await planKey(server, user.id);
+  for (let index = 0; index < 3; index += 1) await server.request('GET', '/v1/listings', { key });
+  const meter = `${user.id}/free`;
+  await eventually(async () => server.app.store.get(QUOTA_COUNTS, meter)?.used === 3, 2_000, 'the count saved by the periodic save');
+  assert.equal(server.app.store.get(QUOTA_COUNTS, meter)?.start, '2026-03-10T00:00:00.000Z');
 });
