@@ -36,8 +36,19 @@ export interface QuotaView {
   resets_at: string;
 }
 
+/** Counts kept where every instance reads them (Redis): take is atomic there. */
+export interface SharedQuotaCounts {
+  /** Counts one request if fewer than `limit` are counted for the period starting at `start`. */
+  take(meterId: string, start: number, end: number, limit: number): Promise<{ admitted: boolean; used: number }>;
+  giveBack(meterId: string, start: number): Promise<void>;
+  set(meterId: string, start: number, end: number, used: number): Promise<void>;
+  read(meterId: string, start: number): Promise<number>;
+}
+
 export interface QuotaCountersOptions {
   store: Store;
+  /** With many instances: the counts in Redis, which keeps them; this process then saves none. */
+  shared?: SharedQuotaCounts | null;
   clock: Clock;
   /** How often changed counts are saved; also the most a crash can give back. Default 60 s. */
   flushIntervalMs?: number;
@@ -60,6 +71,7 @@ export class QuotaCounters {
   private readonly flushIntervalMs: number;
   private readonly warn: (message: string) => void;
   private readonly counters = new Map<string, QuotaCounter>();
+  private readonly shared: SharedQuotaCounts | null;
   /** Plan id → its quota, for the plan list last read (rebuilt when the list record changes). */
   private quotas = new Map<string, PlanQuota>();
   private quotasOf: PlanListRecord | undefined | null = null;
@@ -71,7 +83,8 @@ export class QuotaCounters {
     this.clock = options.clock;
     this.flushIntervalMs = options.flushIntervalMs ?? USAGE_FLUSH_MS;
     this.warn = options.warn ?? ((message: string) => console.warn(message));
-    this.load();
+    this.shared = options.shared ?? null;
+    if (this.shared === null) this.load();
   }
 
   /** The quota of `key`'s plan, or undefined (a key with a limit of its own, or a plan with none). No allocation. */
@@ -108,9 +121,27 @@ export class QuotaCounters {
     return counter;
   }
 
-  /** Counts one request if the quota has room: the counter, or null when it is used up (nothing counted). */
-  take(meterId: string, quota: PlanQuota): QuotaCounter | null {
+  /**
+   * Whether the meter's quota is used up, as this process knows it (always false with shared
+   * counts: Redis decides in take(), and another instance may have topped the count up).
+   */
+  exhausted(meterId: string, quota: PlanQuota): boolean {
+    return this.shared === null && this.counter(meterId, quota).used >= quota.requests;
+  }
+
+  /**
+   * Counts one request if the quota has room: the counter (its `used` the count after this
+   * request), or null when it is used up (nothing counted). With shared counts, a promise.
+   */
+  take(meterId: string, quota: PlanQuota): QuotaCounter | null | Promise<QuotaCounter | null> {
     const counter = this.counter(meterId, quota);
+    if (this.shared !== null) {
+      const { start } = counter;
+      return this.shared.take(meterId, start, counter.end, quota.requests).then(({ admitted, used }) => {
+        if (counter.start === start) counter.used = used;
+        return admitted ? counter : null;
+      });
+    }
     if (counter.used >= quota.requests) return null;
     counter.used += 1;
     counter.dirty = true;
@@ -118,24 +149,33 @@ export class QuotaCounters {
   }
 
   /** Takes back one request counted by take() (it was refused after all, by the rate limit). */
-  giveBack(counter: QuotaCounter): void {
+  giveBack(meterId: string, counter: QuotaCounter): void {
     if (counter.used > 0) counter.used -= 1;
     counter.dirty = true;
+    this.shared?.giveBack(meterId, counter.start).catch((error: unknown) => this.warn(`A quota count could not be given back in Redis: ${(error as Error)?.message ?? String(error)}`));
   }
 
   /** Sets (`used`) or tops up (`add`, lowering the count) a meter's count in the current period. */
-  adjust(meterId: string, quota: PlanQuota, change: { used: number } | { add: number }): { before: number; counter: QuotaCounter } {
+  async adjust(meterId: string, quota: PlanQuota, change: { used: number } | { add: number }): Promise<QuotaCounter> {
     const counter = this.counter(meterId, quota);
-    const before = counter.used;
+    if (this.shared !== null) counter.used = await this.shared.read(meterId, counter.start);
     counter.used = 'used' in change ? change.used : Math.max(0, counter.used - change.add);
     counter.dirty = true;
-    return { before, counter };
+    if (this.shared !== null) await this.shared.set(meterId, counter.start, counter.end, counter.used);
+    return counter;
+  }
+
+  /** The count now (read from Redis with shared counts). */
+  async usedNow(meterId: string, quota: PlanQuota): Promise<QuotaCounter> {
+    const counter = this.counter(meterId, quota);
+    if (this.shared !== null) counter.used = await this.shared.read(meterId, counter.start);
+    return counter;
   }
 
   /** What the usage reads show for `key`, or null when its plan has no quota. */
-  viewOf(key: KeyRecord, meterId: string): QuotaView | null {
+  async viewOf(key: KeyRecord, meterId: string): Promise<QuotaView | null> {
     const quota = this.quotaOf(key);
-    return quota === undefined ? null : quotaView(quota, this.counter(meterId, quota));
+    return quota === undefined ? null : quotaView(quota, await this.usedNow(meterId, quota));
   }
 
   // --- Saving. ---
@@ -161,6 +201,7 @@ export class QuotaCounters {
   }
 
   private async flushOnce(): Promise<void> {
+    if (this.shared !== null) return; // Redis keeps them
     const changed: Array<[string, QuotaCounter]> = [];
     for (const entry of this.counters) if (entry[1].dirty) changed.push(entry);
     const now = isoTime(this.clock.now());

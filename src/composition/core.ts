@@ -75,7 +75,7 @@ export async function openCore(options: CoreOptions) {
   const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag, flushIntervalMs: config.usageFlushMs });
   const usageReader: UsageReader = backends.usageReader(usage, store);
   // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write per request).
-  const quotas = new QuotaCounters({ store, clock, warn, flushIntervalMs: config.usageFlushMs });
+  const quotas = new QuotaCounters({ store, clock, warn, flushIntervalMs: config.usageFlushMs, shared: backends.quotaCounts });
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.

@@ -63,25 +63,43 @@ export function createV1Gate(deps: V1Deps, cpuBudget: CpuBudgetStep, run: Run): 
     //    rate limit refuses: a refused request counts against nothing.
     const meterId = meterIdOf(caller.key);
     const quota = deps.quotas.quotaOf(caller.key);
-    if (quota !== undefined && deps.quotas.counter(meterId, quota).used >= quota.requests) return quotaRefusal(context, meterId, quota);
+    if (quota !== undefined) return meteredByQuota(context, meterId, quota);
     const overBudget = cpuBudget.refusal(context, meterId, caller.key.rate_limit);
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
-      if (quota !== undefined) setQuotaHeaders(context.responseHeaders, quota, deps.quotas.counter(meterId, quota));
       return overBudget;
     }
-    const taken = quota === undefined ? null : deps.quotas.take(meterId, quota);
     const decision = deps.keyLimiter.hit(meterId, caller.key.rate_limit);
-    if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided, quota, taken));
-    return admitted(context, decision, quota, taken);
+    if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided));
+    return admitted(context, decision);
+  }
+
+  /** Step 2 for a key whose plan has a quota: quota, CPU budget, the quota taken, then the rate limit. */
+  function meteredByQuota(context: ApiKeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+    if (deps.quotas.exhausted(meterId, quota)) return quotaRefusal(context, meterId, quota);
+    const overBudget = cpuBudget.refusal(context, meterId, context.key.rate_limit);
+    if (overBudget !== null) {
+      labelAskedRoute(routes, context);
+      setQuotaHeaders(context.responseHeaders, quota, deps.quotas.counter(meterId, quota));
+      return overBudget;
+    }
+    const taken = deps.quotas.take(meterId, quota);
+    if (taken instanceof Promise) return taken.then((counter) => (counter === null ? quotaRefusal(context, meterId, quota) : rateLimited(context, meterId, quota, counter)));
+    return taken === null ? quotaRefusal(context, meterId, quota) : rateLimited(context, meterId, quota, taken);
+  }
+
+  function rateLimited(context: ApiKeyContext, meterId: string, quota: PlanQuota, taken: QuotaCounter): Reply | Promise<Reply> {
+    const decision = deps.keyLimiter.hit(meterId, context.key.rate_limit);
+    if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided, meterId, quota, taken));
+    return admitted(context, decision, meterId, quota, taken);
   }
 
   /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key. */
-  function admitted(context: ApiKeyContext, decision: RateDecision, quota?: PlanQuota, taken?: QuotaCounter | null): Reply | Promise<Reply> {
+  function admitted(context: ApiKeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
     const { key, user } = context;
     setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
-    if (quota !== undefined && taken != null) {
-      if (!decision.allowed) deps.quotas.giveBack(taken);
+    if (quota !== undefined && taken !== undefined) {
+      if (!decision.allowed) deps.quotas.giveBack(meterId!, taken);
       setQuotaHeaders(context.responseHeaders, quota, taken);
     }
     if (!decision.allowed) {

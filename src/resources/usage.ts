@@ -60,7 +60,7 @@ export async function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, k
     series: { granularity: range.granularity, from, to, points: report.points },
     window: { limit: window.limit, remaining: window.remaining, reset: resetUnixSeconds(window, deps.clock) },
     // Shared by the user's keys on the plan, as the window is; null for a plan with no quota.
-    quota: deps.quotas.viewOf(key, meterId),
+    quota: await deps.quotas.viewOf(key, meterId),
   };
 }
 

@@ -66,18 +66,17 @@ export function operatorQuotaRoute({ store, clock, audit, quotas }: OperatorQuot
       const quota = quotas.quotaOf(found);
       if (quota === undefined) throw conflict(`Key ${keyId} is not on a plan with a quota.`);
       const meterId = meterIdOf(found);
-      const counter = quotas.counter(meterId, quota);
+      const counter = await quotas.usedNow(meterId, quota);
       const from = counter.used;
       const to = 'used' in change ? change.used : Math.max(0, from - change.add);
-      const now = isoTime(clock.now());
-      const record: QuotaCountRecord = { id: meterId, period: counter.period, start: isoTime(counter.start), used: to, updated_at: now };
+      const record: QuotaCountRecord = { id: meterId, period: counter.period, start: isoTime(counter.start), used: to, updated_at: isoTime(clock.now()) };
       const changes = { meter: meterId, period: quota.period, used: { from, to }, ...('add' in change ? { add: change.add } : {}) };
-      // Saved with its audit entry; the count in memory moves once the write is in.
+      // Saved with its audit entry; the count moves (in memory, or in Redis) once the write is in.
       await store.write([
         { op: 'put', collection: QUOTA_COUNTS, id: meterId, data: record },
         audit.entryOp(context.requestId, { action: 'key.quota', target_type: 'key', target_id: keyId, changes }),
       ]);
-      const { counter: adjusted } = quotas.adjust(meterId, quota, change);
+      const adjusted = await quotas.adjust(meterId, quota, change);
       return { status: 200, body: { data: quotaView(quota, adjusted) } };
     },
   };
