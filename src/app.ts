@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BackendDescription } from './backends/open-backends.ts';
 import { sweepRetention } from './audit/retention.ts';
+import { sendExpiryNotices } from './webhooks/account-events.ts';
 import type { Config } from './config.ts';
 import { loadModules } from './composition/load-modules.ts';
 import { ModuleAdditions, type ModuleTimer } from './composition/module-host.ts';
@@ -58,6 +59,8 @@ const FAILED_AUTH_LIMIT = 100;
 const IDEMPOTENCY_SWEEP_MS = 60 * 1000;
 /** Audit entries and ended keys, kept for days, are swept hourly (a scan of every audit entry). */
 const RETENTION_SWEEP_MS = 60 * 60 * 1000;
+/** How often keys expiring within 7 days are looked for (key.expiring). */
+const EXPIRY_NOTICE_SWEEP_MS = 15 * 60 * 1000;
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
@@ -116,6 +119,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sweeps: ModuleTimer[] = [
     { everyMs: IDEMPOTENCY_SWEEP_MS, what: 'could not sweep idempotency records', task: () => idempotency.sweepExpired() },
     { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
+    { everyMs: EXPIRY_NOTICE_SWEEP_MS, what: 'could not send key.expiring events', task: async () => void (await sendExpiryNotices(store, core.outbox, clock)) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));
   const timers = [...sweeps, ...added.timers].map((timer) => setInterval(() => void runTimer(timer), timer.everyMs).unref());

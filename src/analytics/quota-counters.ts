@@ -25,7 +25,13 @@ export interface QuotaCounter {
   end: number;
   used: number;
   dirty: boolean;
+  /** Whether this period's quota.warning (80 %) and quota.exhausted were told, on this instance. */
+  warned: boolean;
+  exhaustedTold: boolean;
 }
+
+/** Told when a count crosses 80 % of its quota or reaches it (once a period each). */
+export type QuotaCrossing = (meterId: string, kind: 'quota.warning' | 'quota.exhausted', quota: PlanQuota, counter: QuotaCounter) => void;
 
 /** A quota as the usage reads and the operator's top-up show it. */
 export interface QuotaView {
@@ -50,6 +56,8 @@ export interface QuotaCountersOptions {
   /** With many instances: the counts in Redis, which keeps them; this process then saves none. */
   shared?: SharedQuotaCounts | null;
   clock: Clock;
+  /** Told when a count crosses 80 % of its quota or reaches it. */
+  onCrossing?: QuotaCrossing;
   /** How often changed counts are saved; also the most a crash can give back. Default 60 s. */
   flushIntervalMs?: number;
   warn?: (message: string) => void;
@@ -72,6 +80,7 @@ export class QuotaCounters {
   private readonly warn: (message: string) => void;
   private readonly counters = new Map<string, QuotaCounter>();
   private readonly shared: SharedQuotaCounts | null;
+  private readonly onCrossing: QuotaCrossing | null;
   /** Plan id → its quota, for the plan list last read (rebuilt when the list record changes). */
   private quotas = new Map<string, PlanQuota>();
   private quotasOf: PlanListRecord | undefined | null = null;
@@ -84,6 +93,7 @@ export class QuotaCounters {
     this.flushIntervalMs = options.flushIntervalMs ?? USAGE_FLUSH_MS;
     this.warn = options.warn ?? ((message: string) => console.warn(message));
     this.shared = options.shared ?? null;
+    this.onCrossing = options.onCrossing ?? null;
     if (this.shared === null) this.load();
   }
 
@@ -107,12 +117,14 @@ export class QuotaCounters {
     let counter = this.counters.get(meterId);
     if (counter === undefined) {
       const { start, end } = periodBounds(quota.period, now);
-      counter = { period: quota.period, start, end, used: 0, dirty: false };
+      counter = { period: quota.period, start, end, used: 0, dirty: false, warned: false, exhaustedTold: false };
       this.counters.set(meterId, counter);
     } else if (now >= counter.end || counter.period !== quota.period) {
       // A wall clock set back stays in the period it was in: no reset is given for it.
       const { start, end } = periodBounds(quota.period, now);
       if (counter.period === quota.period) counter.used = 0;
+      counter.warned = false;
+      counter.exhaustedTold = false;
       counter.period = quota.period;
       counter.start = start;
       counter.end = end;
@@ -139,13 +151,30 @@ export class QuotaCounters {
       const { start } = counter;
       return this.shared.take(meterId, start, counter.end, quota.requests).then(({ admitted, used }) => {
         if (counter.start === start) counter.used = used;
+        // Redis hands each count out once: the instance that got the crossing one tells it.
+        if (admitted) this.tellCrossing(meterId, quota, counter, used - 1, used);
         return admitted ? counter : null;
       });
     }
     if (counter.used >= quota.requests) return null;
     counter.used += 1;
     counter.dirty = true;
+    this.tellCrossing(meterId, quota, counter, counter.used - 1, counter.used);
     return counter;
+  }
+
+  /** quota.warning when the count went past 80 %, quota.exhausted when it reached the quota: once a period each. */
+  private tellCrossing(meterId: string, quota: PlanQuota, counter: QuotaCounter, before: number, after: number): void {
+    if (this.onCrossing === null) return;
+    const warnAt = Math.ceil(quota.requests * 0.8);
+    if (!counter.warned && before < warnAt && after >= warnAt) {
+      counter.warned = true;
+      this.onCrossing(meterId, 'quota.warning', quota, counter);
+    }
+    if (!counter.exhaustedTold && after >= quota.requests && before < quota.requests) {
+      counter.exhaustedTold = true;
+      this.onCrossing(meterId, 'quota.exhausted', quota, counter);
+    }
   }
 
   /** Takes back one request counted by take() (it was refused after all, by the rate limit). */
@@ -228,7 +257,7 @@ export class QuotaCounters {
       const start = Date.parse(record.start);
       if (!QUOTA_PERIODS.includes(record.period) || !Number.isFinite(start) || !(record.used >= 0)) continue;
       const { end } = periodBounds(record.period, start);
-      this.counters.set(record.id, { period: record.period, start, end, used: record.used, dirty: false });
+      this.counters.set(record.id, { period: record.period, start, end, used: record.used, dirty: false, warned: false, exhaustedTold: false });
     }
   }
 }

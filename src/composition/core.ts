@@ -4,6 +4,7 @@
 // src/app.ts adds those around it.
 
 import { QuotaCounters } from '../analytics/quota-counters.ts';
+import { queueAccountEvent, quotaEventData } from '../webhooks/account-events.ts';
 import { UsageCounters } from '../analytics/usage-counters.ts';
 import type { UsageRecorder } from '../analytics/recorder.ts';
 import type { UsageReader } from '../analytics/reader.ts';
@@ -74,8 +75,6 @@ export async function openCore(options: CoreOptions) {
   // With a shared database each instance saves its own counts and answers with everyone's.
   const usage = new UsageCounters({ store, clock, warn, instanceTag: backends.usageInstanceTag, flushIntervalMs: config.usageFlushMs });
   const usageReader: UsageReader = backends.usageReader(usage, store);
-  // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write per request).
-  const quotas = new QuotaCounters({ store, clock, warn, flushIntervalMs: config.usageFlushMs, shared: backends.quotaCounts });
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.
@@ -84,6 +83,19 @@ export async function openCore(options: CoreOptions) {
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
+  // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write
+  // per request); crossing 80 % and reaching the quota are told to the user's webhooks.
+  const quotas = new QuotaCounters({
+    store,
+    clock,
+    warn,
+    flushIntervalMs: config.usageFlushMs,
+    shared: backends.quotaCounts,
+    onCrossing: (meterId, kind, quota, counter) => {
+      const { userId, data } = quotaEventData(meterId, quota, counter.used, counter.end);
+      queueAccountEvent(store, outbox, kind, userId, data).catch((error: unknown) => warn(`could not queue ${kind}: ${(error as Error).message}`));
+    },
+  });
   const dispatcher = new WebhookDispatcher({
     store,
     clock,

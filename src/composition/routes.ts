@@ -37,7 +37,7 @@ export function operatorRoutes(core: Core, apiRoutes: readonly ApiRoute[], added
   return [
     ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
     ...ofModule('moderation'),
-    ...planRoutes({ store, clock, audit }),
+    ...planRoutes({ store, clock, audit, outbox }),
     ...auditRoutes(audit),
     metricsRoute(metrics),
     operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),

@@ -78,6 +78,8 @@ export interface KeyRecord {
   /** After a roll: the previous secret's SHA-256, accepted until `previous_hash_expires_at`. */
   readonly previous_hash?: string | null;
   readonly previous_hash_expires_at?: string | null;
+  /** The `expires_at` its owner was last told of with `key.expiring` (webhooks/account-events.ts). */
+  readonly expiry_notice_for?: string | null;
 }
 
 /** A tier of requests per minute; `self_service` plans a user may switch a key to at once. */
