@@ -22,6 +22,7 @@ import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/r
 import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import { CpuBudget } from './limits/cpu-budget.ts';
 import type { DocumentedRoutes } from './openapi/document.ts';
+import { RequestObserver } from './pipeline/request-observer.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import type { Store } from './store/store.ts';
@@ -94,14 +95,18 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicRoutes: buildRouter(publicRoutes),
     moduleAreas: added.areas,
     operatorToken: core.operatorToken.token,
-    usage: core.recorder,
     idempotency,
     cors: new CorsPolicy(config.corsOrigins),
-    accessLog,
     clientAddress: core.clientAddress,
-    metrics,
-    // Per instance: each process holds keys to the share of its own event loop.
-    cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),
+    observer: new RequestObserver({
+      clock,
+      usage: core.recorder,
+      accessLog,
+      clientAddress: core.clientAddress,
+      metrics,
+      // Per instance: each process holds keys to the share of its own event loop.
+      cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),
+    }),
     staticAsset: added.staticAsset(),
     logError: (requestId, error) => core.writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });

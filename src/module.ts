@@ -2,7 +2,7 @@
 // exports one MarketplaceModule; src/app.ts installs the ones MARKETPLACE_MODULES names, each
 // with one call to `install(host)`. Through the host a module adds its routes on any surface,
 // its part of the OpenAPI document, its own request area (the portal's /portal/v1), its static
-// pages, its store reactions and its timers. The core never imports a module: it only calls
+// pages, its store reactions, its timers, and the listings' search. The core never imports a module: it only calls
 // what a module gave the host.
 
 import type { UsageReader } from './analytics/reader.ts';
@@ -11,6 +11,7 @@ import type { Backends } from './backends/open-backends.ts';
 import type { Clock } from './clock.ts';
 import type { Config, ModuleName } from './config.ts';
 import type { ClientAddress } from './http/client-address.ts';
+import type { ListingSearch } from './listings/listing-search.ts';
 import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import type { StaticAsset } from './http/static-pages.ts';
 import type { OpenApiPart } from './openapi/schema.ts';
@@ -20,7 +21,7 @@ import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
 import type { QuotaCounters } from './analytics/quota-counters.ts';
 
-export type { ModuleName, OpenApiPart, StaticAsset };
+export type { ListingSearch, ModuleName, OpenApiPart, StaticAsset };
 
 /** The parts of the running core a module may use. */
 export interface ModuleHost {
@@ -60,6 +61,12 @@ export interface ModuleHost {
   onStoreChange(react: (change: ChangeEvent) => void): void;
   /** Runs `task` every `everyMs` while the server runs; a failure is logged as `what`. */
   every(everyMs: number, what: string, task: () => Promise<unknown>): void;
+  /**
+   * Answers GET /v1/listings' searches (text, prices, both type and owner, the sorts by price and
+   * title) with the search `make` returns, in place of the core's scan: it is given the listings
+   * listed now and told every listing change from then on (src/listings/listing-search.ts).
+   */
+  useListingSearch(make: () => ListingSearch): void;
   /** Runs at the server's graceful stop, after requests have finished. */
   onClose(task: () => Promise<void> | void): void;
 }

@@ -5,9 +5,11 @@
 // OpenAPI document). The gate
 // builds its surface's context (src/http/*-context.ts) once, first, and hands it with its steps
 // to `run`, the part every area shares: run the steps, send the answer (`respond`), and end in
-// `finish`: one access-log line and, for a known key, one usage count and the CPU its work
-// used. Errors thrown anywhere become JSON in `sendError` and only there; unknown ones are
-// logged with the request id and answered with a bare 500.
+// `finish`. Errors thrown anywhere become JSON in `sendError` and only there; unknown ones are
+// logged with the request id and answered with a bare 500. What is counted of each request
+// (usage, metrics, the access log, the CPU its work used) is the request observer's
+// (src/pipeline/request-observer.ts): the listener tells it when the request arrived, when each
+// piece of its work on the event loop begins and pauses, and the status it ended with.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, limiterUnavailable, storeUnavailable } from './domain/errors.ts';
@@ -17,7 +19,6 @@ import type { Reply } from './http/route.ts';
 import { LimiterUnavailableError } from './limits/rate-limiter.ts';
 import { createAdminGate } from './pipeline/admin-gate.ts';
 import { areaOf, type CoreArea } from './pipeline/areas.ts';
-import { CpuBudgetStep } from './pipeline/cpu-budget-step.ts';
 import type { PipelineDeps } from './pipeline/deps.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
 import { createPublicGate } from './pipeline/public-gate.ts';
@@ -25,42 +26,40 @@ import { createV1Gate } from './pipeline/v1-gate.ts';
 import { StoreClosedError, StoreUnavailableError } from './store/store.ts';
 
 export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const cpuBudget = new CpuBudgetStep(deps);
-  // Timed only for the access log and metrics: clock reads are a measurable share of a cached page.
-  const timed = deps.accessLog !== null || Boolean(deps.metrics);
+  const { observer } = deps;
 
-  /** Runs an area's steps on its context and answers; the synchronous work is charged to a key's CPU budget. */
-  const run: Run = (context, steps) => {
-    const began = cpuBudget.workBegins();
+  /** Runs an area's steps on its context and answers; the observer is told when its work on the event loop begins and pauses. */
+  const run: Run = (context, steps, startedAt) => {
+    const began = observer.workBegins();
     let reply: Reply | Promise<Reply>;
     try {
       reply = steps(context);
     } catch (error) {
-      finish(context, sendError(context, error));
-      cpuBudget.chargeSince(context, began);
+      finish(context, sendError(context, error), startedAt);
+      observer.workPauses(context, began);
       return;
     }
     // Most /v1 answers are ready at once (a cached page, a look-up, a refusal): they are sent
     // in this same turn, with no promise made for them; only handlers that wait are awaited
     // (profiled: a promise per request was a visible share of a cached page's cost).
     if (reply instanceof Promise) {
-      cpuBudget.chargeSince(context, began);
+      observer.workPauses(context, began);
       reply.then(
         (ready) => {
-          const resumed = cpuBudget.workBegins();
-          respond(context, ready);
-          cpuBudget.chargeSince(context, resumed);
+          const resumed = observer.workBegins();
+          respond(context, ready, startedAt);
+          observer.workPauses(context, resumed);
         },
-        (error: unknown) => finish(context, sendError(context, error)),
+        (error: unknown) => finish(context, sendError(context, error), startedAt),
       );
     } else {
-      respond(context, reply);
-      cpuBudget.chargeSince(context, began);
+      respond(context, reply, startedAt);
+      observer.workPauses(context, began);
     }
   };
 
   const gates: Record<CoreArea, Gate> = {
-    v1: createV1Gate(deps, cpuBudget, run),
+    v1: createV1Gate(deps, run),
     operator: createAdminGate(deps, run),
     public: createPublicGate(deps, run),
   };
@@ -68,18 +67,17 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   const moduleAreas = deps.moduleAreas;
   const moduleGates = moduleAreas.map((area) => area.makeGate(run));
 
-  function respond(context: BaseContext, reply: Reply): void {
+  function respond(context: BaseContext, reply: Reply, startedAt: number): void {
     let status: number | Promise<number>;
     try {
-      status = sendReply(context, reply);
+      status = sendReply(context, reply, observer.poolWorkCharge(context));
     } catch (error) {
       status = sendError(context, error);
     }
     // A large answer being compressed off the main thread is counted once it is sent.
-    if (status instanceof Promise) status.then((sent) => finish(context, sent), (error: unknown) => finish(context, sendError(context, error)));
-    else finish(context, status);
+    if (status instanceof Promise) status.then((sent) => finish(context, sent, startedAt), (error: unknown) => finish(context, sendError(context, error), startedAt));
+    else finish(context, status, startedAt);
   }
-
   /** Turns any thrown value into its JSON answer; returns the status sent. */
   function sendError(context: BaseContext, error: unknown): number {
     if (error instanceof StoreUnavailableError || error instanceof StoreClosedError) error = storeUnavailable();
@@ -94,29 +92,13 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
     return status;
   }
 
-  /** The last step of every request, answered or refused: usage counting and the access log. */
-  function finish(context: BaseContext, status: number): void {
-    const keyId = context.chargedKeyId;
-    if (keyId !== null) deps.usage.recordRequest(keyId, context.routeLabel ?? `${context.method} (unknown route)`, status, deps.clock.now());
-    if (!timed) return;
-    const durationMs = deps.clock.monotonic() - context.startedAt;
-    deps.metrics?.recordRequest(context.method, context.routeLabel, status, durationMs);
-    if (deps.accessLog !== null) {
-      deps.accessLog.record({
-        method: context.method,
-        route: context.routeLabel,
-        path: context.path,
-        status,
-        durationMs,
-        keyId,
-        requestId: context.requestId,
-        client: deps.clientAddress(context.req),
-      });
-    }
+  /** The last step of every request, answered or refused: the observer counts it. */
+  function finish(context: BaseContext, status: number, startedAt: number): void {
+    observer.finished(context, status, startedAt);
   }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
     const area = areaOf(req.url ?? '/', moduleAreas);
-    (typeof area === 'number' ? moduleGates[area]! : gates[area])(req, res, timed ? deps.clock.monotonic() : 0);
+    (typeof area === 'number' ? moduleGates[area]! : gates[area])(req, res, observer.arrived());
   };
 }

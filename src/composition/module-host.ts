@@ -58,6 +58,7 @@ export class ModuleAdditions {
       onStoreChange: (react: (change: ChangeEvent) => void) => store.onChange(react),
       every: (everyMs, what, task) => void this.timers.push({ everyMs, what, task }),
       onClose: (task) => void this.closeTasks.push(task),
+      useListingSearch: (make) => core.index.useSearch(make()),
     };
   }
 

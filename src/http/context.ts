@@ -1,7 +1,8 @@
 // What every request's context holds, whichever surface it came to: the request's facts (id,
 // method, path, raw query), its body and parsed query, the headers every answer carries, and
-// what the pipeline's steps learn on the way (the route's label and parameters) so that the last
-// step — the access log and usage counting — finds it. Each surface has its own context class
+// what the pipeline's steps learn on the way (the route's label and parameters) so that the
+// request observer (src/pipeline/request-observer.ts) finds them when the request is counted.
+// Each surface has its own context class
 // on this base, with its own typed `commit` (key-context.ts, portal-context.ts,
 // open-portal-context.ts, keyless-context.ts); the gate of each area (src/pipeline/) builds its
 // one. Handlers see them through the narrower types of route.ts (KeyContext, PortalContext…).
@@ -19,8 +20,6 @@ export abstract class BaseContext {
   /** The raw query string, without the "?" ("" when there is none). */
   readonly search: string;
   readonly requestId: string;
-  /** Monotonic milliseconds at arrival, for the access log's duration (0 when nothing times it). */
-  readonly startedAt: number;
   /** Headers every answer to this request carries, whatever it is (request id, rate-limit headers). */
   readonly responseHeaders: Headers;
 
@@ -29,16 +28,13 @@ export abstract class BaseContext {
   routeLabel: string | null = null;
   /** The route step: the path's parameters, e.g. { id: 'lst_…' }. */
   params: Readonly<Record<string, string>> = NO_PARAMS;
-  /** Told the ms a thread-pool job spent on this request's answer (a large compression), for its key's CPU budget. */
-  chargeBackgroundWork: ((context: BaseContext, ms: number) => void) | null = null;
 
   private parsedQuery: URLSearchParams | null = null;
   private raw: Promise<Buffer> | null = null;
 
-  constructor(req: IncomingMessage, res: ServerResponse, startedAt: number) {
+  constructor(req: IncomingMessage, res: ServerResponse) {
     this.req = req;
     this.res = res;
-    this.startedAt = startedAt;
     this.requestId = randomUUID();
     this.method = req.method ?? 'GET';
     const url = req.url ?? '/';
@@ -46,16 +42,6 @@ export abstract class BaseContext {
     this.search = url.slice(this.path.length + 1);
     // nosniff on every answer: a browser never reads a JSON error or a file as something else.
     this.responseHeaders = { 'X-Request-Id': this.requestId, 'X-Content-Type-Options': 'nosniff' };
-  }
-
-  /** The key the request is counted and charged to: only a /v1 context, once its key is known, has one. */
-  get chargedKeyId(): string | null {
-    return null;
-  }
-
-  /** What the request's CPU time is charged to: its key's meter (auth/plans.ts meterIdOf), shared by a user's keys on one plan. */
-  get chargedMeterId(): string | null {
-    return null;
   }
 
   get query(): URLSearchParams {

@@ -7,7 +7,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
 import { callerAtCommit } from '../auth/authorize-commit.ts';
-import { meterIdOf } from '../auth/plans.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
 import type { Store, Transaction } from '../store/store.ts';
@@ -22,7 +21,7 @@ export interface KeyCommitServices {
 }
 
 export class ApiKeyContext extends BaseContext implements KeyContext {
-  /** Step 1 (key): the key and its user as the headers found them; null before step 1 or when refused there. */
+  /** Step 1 (key): the key and its user as the headers found them (the request is counted and charged to this key); null before step 1 or when refused there. */
   caller: Caller | null = null;
   /** Step 3 (route): the route matched, whose permission a write checks again when it commits. */
   apiRoute: PermissionRoute | null = null;
@@ -31,18 +30,9 @@ export class ApiKeyContext extends BaseContext implements KeyContext {
 
   private readonly services: KeyCommitServices;
 
-  constructor(req: IncomingMessage, res: ServerResponse, startedAt: number, services: KeyCommitServices) {
-    super(req, res, startedAt);
+  constructor(req: IncomingMessage, res: ServerResponse, services: KeyCommitServices) {
+    super(req, res);
     this.services = services;
-  }
-
-  override get chargedKeyId(): string | null {
-    return this.caller?.key.id ?? null;
-  }
-
-  override get chargedMeterId(): string | null {
-    const caller = this.caller;
-    return caller === null ? null : meterIdOf(caller.key);
   }
 
   /** The caller's key; handlers run only after step 1 found one. */

@@ -12,8 +12,8 @@ import type { Decided, Reply, RequestContext } from './route.ts';
 export class KeylessContext extends BaseContext implements RequestContext {
   private readonly store: Store;
 
-  constructor(req: IncomingMessage, res: ServerResponse, startedAt: number, store: Store) {
-    super(req, res, startedAt);
+  constructor(req: IncomingMessage, res: ServerResponse, store: Store) {
+    super(req, res);
     this.store = store;
   }
 

@@ -35,9 +35,10 @@ export function sendBytes(res: ServerResponse, status: number, body: Buffer | st
  * becomes an empty 304 when the client already has it; an answer of 1 KiB or more is sent
  * br- or gzip-encoded when the client accepts it, with a tag of its own per encoding. HEAD gets
  * the same headers as GET and Node leaves the body out. Returns the status sent, or its
- * promise when a large answer is being compressed off the main thread.
+ * promise when a large answer is being compressed off the main thread; the time that takes in
+ * the thread pool is told to `charge` (its key's CPU budget), when there is one.
  */
-export function sendReply(context: BaseContext, reply: Reply): number | Promise<number> {
+export function sendReply(context: BaseContext, reply: Reply, charge: ((context: BaseContext, ms: number) => void) | null = null): number | Promise<number> {
   const headers = context.responseHeaders;
   if (reply.headers) Object.assign(headers, reply.headers);
   let bytes = reply.bytes ?? (reply.body === undefined ? null : Buffer.from(JSON.stringify(reply.body)));
@@ -61,7 +62,6 @@ export function sendReply(context: BaseContext, reply: Reply): number | Promise<
     }
   }
   if (encoding !== null) {
-    const charge = context.chargeBackgroundWork;
     const encoded = compressed(bytes, encoding, charge && ((ms) => charge(context, ms)));
     headers['Content-Encoding'] = encoding;
     if (encoded instanceof Promise) {

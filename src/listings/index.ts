@@ -1,14 +1,17 @@
 // Listed listings kept in order, so a page of the default sort is a slice, not a sort: one
 // array of every listed listing ordered by (created_at, id), and one per type and per owner.
 // Listed = active and owned by a user in good standing (a suspension hides its listings).
-// Beside them the search index (search-index.ts: columns, word lists) answers every other
-// filter and sort; both follow each listing change here. The matches of recent searches that
-// were sorted whole are kept until the next listing write, so paging through them is a slice.
+// Every other filter and sort is answered by a ListingSearch (listing-search.ts): the search
+// module's index (columns, word lists) once the module installs it with useSearch(), else a scan
+// of these arrays (scanning-search.ts); both follow each listing change here. The matches of
+// recent searches that were sorted whole are kept until the next listing write, so paging
+// through them is a slice.
 
 import { byCreation } from '../domain/order.ts';
 import { LISTINGS, USERS, userStatus, type ListingRecord, type UserRecord } from '../domain/records.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
-import { ListingSearchIndex, type SortKey, type WordLoadOptions } from './search-index.ts';
+import type { ListingSearch, SortKey } from './listing-search.ts';
+import { ScanningListingSearch } from './scanning-search.ts';
 
 /** Filtered results kept at once, and listings referenced by them all (memory stays bounded). */
 const MAX_KEPT_FILTERS = 1_000;
@@ -22,8 +25,8 @@ export class ListingIndex {
   readonly active: ListingRecord[] = [];
   readonly byType = new Map<string, ListingRecord[]>();
   readonly byOwner = new Map<string, ListingRecord[]>();
-  /** Columns and word lists of the same listings, for filters, text search and other sorts. */
-  readonly search = new ListingSearchIndex();
+  /** Answers filters, text search and the other sorts over the same listings: a scan of them until useSearch(). */
+  search: ListingSearch = new ScanningListingSearch(this);
   /** Filter → its matches in display order; paging through a search reuses them. */
   private readonly filtered = new Map<string, ListingRecord[]>();
   private keptMatchCount = 0;
@@ -33,8 +36,7 @@ export class ListingIndex {
   private readonly hiddenOwners = new Set<string>();
   private readonly store: Store;
 
-  /** `wordLoad`: how the search index takes in the listings found at start (see ListingSearchIndex.addAll). */
-  constructor(store: Store, wordLoad: WordLoadOptions = {}) {
+  constructor(store: Store) {
     this.store = store;
     for (const user of store.values(USERS)) if (userStatus(user) !== 'active') this.hiddenOwners.add(user.id);
     const listings = [...store.values(LISTINGS)].filter((listing) => this.isListed(listing));
@@ -44,7 +46,16 @@ export class ListingIndex {
       groupOf(this.byType, listing.type).push(listing);
       groupOf(this.byOwner, listing.owner_id).push(listing);
     }
-    this.search.addAll(listings, wordLoad);
+  }
+
+  /**
+   * From now on `search` (the search module's index, src/module.ts useListingSearch) answers the
+   * searches: it takes in the listings listed now, and follows every change from here on.
+   */
+  useSearch(search: ListingSearch): void {
+    this.invalidate();
+    search.addAll(this.active.slice());
+    this.search = search;
   }
 
   /**

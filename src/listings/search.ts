@@ -1,8 +1,9 @@
 // GET /v1/listings' query: parsing and checking the parameters, and finding one page of
 // matches. In the default order with at most a type or an owner, a page is a slice of an index
 // kept in that order; anything else (text, prices, both type and owner, the other sorts) is
-// answered by the search index from its smallest candidate list, with the page taken by a
-// bounded heap. `q` matches by word prefix (words.ts), never by scanning the listings' text.
+// answered by the index's ListingSearch (listing-search.ts): the search module's index, from its
+// smallest candidate list with the page taken by a bounded heap, or without the module a scan
+// of the listed listings. `q` matches by word prefix (words.ts).
 
 import { badRequest } from '../domain/errors.ts';
 import { checkQueryNames, readPageRequest, type PageRequest } from '../http/lists.ts';
@@ -79,7 +80,7 @@ export function queryCacheKey(query: ListingQuery): string {
 
 /**
  * Whether a page of this query is a slice of a sorted array (the default order, with at most a
- * type or an owner), or needs the search index (which may still be loading just after a start).
+ * type or an owner), or needs the index's search (the module's may still be loading just after a start).
  */
 export function isSliceable(query: ListingQuery): boolean {
   const byCreation = query.sort === 'created_at' || query.sort === '-created_at';
@@ -102,10 +103,10 @@ export function findListings(index: ListingIndex, query: ListingQuery): { items:
   const key = filterKey(query);
   const kept = index.keptMatches(key);
   if (kept !== undefined) return { items: kept.slice(start, start + query.limit), total: kept.length };
-  const slots = index.search.matches({ type: query.type, ownerId: query.ownerId, minPrice: query.minPrice, maxPrice: query.maxPrice, words: query.words });
-  const { items, sorted } = index.search.page(slots, query.sort, start, query.limit);
+  const filter = { type: query.type, ownerId: query.ownerId, minPrice: query.minPrice, maxPrice: query.maxPrice, words: query.words };
+  const { items, total, sorted } = index.search.find(filter, query.sort, start, query.limit);
   if (sorted !== null) index.keepMatches(key, sorted);
-  return { items, total: slots.length };
+  return { items, total };
 }
 
 /**

@@ -31,5 +31,5 @@ export function createAdminGate(deps: OperatorDeps, run: Run): Gate {
     return matchRoute(deps.operatorRoutes, context).handle(context);
   }
 
-  return (req, res, startedAt) => run(new KeylessContext(req, res, startedAt, deps.store), steps);
+  return (req, res, startedAt) => run(new KeylessContext(req, res, deps.store), steps, startedAt);
 }

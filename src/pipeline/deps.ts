@@ -3,20 +3,18 @@
 // admin-gate.ts, public-gate.ts) takes the few of them its steps use.
 
 import type { QuotaCounters } from '../analytics/quota-counters.ts';
-import type { UsageRecorder } from '../analytics/recorder.ts';
 import type { KeyAuthenticator } from '../auth/authenticate.ts';
 import type { Clock } from '../clock.ts';
-import type { AccessLog } from '../http/access-log.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { CorsPolicy } from '../http/cors.ts';
 import type { IdempotencyGuard } from '../http/idempotency.ts';
 import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
-import type { CpuBudget } from '../limits/cpu-budget.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { Router } from '../router.ts';
 import type { Store } from '../store/store.ts';
 import type { ModuleArea } from './areas.ts';
 import type { Gate, Run } from './gate.ts';
+import type { RequestObserver } from './request-observer.ts';
 
 export interface PipelineDeps {
   clock: Clock;
@@ -34,17 +32,13 @@ export interface PipelineDeps {
   /** The modules' own areas (the portal's /portal/v1), each making its gate on the listener's `run`. */
   moduleAreas: readonly (ModuleArea & { makeGate(run: Run): Gate })[];
   operatorToken: string;
-  usage: UsageRecorder;
   idempotency: IdempotencyGuard;
   /** Which browser origins may call /v1 (CORS_ORIGINS). */
   cors: CorsPolicy;
-  accessLog: AccessLog | null;
   /** The client's address (TRUST_PROXY decides whether X-Forwarded-For is believed). */
   clientAddress: ClientAddress;
-  /** Counts every answered request for GET /metrics. */
-  metrics?: { recordRequest(method: string, route: string | null, status: number, durationMs: number): void; countCpuBudgetRefusal?(): void } | null;
-  /** Each key's share of the event loop (KEY_CPU_BUDGET_MS); null when off. */
-  cpuBudget?: CpuBudget | null;
+  /** Counts each request: usage, metrics, the access log, the CPU its key used (request-observer.ts). */
+  observer: RequestObserver;
   /** Static files (the dashboard): an answer, or null when the path is not one. */
   staticAsset?: ((path: string) => { status: number; headers: Record<string, string>; body: Buffer } | null) | null;
   logError: (requestId: string, error: unknown) => void;

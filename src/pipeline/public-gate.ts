@@ -25,5 +25,5 @@ export function createPublicGate(deps: PublicDeps, run: Run): Gate {
     return matchRoute(deps.publicRoutes, context).handle(context);
   }
 
-  return (req, res, startedAt) => run(new KeylessContext(req, res, startedAt, deps.store), steps);
+  return (req, res, startedAt) => run(new KeylessContext(req, res, deps.store), steps, startedAt);
 }

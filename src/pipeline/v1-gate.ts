@@ -21,7 +21,7 @@ import { ApiKeyContext } from '../http/key-context.ts';
 import { retryAfterSeconds, setQuotaHeaders, setRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { ApiRoute, Reply } from '../http/route.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';
-import type { CpuBudgetStep } from './cpu-budget-step.ts';
+import { CpuBudgetStep } from './cpu-budget-step.ts';
 import type { PipelineDeps } from './deps.ts';
 import { refuseFailedAuthentication } from './failed-authentication.ts';
 import { checkUrlAndStanding } from './first-checks.ts';
@@ -30,11 +30,12 @@ import { labelAskedRoute, matchRoute } from './route-step.ts';
 
 type V1Deps = Pick<
   PipelineDeps,
-  'store' | 'clock' | 'authenticator' | 'keyLimiter' | 'quotas' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress' | 'apiRoutes' | 'idempotency' | 'cors'
+  'store' | 'clock' | 'authenticator' | 'keyLimiter' | 'quotas' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress' | 'apiRoutes' | 'idempotency' | 'cors' | 'observer'
 >;
 
-export function createV1Gate(deps: V1Deps, cpuBudget: CpuBudgetStep, run: Run): Gate {
+export function createV1Gate(deps: V1Deps, run: Run): Gate {
   const services = { store: deps.store, idempotency: deps.idempotency };
+  const cpuBudget = new CpuBudgetStep(deps.observer, deps.clock);
   const routes = deps.apiRoutes;
 
   function steps(context: ApiKeyContext): Reply | Promise<Reply> {
@@ -184,11 +185,7 @@ export function createV1Gate(deps: V1Deps, cpuBudget: CpuBudgetStep, run: Run): 
     }
   }
 
-  return (req, res, startedAt) => {
-    const context = new ApiKeyContext(req, res, startedAt, services);
-    cpuBudget.watch(context);
-    run(context, steps);
-  };
+  return (req, res, startedAt) => run(new ApiKeyContext(req, res, services), steps, startedAt);
 }
 
 /**

@@ -20,13 +20,14 @@ const SRC = resolve(import.meta.dirname, '../../src');
  * - domain: the records' shapes and rules (ids, errors a request is refused with, who sees what)
  * - auth: keys, permissions, the operator token
  * - http: one request: context, bodies, answers
- * - features: listings, analytics, audit, health, metrics, webhooks, the portal's accounts and sessions
- * - moderation: the operator's acts over the features (erasure)
+ * - features: listings, analytics, audit, health, metrics, webhooks
  * - resources: the rules of each kind of record (reading a body, deciding a write), with no
  *   request, reply or route in sight; above http because a rule reads a body with http's
  *   BodyChecker, above features because a webhook's rules queue through the outbox
  * - routes: the handlers and the OpenAPI document built from them
- * - assembly: the pipeline (server.ts and its gates in pipeline/), the back-ends chosen from the configuration, demo data
+ * - assembly: the pipeline (server.ts and its gates in pipeline/), the back-ends chosen from the configuration, demo data, what a module is given (module.ts)
+ * - modules: the optional parts (src/modules/<name>/), above the core they use
+ * - composition: the core's parts made in order, its routes, the modules loaded and installed
  * - app, then the process entry points
  */
 const LAYERS: readonly (readonly string[])[] = [
@@ -35,8 +36,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['domain'],
   ['auth'],
   ['http'],
-  ['listings', 'analytics', 'audit', 'health', 'metrics', 'webhooks', 'portal'],
-  ['moderation'],
+  ['listings', 'analytics', 'audit', 'health', 'metrics', 'webhooks'],
   ['resources'],
   ['handlers', 'openapi'],
   ['server.ts', 'pipeline', 'backends', 'demo.ts', 'banner.ts', 'module.ts'],

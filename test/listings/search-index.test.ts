@@ -1,8 +1,9 @@
-// The search index answers exactly what a plain filter over every listing answers: thousands of
-// random writes (creates, updates of every field, archives, removals, suspensions of owners)
-// through a real store, each followed now and then by random queries of every filter, text,
-// sort and page; then again after a restart that loads the log, with writes arriving while the
-// words are still being indexed in slices. The expected answers come from the records alone,
+// The search index (the search module's) answers exactly what a plain filter over every listing
+// answers, and so does the core's scan used without the module: thousands of random writes
+// (creates, updates of every field, archives, removals, suspensions of owners) through a real
+// store, each followed now and then by random queries of every filter, text, sort and page; then
+// again after a restart that loads the log, with writes arriving while the words are still being
+// indexed in slices. The expected answers come from the records alone,
 // with the contract's rule written out here independently of the server's code.
 // Not in test:unit (slow: 3,300 durable writes and 2,000 compared queries); npm test runs it.
 
@@ -11,6 +12,7 @@ import { test } from 'node:test';
 import { LISTINGS, LISTING_TYPES, USERS, type ListingRecord, type UserRecord } from '../../src/domain/records.ts';
 import { ListingIndex } from '../../src/listings/index.ts';
 import { findListings, parseListingQuery } from '../../src/listings/search.ts';
+import { ListingSearchIndex } from '../../src/modules/search/search-index.ts';
 import { Store } from '../../src/store/store.ts';
 import { temporaryDir } from '../helpers/server.ts';
 import { OWNERS, plainAnswer, PRICES, randomQuery, seededRandom, VOCABULARY } from './search-reference.ts';
@@ -96,6 +98,13 @@ function checkQueries(store: Store, index: ListingIndex, random: () => number, c
   }
 }
 
+/** A ListingIndex searched by the search module's index, as a server with the module has it. */
+function indexWithSearch(store: Store, search = new ListingSearchIndex()): ListingIndex {
+  const index = new ListingIndex(store);
+  index.useSearch(search);
+  return index;
+}
+
 function indexAnswer(index: ListingIndex, params: URLSearchParams): { ids: string[]; total: number } {
   const { items, total } = findListings(index, parseListingQuery(params));
   return { ids: items.map((listing) => listing.id), total };
@@ -106,14 +115,19 @@ test('the index answers what a plain filter answers: 3,000 random writes and 2,0
   const random = seededRandom(20261126);
   let store = await openStore(dataDir);
   await store.write(OWNERS.map((id) => ({ op: 'put' as const, collection: USERS, id, data: user(id) })));
-  let index = new ListingIndex(store);
+  let index = indexWithSearch(store);
+  // Without the search module: the same listings, searched by the core's scan.
+  const scanning = new ListingIndex(store);
   store.onChange((change) => index.onStoreChange(change));
+  store.onChange((change) => scanning.onStoreChange(change));
   let writer = new Writer(store, random);
   for (let write = 0; write < 3_000; write += 1) {
     await writer.writeOne();
     if (write % 5 === 0) checkQueries(store, index, random, 2, `after write ${write}`);
+    if (write % 5 === 0) checkQueries(store, scanning, random, 2, `scanning, after write ${write}`);
   }
   checkQueries(store, index, random, 800, 'after 3,000 writes');
+  checkQueries(store, scanning, random, 800, 'scanning, after 3,000 writes');
   const listed = index.active.length;
   assert.ok(listed > 200, `enough listings to search (${listed})`);
   await store.close();
@@ -124,7 +138,7 @@ test('the index answers what a plain filter answers: 3,000 random writes and 2,0
   // writes between their slices too.
   store = await openStore(dataDir);
   let slicesDue: Array<() => void> = [];
-  index = new ListingIndex(store, { atOnce: 0, slice: 37, orderSlice: 50, schedule: (next) => slicesDue.push(next) });
+  index = indexWithSearch(store, new ListingSearchIndex({ atOnce: 0, slice: 37, orderSlice: 50, schedule: (next) => slicesDue.push(next) }));
   store.onChange((change) => index.onStoreChange(change));
   writer = new Writer(store, random);
   const runSlicesWithWrites = async (): Promise<number> => {
@@ -170,7 +184,7 @@ test('a one-letter q finds exactly the listings holding a word that starts with 
     ops.push({ op: 'put' as const, collection: LISTINGS, id: listing.id, data: listing });
   }
   await store.write(ops);
-  const index = new ListingIndex(store);
+  const index = indexWithSearch(store);
   const { items, total } = findListings(index, parseListingQuery(new URLSearchParams('q=z&sort=price&limit=3')));
   assert.equal(total, 50);
   assert.deepEqual(

@@ -51,29 +51,29 @@ export function createPortalGate(deps: PortalDeps, run: Run): Gate {
     const match = deps.portalRoutes.match(req.method ?? 'GET', pathOf(req.url ?? '/'));
     if (match.kind !== 'found') {
       // No such route: its 404 or 405 after the door, as for any other portal request.
-      run(new OpenPortalRouteContext(req, res, startedAt, store), (context) => {
+      run(new OpenPortalRouteContext(req, res, store), (context) => {
         door(context);
         return refuseUnmatched(match, context);
-      });
+      }, startedAt);
       return;
     }
     const { route } = match;
     if (route.open === true) {
-      run(new OpenPortalRouteContext(req, res, startedAt, store), (context) => {
+      run(new OpenPortalRouteContext(req, res, store), (context) => {
         door(context);
         routeOf(match, context); // 2. found: its label and parameters recorded
         context.signedIn = sessions.signedIn(req); // 3. a session, if any, for sign-out or a password change
         return route.handle(context);
-      });
+      }, startedAt);
       return;
     }
-    run(new SignedInPortalContext(req, res, startedAt, services), (context) => {
+    run(new SignedInPortalContext(req, res, services), (context) => {
       door(context);
       routeOf(match, context); // 2. found: its label and parameters recorded
       context.signedIn = sessions.signedIn(req); // 3. a live session, required
       if (context.signedIn === null) throw sessionRequired();
       return route.handle(context);
-    });
+    }, startedAt);
   };
 }
 

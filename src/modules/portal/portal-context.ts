@@ -23,8 +23,8 @@ export class SignedInPortalContext extends BaseContext implements PortalContext 
 
   private readonly services: SessionCommitServices;
 
-  constructor(req: IncomingMessage, res: ServerResponse, startedAt: number, services: SessionCommitServices) {
-    super(req, res, startedAt);
+  constructor(req: IncomingMessage, res: ServerResponse, services: SessionCommitServices) {
+    super(req, res);
     this.services = services;
   }
 

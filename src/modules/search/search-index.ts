@@ -9,30 +9,21 @@
 // tests the other parts slot by slot, and takes the page in sort order: by creation time with
 // a walk from the newest (or oldest) end that stops once the page is settled; by price or
 // title by walking that order (ordered-slots.ts) or, for few matches, with a bounded heap.
-// Kept up to date by ListingIndex, which sees every listing change on every instance.
+// The search module's ListingSearch (src/listings/listing-search.ts), installed into the core's
+// ListingIndex, which tells it every listing change on every instance.
 // At start-up a large store's listings go in by slices between event-loop turns after the
 // server listens (a few µs of CPU per listing): a query that needs this index waits for it
 // (`ready`); cached pages, look-ups and default-order pages never do.
 
-import { compareText } from '../domain/order.ts';
-import { LISTING_TYPES, type ListingRecord } from '../domain/records.ts';
+import { compareText } from '../../domain/order.ts';
+import { LISTING_TYPES, type ListingRecord } from '../../domain/records.ts';
+import { compareLowerCased, type ListingSearch, type SearchAnswer, type SearchFilter, type SortKey } from '../../listings/listing-search.ts';
+import { forEachWord, listingWords } from '../../listings/words.ts';
 import { OrderedSlots } from './ordered-slots.ts';
 import { Postings } from './postings.ts';
 import { markedSlots, slotsOfMarked } from './slot-bits.ts';
 import { initialsOf, WordDictionary } from './word-dictionary.ts';
 import { WordTerm } from './word-term.ts';
-import { forEachWord, listingWords } from './words.ts';
-
-export type SortKey = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
-
-/** What a search asks besides its sort and page; `words` as queryWords() gives them. */
-export interface SearchFilter {
-  type: string | null;
-  ownerId: string | null;
-  minPrice: number | null;
-  maxPrice: number | null;
-  words: readonly string[];
-}
 
 /** How the listings present at start are put in (ListingSearchIndex.addAll). */
 export interface WordLoadOptions {
@@ -49,7 +40,7 @@ export interface WordLoadOptions {
 /** Type → its code in the type column; 0 marks an empty slot. */
 const TYPE_CODES = new Map<string, number>(LISTING_TYPES.map((type, position) => [type, position + 1]));
 
-export class ListingSearchIndex {
+export class ListingSearchIndex implements ListingSearch {
   private readonly slotById = new Map<string, number>();
   private readonly records: Array<ListingRecord | undefined> = [];
   private typeOf = new Uint8Array(1024);
@@ -86,6 +77,12 @@ export class ListingSearchIndex {
   /** While loading: the latest state (undefined: no longer listed) of listings changed before the load reached them. */
   private readonly changedDuringLoad = new Map<string, ListingRecord | undefined>();
   private waiters: Array<() => void> = [];
+  /** How the listings present at start are put in (addAll). */
+  private readonly load: WordLoadOptions;
+
+  constructor(load: WordLoadOptions = {}) {
+    this.load = load;
+  }
 
   /**
    * Adds the listings present at start-up: up to `atOnce` of them now, more in slices of `slice`
@@ -93,7 +90,8 @@ export class ListingSearchIndex {
    * server listens at once and keeps answering while the index fills. Changes meanwhile are
    * applied as they come to listings already in, and noted for the others.
    */
-  addAll(listings: ListingRecord[], options: WordLoadOptions = {}): void {
+  addAll(listings: ListingRecord[]): void {
+    const options = this.load;
     const atOnce = options.atOnce ?? 20_000;
     const slice = options.slice ?? 2_000;
     const schedule = options.schedule ?? setImmediate;
@@ -269,6 +267,13 @@ export class ListingSearchIndex {
     const initialsAfter = initialsOf(wordsAfter);
     for (const initial of initialsBefore) if (retyped || !initialsAfter.has(initial)) dictionary.dropInitial(initial, slot, typeBefore);
     for (const initial of initialsAfter) if (retyped || !initialsBefore.has(initial)) dictionary.addInitial(initial, slot, typeAfter);
+  }
+
+  /** ListingSearch's one question: the matches (`matches`), then the page (`page`). */
+  find(filter: SearchFilter, sort: SortKey, start: number, limit: number): SearchAnswer {
+    const slots = this.matches(filter);
+    const { items, sorted } = this.page(slots, sort, start, limit);
+    return { items, total: slots.length, sorted };
   }
 
   /**
@@ -491,25 +496,6 @@ function smallest(
 function grown<Column extends Uint8Array | Int32Array | Float64Array>(old: Column, fresh: Column): Column {
   fresh.set(old as never);
   return fresh;
-}
-
-/**
- * compareText(left.toLowerCase(), right.toLowerCase()) without making either string: ASCII text
- * (nearly every title) is compared code by code with A-Z folded; anything else is lower-cased.
- */
-export function compareLowerCased(left: string, right: string): number {
-  const length = Math.min(left.length, right.length);
-  for (let position = 0; position < length; position += 1) {
-    let leftCode = left.charCodeAt(position);
-    let rightCode = right.charCodeAt(position);
-    if (leftCode >= 128 || rightCode >= 128) return compareText(left.toLowerCase(), right.toLowerCase());
-    if (leftCode === rightCode) continue;
-    if (leftCode >= 65 && leftCode <= 90) leftCode += 32;
-    if (rightCode >= 65 && rightCode <= 90) rightCode += 32;
-    if (leftCode !== rightCode) return leftCode - rightCode;
-  }
-  // One starts the other: lower-casing never makes the rest empty, so the shorter comes first.
-  return left.length - right.length;
 }
 
 const NO_SLOTS = new Int32Array(0);

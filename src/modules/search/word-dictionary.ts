@@ -7,7 +7,7 @@
 // slots and tells the dictionary which words each slot gains and loses. While the start-up load
 // runs, new words are appended and sorted once at its end (a sort beats a splice per word).
 
-import { compareText } from '../domain/order.ts';
+import { compareText } from '../../domain/order.ts';
 import { Postings } from './postings.ts';
 
 /**
