@@ -19,6 +19,7 @@ import type { RateLimiter } from './limits/rate-limiter.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
 import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
+import type { QuotaCounters } from './analytics/quota-counters.ts';
 
 export type { ListingSearch, ModuleName, OpenApiPart, StaticAsset };
 
@@ -32,6 +33,8 @@ export interface ModuleHost {
   readonly audit: AuditLog;
   readonly usage: UsageReader;
   readonly keyLimiter: RateLimiter;
+  /** Each user's count against their plans' quotas. */
+  readonly quotas: QuotaCounters;
   /** The operator token (modules derive their sealing keys from it). */
   readonly operatorToken: string;
   readonly clientAddress: ClientAddress;

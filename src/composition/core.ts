@@ -3,6 +3,8 @@
 // authenticator, the audit log, and every reaction to a store change. No routes, no modules:
 // src/app.ts adds those around it.
 
+import { QuotaCounters } from '../analytics/quota-counters.ts';
+import { queueAccountEvent, quotaEventData } from '../webhooks/account-events.ts';
 import { UsageCounters } from '../analytics/usage-counters.ts';
 import type { UsageRecorder } from '../analytics/recorder.ts';
 import type { UsageReader } from '../analytics/reader.ts';
@@ -82,6 +84,19 @@ export async function openCore(options: CoreOptions) {
   });
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const audit = new AuditLog(store, clock);
+  // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write
+  // per request); crossing 80 % and reaching the quota are told to the user's webhooks.
+  const quotas = new QuotaCounters({
+    store,
+    clock,
+    warn,
+    flushIntervalMs: config.usageFlushMs,
+    shared: backends.quotaCounts,
+    onCrossing: (meterId, kind, quota, counter) => {
+      const { userId, data } = quotaEventData(meterId, quota, counter.used, counter.end);
+      queueAccountEvent(store, outbox, kind, userId, data).catch((error: unknown) => warn(`could not queue ${kind}: ${(error as Error).message}`));
+    },
+  });
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
@@ -140,6 +155,7 @@ export async function openCore(options: CoreOptions) {
     startedAtMs: clock.now(),
     usage,
     usageReader,
+    quotas,
     recorder,
     deliveryCounts,
     outbox,

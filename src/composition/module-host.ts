@@ -41,6 +41,7 @@ export class ModuleAdditions {
       audit,
       usage: usageReader,
       keyLimiter: backends.keyLimiter,
+      quotas: core.quotas,
       operatorToken: core.operatorToken.token,
       clientAddress,
       apiRoutes,

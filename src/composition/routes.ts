@@ -2,7 +2,7 @@
 // places: a module's operator routes sit where they have always sat in /openapi.json
 // (moderation's after the users and keys, the portal's last), so the document keeps its order.
 
-import { operatorUsageRoute } from '../handlers/admin/key-usage.ts';
+import { operatorQuotaRoute, operatorUsageRoute } from '../handlers/admin/key-usage.ts';
 import { auditRoutes } from '../handlers/admin/audit.ts';
 import { metricsRoute } from '../handlers/admin/metrics.ts';
 import { coreOperatorRoutes } from '../handlers/admin/operator.ts';
@@ -21,26 +21,27 @@ import type { ModuleAdditions } from './module-host.ts';
 
 /** The spec's /v1 routes: listings, users, analytics, webhooks. */
 export function coreApiRoutes(core: Core): ApiRoute[] {
-  const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config } = core;
+  const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config, quotas } = core;
   return [
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
-    ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter }),
+    ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter, audit: core.audit, eventRetentionDays: config.eventRetentionDays }),
   ];
 }
 
 /** The operator API: the core's routes with the modules' in their places. */
 export function operatorRoutes(core: Core, apiRoutes: readonly ApiRoute[], added: ModuleAdditions): OperatorRoute[] {
-  const { store, clock, audit, outbox, usageReader, config, backends, metrics, startedAtMs } = core;
+  const { store, clock, audit, outbox, usageReader, config, backends, metrics, startedAtMs, quotas } = core;
   const ofModule = (name: 'moderation' | 'portal') => added.operatorRoutes.get(name) ?? [];
   return [
     ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
     ...ofModule('moderation'),
-    ...planRoutes({ store, clock, audit }),
+    ...planRoutes({ store, clock, audit, outbox }),
     ...auditRoutes(audit),
     metricsRoute(metrics),
-    operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter }),
+    operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
+    operatorQuotaRoute({ store, clock, audit, quotas }),
     ...operatorWebhookRoutes({ store, outbox }),
     ...ofModule('portal'),
     ...[...added.operatorRoutes].filter(([name]) => name !== 'moderation' && name !== 'portal').flatMap(([, routes]) => routes),

@@ -103,6 +103,8 @@ const DESCRIPTION = [
   '',
   'Send an API key as `Authorization: Bearer <key>` (or `X-API-Key`). Every /v1 answer carries X-RateLimit-Limit, ',
   'X-RateLimit-Remaining and X-RateLimit-Reset and `Cache-Control: private, no-cache`; every answer carries X-Request-Id.',
+  "All of one user's keys on one plan share the plan's window (and its CPU budget); a key with a limit of its own has its own. When the plan has a quota,",
+  'every /v1 answer also carries X-Quota-Limit, X-Quota-Remaining and X-Quota-Reset (Unix seconds of the end of the UTC day or month).',
   '',
   'String fields are trimmed before they are checked and stored; lengths count Unicode code points after trimming.',
   'Successful GET answers carry an ETag (one per encoding, made from the content alone: equal on every instance and after a restart) and answer 304 to a matching If-None-Match. HEAD works on every GET route.',

@@ -125,7 +125,7 @@ export const operatorOperations: Operations = {
     description:
       'Replaces the whole list (1 to 20 plans, ids unique). Keys on a plan whose rate_limit changes get the new limit in the same write; a plan still used by an active key cannot be removed (409).',
     security,
-    requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['plans'], properties: { plans: { type: 'array', minItems: 1, maxItems: 20, items: ref('Plan') } } }),
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['plans'], properties: { plans: { type: 'array', minItems: 1, maxItems: 20, items: ref('PlanInput') } } }),
     responses: {
       '200': answer('Replaced', dataOf({ type: 'array', items: ref('Plan') })),
       '400': errorAnswer('Invalid list'),

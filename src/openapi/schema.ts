@@ -111,7 +111,9 @@ export const PRECONDITION_FAILED = { '412': errorAnswer('If-Match does not name 
 export const GATE_ERRORS = {
   '401': errorAnswer('Missing, malformed, unknown, revoked or expired API key, or a rolled secret past its grace (with a hint).'),
   '403': errorAnswer('The key lacks the permission; `required` lists entries that would allow it.'),
-  '429': errorAnswer("Rate limit exceeded, or the key used its share of the server's time for the last minute (its CPU budget); wait for Retry-After seconds."),
+  '429': errorAnswer(
+    "Rate limit exceeded, the key used its share of the server's time for the last minute (its CPU budget), or the plan's quota for the day or month is used up (the body then has `quota`, and Retry-After is the time until the period ends); wait for Retry-After seconds.",
+  ),
 };
 
 /** For routes with no key and no input: only a request Node's HTTP parser refuses gets a 4xx. */

@@ -13,14 +13,16 @@ import { badRequest } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
+import type { EventOutbox } from '../../domain/events.ts';
 
 export interface PlanRoutesDeps {
   store: Store;
   clock: Clock;
   audit: AuditLog;
+  outbox: EventOutbox;
 }
 
-export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRoute[] {
+export function planRoutes({ store, clock, audit, outbox }: PlanRoutesDeps): OperatorRoute[] {
   function listPlans(): Reply {
     return { status: 200, body: { data: currentPlans(store) } };
   }
@@ -63,7 +65,12 @@ export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRou
         const changes = { status: { from: 'pending', to: decision }, key_id: decided.request.key_id, plan: decided.request.plan };
         const action = decision === 'approved' ? 'plan_request.approve' : 'plan_request.decline';
         return {
-          ops: [...decided.ops, audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes })],
+          ops: [
+            ...decided.ops,
+            // The user's webhooks hear of the decision in the same write.
+            ...outbox.eventOps(tx, 'plan_request.decided', decided.request.user_id, planRequestView(decided.request)),
+            audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes }),
+          ],
           reply: { status: 200, body: { data: planRequestView(decided.request) } },
         };
       });
