@@ -5,9 +5,9 @@
 // the records alone. An open portal route's context (open-portal-context.ts) is one of these too.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Store, Transaction } from '../store/store.ts';
-import { BaseContext, storeDecisionOf } from './context.ts';
-import type { Decided, Reply, RequestContext } from './route.ts';
+import type { Decision, Store, Transaction } from '../store/store.ts';
+import { BaseContext } from './context.ts';
+import type { Reply, RequestContext } from './route.ts';
 
 export class KeylessContext extends BaseContext implements RequestContext {
   private readonly store: Store;
@@ -17,7 +17,7 @@ export class KeylessContext extends BaseContext implements RequestContext {
     this.store = store;
   }
 
-  commit(decide: (tx: Transaction) => Decided): Promise<Reply> {
-    return this.store.commit((tx) => storeDecisionOf(decide(tx)));
+  commit(decide: (tx: Transaction) => Decision<Reply>): Promise<Reply> {
+    return this.store.commit((tx) => decide(tx));
   }
 }

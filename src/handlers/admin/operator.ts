@@ -47,7 +47,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       const changes = { name: user.name, email: user.email, role: user.role, bio: user.bio };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'user.create', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 201, body: { data: operatorUser(user) } },
+        result: { status: 201, body: { data: operatorUser(user) } },
       };
     });
   }
@@ -74,7 +74,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       );
       return {
         ops: [...ops, ...keyAudits, audit.entryOp(context.requestId, { action: 'user.update', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(changed) } },
+        result: { status: 200, body: { data: operatorUser(changed) } },
       };
     });
   }
@@ -88,7 +88,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'key.create', target_type: 'key', target_id: key.id, changes })],
         // The plain key is in this answer only; the store keeps its SHA-256.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: generated.key } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: generated.key } } },
       };
     });
   }
@@ -110,7 +110,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       const changes = fieldChanges(withKeyDefaults(key), changed, KEY_AUDITED_FIELDS);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'key.update', target_type: 'key', target_id: key.id, changes })],
-        reply: { status: 200, body: { data: keyView(changed, deps.lastUsedAt(changed.id)) } },
+        result: { status: 200, body: { data: keyView(changed, deps.lastUsedAt(changed.id)) } },
       };
     });
   }
@@ -121,9 +121,9 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       if (!key) throw notFound('Key');
       const { ops, key: revoked } = decideKeyRevoke(key, clock.now());
       const reply: Reply = { status: 200, body: { data: keyView(revoked, deps.lastUsedAt(revoked.id)) } };
-      if (ops.length === 0) return { ops, reply };
+      if (ops.length === 0) return { ops, result: reply };
       const changes = { revoked_at: { from: null, to: revoked.revoked_at } };
-      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'key.revoke', target_type: 'key', target_id: key.id, changes })], reply };
+      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'key.revoke', target_type: 'key', target_id: key.id, changes })], result: reply };
     });
   }
 
@@ -138,7 +138,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       const changes = { grace_seconds: graceSeconds, previous_secret_expires_at: rolled.previous_hash_expires_at, last_four: { from: key.last_four, to: rolled.last_four } };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'key.roll', target_type: 'key', target_id: keyId, changes })],
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, deps.lastUsedAt(keyId), clock.now()) } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, deps.lastUsedAt(keyId), clock.now()) } },
       };
     });
   }

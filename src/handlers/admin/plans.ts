@@ -31,7 +31,7 @@ export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRou
     return context.commit((tx) => {
       const { ops, before, relimited } = decidePlanListReplace(tx, plans, clock.now());
       const changes = { plans: { from: before.map(planSummary), to: plans.map(planSummary) }, keys_relimited: relimited };
-      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'plans.replace', target_type: 'plan', target_id: 'plans', changes })], reply: { status: 200, body: { data: plans } } };
+      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'plans.replace', target_type: 'plan', target_id: 'plans', changes })], result: { status: 200, body: { data: plans } } };
     });
   }
 
@@ -64,7 +64,7 @@ export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRou
         const action = decision === 'approved' ? 'plan_request.approve' : 'plan_request.decline';
         return {
           ops: [...decided.ops, audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes })],
-          reply: { status: 200, body: { data: planRequestView(decided.request) } },
+          result: { status: 200, body: { data: planRequestView(decided.request) } },
         };
       });
     };

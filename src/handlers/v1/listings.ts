@@ -66,7 +66,7 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     const fields = readNewListing(await context.readJsonBody());
     return context.commit((tx, { user }) => {
       const { ops, json } = decideListingCreate(tx, user, fields, clock.now(), outbox);
-      return { ops, reply: { status: 201, bytes: Buffer.from(`{"data":${json}}`) } };
+      return { ops, result: { status: 201, bytes: Buffer.from(`{"data":${json}}`) } };
     });
   }
 
@@ -75,14 +75,14 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
     const fields = readListingChange(await context.readJsonBody());
     return context.commit((tx, { user }) => {
       const { ops, changed } = decideListingChange(tx, ownedListing(tx, context, user.id), fields, clock.now(), outbox);
-      return { ops, reply: { status: 200, body: { data: changed } } };
+      return { ops, result: { status: 200, body: { data: changed } } };
     });
   }
 
   function archive(context: KeyContext): Promise<Reply> {
     return context.commit((tx, { user }) => {
       const { ops, archived } = decideListingArchive(tx, ownedListing(tx, context, user.id), clock.now(), outbox);
-      return { ops, reply: { status: 200, body: { data: archived } } };
+      return { ops, result: { status: 200, body: { data: archived } } };
     });
   }
 

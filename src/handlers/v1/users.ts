@@ -31,7 +31,7 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
     const fields = readOwnProfileChange(await context.readJsonBody());
     return context.commit((tx, { user }) => {
       const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
-      return { ops, reply: { status: 200, body: ownProfileBody(changed) } };
+      return { ops, result: { status: 200, body: ownProfileBody(changed) } };
     });
   }
 

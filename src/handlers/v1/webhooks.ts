@@ -39,7 +39,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     return context.commit((tx, { user }) => {
       const { ops, webhook } = decideWebhookRegistration(tx, user.id, fields, clock.now(), outbox);
       // The only answer that ever carries the secret.
-      return { ops, reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
+      return { ops, result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
     });
   }
 
@@ -48,7 +48,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     // Decided when it commits, so a delivery outcome written meanwhile cannot bring it back.
     return context.commit((tx, { user }) => {
       const { ops, webhook } = decideWebhookRemoval(tx, user.id, webhookId, clock.now());
-      return { ops, reply: { status: 200, body: { data: webhookView(webhook) } } };
+      return { ops, result: { status: 200, body: { data: webhookView(webhook) } } };
     });
   }
 
@@ -64,7 +64,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
     return context.commit((tx, { user }) => {
       const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
-      return { ops, reply: { status: 202, body: { data: queued } } };
+      return { ops, result: { status: 202, body: { data: queued } } };
     });
   }
 

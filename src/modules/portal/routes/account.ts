@@ -185,7 +185,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       const changes = Object.fromEntries(Object.keys(fields).map((field) => [field, { from: user[field as keyof UserRecord] ?? null, to: changed[field as keyof UserRecord] ?? null }]));
       return {
         ops: [...ops, ...(spent === null ? [] : [spent]), ...ended, audit.entryOp(context.requestId, { action: 'portal.profile_update', target_type: 'user', target_id: user.id, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: ownProfileBody(changed) },
+        result: { status: 200, body: ownProfileBody(changed) },
       };
     });
   }

@@ -46,7 +46,7 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_create', target_type: 'key', target_id: key.id, changes, actor: userActor(user.id) })],
         // The plain key is in this answer only; the store keeps its SHA-256.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: secret.key } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: secret.key } } },
       };
     });
   }
@@ -59,7 +59,7 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
       const changes = fieldChanges({ ...key, plan: key.plan ?? null }, changed, ['name', 'permissions', 'plan', 'rate_limit']);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_update', target_type: 'key', target_id: keyId, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: keyView(changed, lastUsedAt(keyId)) } },
+        result: { status: 200, body: { data: keyView(changed, lastUsedAt(keyId)) } },
       };
     });
   }
@@ -69,9 +69,9 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
     return context.commit((tx, user) => {
       const { ops, key } = decideOwnKeyRevoke(tx, user, keyId, clock.now());
       const reply: Reply = { status: 200, body: { data: keyView(key, lastUsedAt(keyId)) } };
-      if (ops.length === 0) return { ops, reply };
+      if (ops.length === 0) return { ops, result: reply };
       const audited = audit.entryOp(context.requestId, { action: 'portal.key_revoke', target_type: 'key', target_id: keyId, changes: { revoked_at: { from: null, to: key.revoked_at } }, actor: userActor(user.id) });
-      return { ops: [...ops, audited], reply };
+      return { ops: [...ops, audited], result: reply };
     });
   }
   async function roll(context: PortalContext): Promise<Reply> {
@@ -83,7 +83,7 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
       const changes = { grace_seconds: graceSeconds, previous_secret_expires_at: rolled.previous_hash_expires_at, last_four: { from: key.last_four, to: rolled.last_four } };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_roll', target_type: 'key', target_id: keyId, changes, actor: userActor(user.id) })],
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, lastUsedAt(keyId), clock.now()) } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, lastUsedAt(keyId), clock.now()) } },
       };
     });
   }

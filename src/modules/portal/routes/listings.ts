@@ -53,7 +53,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
       const changes = { title: listing.title, type: listing.type, price: listing.price };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_create', target_type: 'listing', target_id: listing.id, changes, actor: userActor(user.id) })],
-        reply: { status: 201, body: { data: withPerformance(listing) } },
+        result: { status: 201, body: { data: withPerformance(listing) } },
       };
     });
   }
@@ -68,7 +68,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
       const changes = Object.fromEntries(Object.keys(fields).filter((field) => fields[field as keyof typeof fields] !== undefined).map((field) => [field, { from: listing[field as keyof ListingRecord], to: changed[field as keyof ListingRecord] }]));
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_update', target_type: 'listing', target_id: listing.id, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: withPerformance(changed) } },
+        result: { status: 200, body: { data: withPerformance(changed) } },
       };
     });
   }
@@ -79,7 +79,7 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
       const listing = ownListing(tx, context.params.id!, user);
       const { ops, archived } = decideListingArchive(tx, listing, clock.now(), outbox);
       const audited = ops.length === 0 ? [] : [audit.entryOp(context.requestId, { action: 'portal.listing_archive', target_type: 'listing', target_id: listing.id, changes: { status: { from: listing.status, to: 'archived' } }, actor: userActor(user.id) })];
-      return { ops: [...ops, ...audited], reply: { status: 200, body: { data: withPerformance(archived) } } };
+      return { ops: [...ops, ...audited], result: { status: 200, body: { data: withPerformance(archived) } } };
     });
   }
 

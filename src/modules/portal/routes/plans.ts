@@ -42,7 +42,7 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
       const changes = { status: { from: 'pending', to: 'cancelled' }, key_id: cancelled.request.key_id, plan: cancelled.request.plan };
       return {
         ops: [...cancelled.ops, audit.entryOp(context.requestId, { action: 'portal.plan_request_cancel', target_type: 'plan', target_id: cancelled.request.id, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: planRequestView(cancelled.request) } },
+        result: { status: 200, body: { data: planRequestView(cancelled.request) } },
       };
     });
   }
@@ -56,7 +56,7 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
           ...ops,
           audit.entryOp(context.requestId, { action: 'portal.plan_request', target_type: 'plan', target_id: request.id, changes: { key_id: key.id, plan: request.plan }, actor: userActor(user.id) }),
         ],
-        reply: { status: 201, body: { data: planRequestView(request) } },
+        result: { status: 201, body: { data: planRequestView(request) } },
       };
     });
   }

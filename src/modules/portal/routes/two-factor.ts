@@ -64,7 +64,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           audit.entryOp(context.requestId, { action: 'portal.two_factor_enrol', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
         // The secret is in this answer only; the store keeps it sealed.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: secretBase32, otpauth_uri: otpauthUri(issuer, user.email, secretBase32) } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: secretBase32, otpauth_uri: otpauthUri(issuer, user.email, secretBase32) } } },
       };
     });
   }
@@ -93,7 +93,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           ...endSessionsOps(tx, user.id, context.signedIn?.sessionId ?? null),
           audit.entryOp(context.requestId, { action: 'portal.two_factor_on', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
-        reply: { status: 200, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { recovery_codes: recoveryCodes } } },
+        result: { status: 200, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { recovery_codes: recoveryCodes } } },
       };
     });
   }
@@ -118,7 +118,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           ...endTicketsOps(tx, user.id),
           audit.entryOp(context.requestId, { action: 'portal.two_factor_off', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
-        reply: { status: 200, body: { data: twoFactorStatus(tx, user.id, true) } },
+        result: { status: 200, body: { data: twoFactorStatus(tx, user.id, true) } },
       };
     });
   }

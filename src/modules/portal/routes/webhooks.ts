@@ -45,7 +45,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_create', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) })],
         // The only answer that ever carries the secret.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } },
       };
     });
   }
@@ -56,7 +56,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
       const { ops, webhook } = decideWebhookRemoval(tx, user.id, webhookId, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_delete', target_type: 'webhook', target_id: webhook.id, changes: { url: webhook.url }, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: webhookView(webhook) } },
+        result: { status: 200, body: { data: webhookView(webhook) } },
       };
     });
   }
@@ -68,7 +68,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
       const { ops, webhook, eventId } = decideWebhookTestPing(tx, user.id, webhookId, outbox);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_test', target_type: 'webhook', target_id: webhook.id, changes: { event_id: eventId }, actor: userActor(user.id) })],
-        reply: { status: 202, body: { data: { webhook_id: webhook.id, event_id: eventId, type: 'ping', status: 'pending' } } },
+        result: { status: 202, body: { data: { webhook_id: webhook.id, event_id: eventId, type: 'ping', status: 'pending' } } },
       };
     });
   }
@@ -87,7 +87,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
       const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_redeliver', target_type: 'webhook', target_id: webhookId, changes: { event_id: eventId }, actor: userActor(user.id) })],
-        reply: { status: 202, body: { data: queued } },
+        result: { status: 202, body: { data: queued } },
       };
     });
   }
