@@ -4,6 +4,7 @@
 
 import type { AuditLog } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
+import { OPERATOR } from '../../domain/actor.ts';
 import { newestFirst } from '../../domain/order.ts';
 import { decidePlanRequestDecision, PLAN_REQUEST_STATUSES, planRequestView, readDecisionNote } from '../../resources/plan-requests.ts';
 import { decidePlanListReplace } from '../../resources/plans.ts';
@@ -29,7 +30,7 @@ export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRou
   async function replacePlans(context: RequestContext): Promise<Reply> {
     const plans = readPlanList(await context.readJsonBody());
     return context.commit((tx) => {
-      const { ops, before, relimited } = decidePlanListReplace(tx, plans, clock.now());
+      const { ops, result: { before, relimited } } = decidePlanListReplace(tx, OPERATOR, { plans }, clock.now());
       const changes = { plans: { from: before.map(planSummary), to: plans.map(planSummary) }, keys_relimited: relimited };
       return { ops: [...ops, audit.entryOp(context.requestId, { action: 'plans.replace', target_type: 'plan', target_id: 'plans', changes })], result: { status: 200, body: { data: plans } } };
     });
@@ -59,11 +60,11 @@ export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRou
     return async (context: RequestContext): Promise<Reply> => {
       const note = await readNote(context);
       return context.commit((tx) => {
-        const decided = decidePlanRequestDecision(tx, context.params.id!, decision, note, clock.now());
+        const { ops, result: decided } = decidePlanRequestDecision(tx, OPERATOR, { requestId: context.params.id!, decision, note }, clock.now());
         const changes = { status: { from: 'pending', to: decision }, key_id: decided.request.key_id, plan: decided.request.plan };
         const action = decision === 'approved' ? 'plan_request.approve' : 'plan_request.decline';
         return {
-          ops: [...decided.ops, audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes })],
+          ops: [...ops, audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes })],
           result: { status: 200, body: { data: planRequestView(decided.request) } },
         };
       });

@@ -1,7 +1,7 @@
 // The user endpoints: your own profile (with email), changing it, and anyone's public profile.
 
 import type { Clock } from '../../clock.ts';
-import { isoTime } from '../../clock.ts';
+import { actingUser } from '../../domain/actor.ts';
 import { USERS, userStatus } from '../../domain/records.ts';
 import { publicUser } from '../../domain/views.ts';
 import { notFound } from '../../domain/errors.ts';
@@ -30,7 +30,7 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
   async function updateMe(context: KeyContext): Promise<Reply> {
     const fields = readOwnProfileChange(await context.readJsonBody());
     return context.commit((tx, { user }) => {
-      const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      const { ops, result: changed } = decideOwnProfileChange(tx, actingUser(user), { fields, ifMatch: context.req.headers['if-match'], outbox }, clock.now());
       return { ops, result: { status: 200, body: ownProfileBody(changed) } };
     });
   }

@@ -4,6 +4,7 @@
 // undelivered events dropped with a removal) are resources/webhooks.ts.
 
 import type { Clock } from '../../clock.ts';
+import { actingUser } from '../../domain/actor.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
 import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
@@ -37,7 +38,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   async function register(context: KeyContext): Promise<Reply> {
     const fields = readWebhookRegistration(await context.readJsonBody(), allowPrivate);
     return context.commit((tx, { user }) => {
-      const { ops, webhook } = decideWebhookRegistration(tx, user.id, fields, clock.now(), outbox);
+      const { ops, result: webhook } = decideWebhookRegistration(tx, actingUser(user), { fields, outbox }, clock.now());
       // The only answer that ever carries the secret.
       return { ops, result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
     });
@@ -47,7 +48,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     const webhookId = context.params.id ?? '';
     // Decided when it commits, so a delivery outcome written meanwhile cannot bring it back.
     return context.commit((tx, { user }) => {
-      const { ops, webhook } = decideWebhookRemoval(tx, user.id, webhookId, clock.now());
+      const { ops, result: webhook } = decideWebhookRemoval(tx, actingUser(user), { webhookId }, clock.now());
       return { ops, result: { status: 200, body: { data: webhookView(webhook) } } };
     });
   }
@@ -63,7 +64,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     const eventId = context.params.event_id!;
     await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
     return context.commit((tx, { user }) => {
-      const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
+      const { ops, result: queued } = decideRedelivery(tx, actingUser(user), { webhookId, eventId, outbox }, clock.now());
       return { ops, result: { status: 202, body: { data: queued } } };
     });
   }

@@ -10,6 +10,7 @@ import type { AuditLog } from '../../../audit/audit-log.ts';
 import { userActor } from '../../../audit/audit-log.ts';
 import type { Clock } from '../../../clock.ts';
 import { isoTime } from '../../../clock.ts';
+import { actingUser, VISITOR } from '../../../domain/actor.ts';
 import { USERS, userStatus, type UserRecord } from '../../../domain/records.ts';
 import { privateUser } from '../../../domain/views.ts';
 import { badRequest, forbidden, HttpError } from '../../../domain/errors.ts';
@@ -150,7 +151,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const { password, ...fields } = readSignUp(await context.readJsonBody());
     const passwordHash = await hashPassword(password, deps.clientAddress(context.req), deps.passwordCost);
     return store.commit((tx) => {
-      const { ops, user } = decideUserCreate(tx, fields, clock.now());
+      const { ops, result: user } = decideUserCreate(tx, VISITOR, { fields }, clock.now());
       const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
         ops: [
@@ -177,7 +178,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const changesEmail = fields.email !== undefined && !isSameEmail(fields.email, context.user.email);
     const proof = changesEmail ? await reauthenticateForEmail(context, { current_password, code, recovery_code }) : null;
     return context.commit((tx, user) => {
-      const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      const { ops, result: changed } = decideOwnProfileChange(tx, actingUser(user), { fields, ifMatch: context.req.headers['if-match'], outbox }, clock.now());
       const spent = proof === null ? null : rules.spend(tx, user.id, proof);
       if (proof !== null && spent === null) throw badRequest('The request body is invalid: code is wrong or was already used.', { code: 'is wrong or was already used' });
       // An email change ends every other session, as a password change does.
