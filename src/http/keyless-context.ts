@@ -7,9 +7,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Decision, Store, Transaction } from '../store/store.ts';
 import { BaseContext } from './context.ts';
-import type { Reply, RequestContext } from './route.ts';
+import type { KeylessRequestContext, Reply } from './route.ts';
 
-export class KeylessContext extends BaseContext implements RequestContext {
+export class KeylessContext extends BaseContext implements KeylessRequestContext {
   private readonly store: Store;
 
   constructor(req: IncomingMessage, res: ServerResponse, startedAt: number, store: Store) {
@@ -17,7 +17,7 @@ export class KeylessContext extends BaseContext implements RequestContext {
     this.store = store;
   }
 
-  commit(decide: (tx: Transaction) => Decision<Reply>): Promise<Reply> {
-    return this.store.commit((tx) => decide(tx));
+  commit<R = Reply>(decide: (tx: Transaction) => Decision<R>): Promise<R> {
+    return this.store.commit(decide);
   }
 }

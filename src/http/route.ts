@@ -48,6 +48,16 @@ export interface RequestContext {
   commit(decide: (tx: Transaction) => Decision<Reply>): Promise<Reply>;
 }
 
+/**
+ * What a route served without a key or a session receives (an operator route, a public one, an
+ * open portal route): its writes are decided on the records alone, nobody is read again, and a
+ * write may have another result than an answer (an audit entry written before the work it
+ * records, answered after that work).
+ */
+export interface KeylessRequestContext extends RequestContext {
+  commit<R = Reply>(decide: (tx: Transaction) => Decision<R>): Promise<R>;
+}
+
 export interface KeyContext extends RequestContext {
   /** The key and user as they were when the request's headers arrived (fine for reads). */
   readonly key: KeyRecord;
@@ -89,7 +99,7 @@ export interface SignedIn {
 }
 
 /** What an open portal route (sign-in, sign-up, setting a password) receives. */
-export interface OpenPortalContext extends RequestContext {
+export interface OpenPortalContext extends KeylessRequestContext {
   /** The live session the request carries, if any. */
   readonly signedIn: SignedIn | null;
 }
@@ -123,7 +133,7 @@ interface KeylessRoute {
   method: Method;
   pattern: string;
   summary: string;
-  handle(context: RequestContext): Promise<Reply> | Reply;
+  handle(context: KeylessRequestContext): Promise<Reply> | Reply;
 }
 
 /** An /admin/v1 route: the pipeline checked the operator token before it runs. */

@@ -15,7 +15,7 @@ import { KEYS, USERS, type KeyRecord } from '../../domain/records.ts';
 import { operatorUser, keyView, rolledKeyView } from '../../domain/views.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { KeylessRequestContext, OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import type { EventOutbox } from '../../domain/events.ts';
 import { decideUserChange, decideUserCreate, OPERATOR_USER_FIELDS, readUserChange, readUserCreate } from '../../resources/profile.ts';
@@ -155,9 +155,9 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     };
   }
 
-  async function compact(context: RequestContext): Promise<Reply> {
+  async function compact(context: KeylessRequestContext): Promise<Reply> {
     // Recorded first, so the compacted log already holds its own entry.
-    await store.write([audit.entryOp(context.requestId, { action: 'store.compact', target_type: 'store', target_id: 'log', changes: {} })]);
+    await context.commit(() => ({ ops: [audit.entryOp(context.requestId, { action: 'store.compact', target_type: 'store', target_id: 'log', changes: {} })], result: undefined }));
     const result = await store.compact();
     return { status: 200, body: { data: { bytes_before: result.bytesBefore, bytes_after: result.bytesAfter, records: result.records } } };
   }

@@ -85,7 +85,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     } finally {
       await reservation.succeeded();
     }
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       // Decided on the invitation as it is now: used, replaced or expired meanwhile → refused.
       const userId = invitationFor(store, tokenHash, clock.now())?.id;
       const invitation = userId === undefined ? undefined : tx.get(INVITATIONS, userId);
@@ -125,7 +125,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const right = await limits.checked(user.email, address, async () => stored !== undefined && (await verifyPassword(current as string, stored.password_hash, address)));
     if (!right || stored === undefined) throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
     const passwordHash = await hashPassword(body.password as string, address, deps.passwordCost);
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       // The session and its user as they are now (401 if the session ended meanwhile).
       const now = sessions.userAtCommit(tx, signedIn.sessionId);
       const credential = tx.get(CREDENTIALS, now.id);
@@ -150,7 +150,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     if (deps.signup !== 'open') throw new HttpError(404, `No route ${context.method} ${context.path}.`);
     const { password, ...fields } = readSignUp(await context.readJsonBody());
     const passwordHash = await hashPassword(password, deps.clientAddress(context.req), deps.passwordCost);
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       const { ops, result: user } = decideUserCreate(tx, VISITOR, { fields }, clock.now());
       const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {

@@ -9,16 +9,15 @@ import type { OperatorRoute, Reply, RequestContext } from '../../../http/route.t
 import { endSessionsOps } from '../../../domain/end-access.ts';
 import { TWO_FACTOR } from '../../../domain/account-records.ts';
 import { endTicketsOps } from '../sign-in-tickets.ts';
-import type { Store, WriteOp } from '../../../store/store.ts';
+import type { WriteOp } from '../../../store/store.ts';
 
 export interface TwoFactorResetRoutesDeps {
-  store: Store;
   audit: AuditLog;
 }
 
-export function twoFactorResetRoutes({ store, audit }: TwoFactorResetRoutesDeps): OperatorRoute[] {
+export function twoFactorResetRoutes({ audit }: TwoFactorResetRoutesDeps): OperatorRoute[] {
   function reset(context: RequestContext): Promise<Reply> {
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       const user = tx.get(USERS, context.params.id!);
       if (!user || userStatus(user) === 'erased') throw notFound('User');
       const wasOn = tx.get(TWO_FACTOR, user.id)?.enabled === true;

@@ -137,7 +137,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
     if (held === undefined || user === undefined || record === undefined || !record.enabled) throw invalidTicket();
     const accepted = await secondFactorWithinLimits(limits, user.email, deps.clientAddress(context.req), () => rules.check(record, input!));
     if (accepted === null) throw wrongCode(input!);
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       // Decided on the ticket, account and codes as they are now: used meanwhile → refused.
       const current = tx.get(USERS, held.user_id);
       if (liveTicket(tx, ticket, clock.now())?.id !== held.id || current === undefined || userStatus(current) !== 'active') throw invalidTicket();
