@@ -4,6 +4,7 @@
 
 import type { AuditLog } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
+import { OPERATOR } from '../../domain/actor.ts';
 import { newestFirst } from '../../domain/order.ts';
 import { decidePlanRequestDecision, PLAN_REQUEST_STATUSES, planRequestView, readDecisionNote } from '../../resources/plan-requests.ts';
 import { decidePlanListReplace } from '../../resources/plans.ts';
@@ -31,9 +32,9 @@ export function planRoutes({ store, clock, audit, outbox }: PlanRoutesDeps): Ope
   async function replacePlans(context: RequestContext): Promise<Reply> {
     const plans = readPlanList(await context.readJsonBody());
     return context.commit((tx) => {
-      const { ops, before, relimited } = decidePlanListReplace(tx, plans, clock.now());
+      const { ops, result: { before, relimited } } = decidePlanListReplace(tx, OPERATOR, { plans }, clock.now());
       const changes = { plans: { from: before.map(planSummary), to: plans.map(planSummary) }, keys_relimited: relimited };
-      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'plans.replace', target_type: 'plan', target_id: 'plans', changes })], reply: { status: 200, body: { data: plans } } };
+      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'plans.replace', target_type: 'plan', target_id: 'plans', changes })], result: { status: 200, body: { data: plans } } };
     });
   }
 
@@ -61,17 +62,17 @@ export function planRoutes({ store, clock, audit, outbox }: PlanRoutesDeps): Ope
     return async (context: RequestContext): Promise<Reply> => {
       const note = await readNote(context);
       return context.commit((tx) => {
-        const decided = decidePlanRequestDecision(tx, context.params.id!, decision, note, clock.now());
+        const { ops, result: decided } = decidePlanRequestDecision(tx, OPERATOR, { requestId: context.params.id!, decision, note }, clock.now());
         const changes = { status: { from: 'pending', to: decision }, key_id: decided.request.key_id, plan: decided.request.plan };
         const action = decision === 'approved' ? 'plan_request.approve' : 'plan_request.decline';
         return {
           ops: [
-            ...decided.ops,
+            ...ops,
             // The user's webhooks hear of the decision in the same write.
             ...outbox.eventOps(tx, 'plan_request.decided', decided.request.user_id, planRequestView(decided.request)),
             audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes }),
           ],
-          reply: { status: 200, body: { data: planRequestView(decided.request) } },
+          result: { status: 200, body: { data: planRequestView(decided.request) } },
         };
       });
     };

@@ -61,7 +61,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
           // Deliveries still waiting are dropped unsent, so none goes out after an unsuspension.
           ...outbox.dropPendingOps(tx, user.id),
         ],
-        reply: { status: 200, body: { data: operatorUser(suspended, tx) } },
+        result: { status: 200, body: { data: operatorUser(suspended, tx) } },
       };
     });
   }
@@ -75,7 +75,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const changes = { status: { from: 'suspended', to: 'active' } };
       return {
         ops: [{ op: 'put', collection: USERS, id: user.id, data: active }, audit.entryOp(context.requestId, { action: 'user.unsuspend', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(active, tx) } },
+        result: { status: 200, body: { data: operatorUser(active, tx) } },
       };
     });
   }
@@ -91,12 +91,12 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
     const reply = await context.commit((tx) => {
       const user = existingUser(tx, context);
       // Asked again (say, after a failed compaction): nothing left to change, but compact again.
-      if (userStatus(user) === 'erased') return { ops: [], reply: { status: 200, body: { data: operatorUser(user, tx) } } };
+      if (userStatus(user) === 'erased') return { ops: [], result: { status: 200, body: { data: operatorUser(user, tx) } } };
       const plan = erasureOps(tx, user, isoTime(clock.now()), earlierVersions);
       const changes = { status: { from: userStatus(user), to: 'erased' }, ...plan.summary };
       return {
         ops: [...plan.ops, audit.entryOp(context.requestId, { action: 'user.erase', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(plan.erased, tx) } },
+        result: { status: 200, body: { data: operatorUser(plan.erased, tx) } },
       };
     });
     // The superseded log lines still hold the personal data: rewrite the log before answering.
@@ -147,7 +147,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
           ...outbox.eventOps(tx, 'listing.removed', listing.owner_id, removed),
           audit.entryOp(context.requestId, { action: 'listing.remove', target_type: 'listing', target_id: listing.id, changes }),
         ],
-        reply: { status: 200, body: { data: removed } },
+        result: { status: 200, body: { data: removed } },
       };
     });
   }
@@ -163,7 +163,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const changes = fieldChanges(listing, restored, ['status', 'removal_reason', 'removed_at']);
       return {
         ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: restored }, audit.entryOp(context.requestId, { action: 'listing.restore', target_type: 'listing', target_id: listing.id, changes })],
-        reply: { status: 200, body: { data: restored } },
+        result: { status: 200, body: { data: restored } },
       };
     });
   }
