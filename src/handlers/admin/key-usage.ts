@@ -10,7 +10,7 @@ import { isoTime, type Clock } from '../../clock.ts';
 import { KEYS, QUOTA_COUNTS, type QuotaCountRecord } from '../../domain/records.ts';
 import { conflict, notFound } from '../../domain/errors.ts';
 import { BodyChecker } from '../../http/validation.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { KeylessRequestContext, OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import { usageBody, type UsageAnswerDeps } from '../../resources/usage.ts';
 
@@ -58,7 +58,7 @@ export function operatorQuotaRoute({ store, clock, audit, quotas }: OperatorQuot
     method: 'POST',
     pattern: '/admin/v1/keys/:id/quota',
     summary: "Set or top up the count of a key's user and plan against the plan's quota",
-    async handle(context: RequestContext): Promise<Reply> {
+    async handle(context: KeylessRequestContext): Promise<Reply> {
       const change = readQuotaChange(await context.readJsonBody());
       const keyId = context.params.id!;
       const found = store.get(KEYS, keyId);
@@ -72,10 +72,10 @@ export function operatorQuotaRoute({ store, clock, audit, quotas }: OperatorQuot
       const record: QuotaCountRecord = { id: meterId, period: counter.period, start: isoTime(counter.start), used: to, updated_at: isoTime(clock.now()) };
       const changes = { meter: meterId, period: quota.period, used: { from, to }, ...('add' in change ? { add: change.add } : {}) };
       // Saved with its audit entry; the count moves (in memory, or in Redis) once the write is in.
-      await store.write([
-        { op: 'put', collection: QUOTA_COUNTS, id: meterId, data: record },
-        audit.entryOp(context.requestId, { action: 'key.quota', target_type: 'key', target_id: keyId, changes }),
-      ]);
+      await context.commit<null>(() => ({
+        ops: [{ op: 'put', collection: QUOTA_COUNTS, id: meterId, data: record }, audit.entryOp(context.requestId, { action: 'key.quota', target_type: 'key', target_id: keyId, changes })],
+        result: null,
+      }));
       const adjusted = await quotas.adjust(meterId, quota, change);
       return { status: 200, body: { data: quotaView(quota, adjusted) } };
     },
