@@ -14,11 +14,11 @@ import type { Config } from './config.ts';
 import { loadModules } from './composition/load-modules.ts';
 import { ModuleAdditions, type ModuleTimer } from './composition/module-host.ts';
 import { openCore, type CoreOptions } from './composition/core.ts';
-import { coreApiRoutes, operatorRoutes as makeOperatorRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
+import { coreApiRoutes, adminRoutes as makeAdminRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { CorsPolicy } from './http/cors.ts';
-import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
+import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import { CpuBudget } from './limits/cpu-budget.ts';
 import type { DocumentedRoutes } from './openapi/document.ts';
@@ -40,7 +40,7 @@ export interface App {
   readonly operatorTokenFile: string | null;
   readonly operatorTokenCreated: boolean;
   readonly apiRoutes: readonly ApiRoute[];
-  readonly operatorRoutes: readonly OperatorRoute[];
+  readonly adminRoutes: readonly AdminRoute[];
   readonly publicRoutes: readonly PublicRoute[];
   readonly portalRoutes: readonly PortalRoute[];
   /** What /openapi.json is made from: every route and the modules' parts. */
@@ -74,12 +74,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const added = new ModuleAdditions();
   for (const module of modules) await module.install(added.hostFor(module.name, core, new Set(config.modules), apiRoutes));
   apiRoutes.push(...added.apiRoutes);
-  const operatorRoutes = makeOperatorRoutes(core, apiRoutes, added);
+  const adminRoutes = makeAdminRoutes(core, apiRoutes, added);
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request (its code loaded only then).
   const openApiDocument = async () => (openApiBytes ??= Buffer.from(JSON.stringify((await import('./openapi/document.ts')).buildOpenApiDocument(documentedRoutes))));
   const publicRoutes = makePublicRoutes(core, () => openApiBytes ?? openApiDocument(), added);
-  const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: operatorRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts };
+  const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: adminRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts };
 
   const accessLog = config.accessLog ? new AccessLog(core.writeOut, () => clock.now()) : null;
   const listener = createRequestListener({
@@ -91,7 +91,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     failedAuthLimiter: core.backends.failedAuthLimiter,
     failedAuthLimit: FAILED_AUTH_LIMIT,
     apiRoutes: buildRouter(apiRoutes),
-    operatorRoutes: buildRouter(operatorRoutes),
+    adminRoutes: buildRouter(adminRoutes),
     publicRoutes: buildRouter(publicRoutes),
     moduleAreas: added.areas,
     operatorToken: core.operatorToken.token,
@@ -133,7 +133,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   return {
     ...{ config, store, backends: core.backends.description, server, deliveryCounts: core.deliveryCounts },
     ...{ operatorToken: operatorToken.token, operatorTokenFile: operatorToken.file, operatorTokenCreated: operatorToken.created },
-    ...{ apiRoutes, operatorRoutes, publicRoutes, portalRoutes: added.portalRoutes, documentedRoutes },
+    ...{ apiRoutes, adminRoutes, publicRoutes, portalRoutes: added.portalRoutes, documentedRoutes },
     async sweepRecords() {
       for (const sweep of sweeps) await runTimer(sweep);
     },

@@ -12,7 +12,7 @@ import type { Clock } from './clock.ts';
 import type { Config, ModuleName } from './config.ts';
 import type { ClientAddress } from './http/client-address.ts';
 import type { ListingSearch } from './listings/listing-search.ts';
-import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
+import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import type { StaticAsset } from './http/static-pages.ts';
 import type { OpenApiPart } from './openapi/schema.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
@@ -45,7 +45,7 @@ export interface ModuleHost {
   warn(message: string): void;
 
   addApiRoutes(routes: readonly ApiRoute[]): void;
-  addOperatorRoutes(routes: readonly OperatorRoute[]): void;
+  addAdminRoutes(routes: readonly AdminRoute[]): void;
   addPublicRoutes(routes: readonly PublicRoute[]): void;
   /** The routes of the portal's area, for the OpenAPI document (the module serves them through its own area). */
   addPortalRoutes(routes: readonly PortalRoute[]): void;

@@ -12,7 +12,7 @@ import type { KeyRecord, UserRecord } from '../domain/records.ts';
 import type { Decision, Store, Transaction } from '../store/store.ts';
 import { BaseContext } from './context.ts';
 import type { IdempotencyClaim, IdempotencyGuard } from './idempotency.ts';
-import type { KeyContext, Reply } from './route.ts';
+import type { KeyContext as KeyContextShape, Reply } from './route.ts';
 
 /** What a keyed write goes through: the store, and the idempotency records of POSTs. */
 export interface KeyCommitServices {
@@ -20,7 +20,7 @@ export interface KeyCommitServices {
   idempotency: IdempotencyGuard;
 }
 
-export class ApiKeyContext extends BaseContext implements KeyContext {
+export class KeyContext extends BaseContext implements KeyContextShape {
   /** Step 1 (key): the key and its user as the headers found them (the request is counted and charged to this key); null before step 1 or when refused there. */
   caller: Caller | null = null;
   /** Step 3 (route): the route matched, whose permission a write checks again when it commits. */

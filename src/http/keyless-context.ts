@@ -7,9 +7,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Decision, Store, Transaction } from '../store/store.ts';
 import { BaseContext } from './context.ts';
-import type { KeylessRequestContext, Reply } from './route.ts';
+import type { KeylessContext as KeylessContextShape, Reply } from './route.ts';
 
-export class KeylessContext extends BaseContext implements KeylessRequestContext {
+export class KeylessContext extends BaseContext implements KeylessContextShape {
   private readonly store: Store;
 
   constructor(req: IncomingMessage, res: ServerResponse, store: Store) {

@@ -1,7 +1,10 @@
 // What a route is, and what its handler receives. Each /v1 route declares its method, pattern
 // and resource once; the permission check and the OpenAPI test both derive from that. The
 // context a handler receives is one class per surface on src/http/context.ts's base, built by
-// its area's gate (src/pipeline/).
+// its area's gate (src/pipeline/). Each interface here has one class of the same name that
+// implements it: KeyContext (http/key-context.ts), KeylessContext (http/keyless-context.ts), and
+// the portal's PortalContext and OpenPortalContext (modules/portal/); RequestContext is what
+// they all share. Handlers see the interface, so they import no class.
 
 import type { IncomingMessage } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
@@ -54,7 +57,7 @@ export interface RequestContext {
  * write may have another result than an answer (an audit entry written before the work it
  * records, answered after that work).
  */
-export interface KeylessRequestContext extends RequestContext {
+export interface KeylessContext extends RequestContext {
   commit<R = Reply>(decide: (tx: Transaction) => Decision<R>): Promise<R>;
 }
 
@@ -99,7 +102,7 @@ export interface SignedIn {
 }
 
 /** What an open portal route (sign-in, sign-up, setting a password) receives. */
-export interface OpenPortalContext extends KeylessRequestContext {
+export interface OpenPortalContext extends KeylessContext {
   /** The live session the request carries, if any. */
   readonly signedIn: SignedIn | null;
 }
@@ -133,11 +136,11 @@ interface KeylessRoute {
   method: Method;
   pattern: string;
   summary: string;
-  handle(context: KeylessRequestContext): Promise<Reply> | Reply;
+  handle(context: KeylessContext): Promise<Reply> | Reply;
 }
 
 /** An /admin/v1 route: the pipeline checked the operator token before it runs. */
-export interface OperatorRoute extends KeylessRoute {}
+export interface AdminRoute extends KeylessRoute {}
 
 /** A route anyone may call: the health check, the OpenAPI document. */
 export interface PublicRoute extends KeylessRoute {}

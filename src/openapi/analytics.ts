@@ -2,7 +2,7 @@
 // for any key; one schema serves both) and the performance of the caller's own listings.
 
 import { ISO_TIME } from '../analytics/time-range.ts';
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations, type Schema } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, ADMIN_ERRORS, ADMIN_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations, type Schema } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
@@ -167,13 +167,13 @@ export const analyticsOperations: Operations = {
   'GET /admin/v1/keys/:id/usage': {
     operationId: 'adminGetKeyUsage',
     description: "Any key's usage: the same answer as /v1/analytics/usage gives that key. `from` must be earlier than `to` (400 otherwise).",
-    security: OPERATOR_SECURITY,
+    security: ADMIN_SECURITY,
     parameters: [pathId('Key id'), ...rangeParams],
     responses: {
       '200': answer('Usage of the key', dataOf(ref('Usage'))),
       '400': errorAnswer('Bad query parameter'),
       '404': errorAnswer('Key not found'),
-      ...OPERATOR_ERRORS,
+      ...ADMIN_ERRORS,
     },
     ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/usage?granularity=hour'`),
   },
@@ -181,7 +181,7 @@ export const analyticsOperations: Operations = {
     operationId: 'adminSetKeyQuota',
     description:
       "Sets (`used`) or tops up (`add`, taking that many off the count) the count of the key's user and plan against the plan's quota in the current period: every key of the user on the plan gets the room. Send exactly one of them. Audited as `key.quota`.",
-    security: OPERATOR_SECURITY,
+    security: ADMIN_SECURITY,
     parameters: [pathId('Key id')],
     requestBody: {
       required: true,
@@ -203,7 +203,7 @@ export const analyticsOperations: Operations = {
       '400': errorAnswer('Neither or both of used and add, a value out of range, or another field'),
       '404': errorAnswer('Key not found'),
       '409': errorAnswer("The key's plan has no quota (or the key has a limit of its own)"),
-      ...OPERATOR_ERRORS,
+      ...ADMIN_ERRORS,
     },
     ...curl(`curl -s -X POST ${TOKEN} -H 'Content-Type: application/json' -d '{"add":1000}' http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/quota`),
   },

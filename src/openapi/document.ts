@@ -3,8 +3,8 @@
 // from the route), completed by the details each area describes under src/openapi/. A route
 // without details, or details without a route, stops the build, so the two cannot drift.
 
-import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/route.ts';
-import { operatorOperations } from './operator.ts';
+import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from '../http/route.ts';
+import { adminOperations } from './admin.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
 import { auditOperations, readinessOperations } from './operations.ts';
@@ -16,7 +16,7 @@ import { VERSION } from '../version.ts';
 
 export interface DocumentedRoutes {
   api: readonly ApiRoute[];
-  operator: readonly OperatorRoute[];
+  operator: readonly AdminRoute[];
   public: readonly PublicRoute[];
   portal: readonly PortalRoute[];
   /** What the loaded modules add: their operations, tags and security schemes. */
@@ -118,7 +118,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     ...userOperations,
     ...analyticsOperations,
     ...webhookOperations,
-    ...operatorOperations,
+    ...adminOperations,
     ...auditOperations,
     ...readinessOperations,
     ...Object.assign({}, ...routes.parts.map((part) => part.operations)),

@@ -120,11 +120,11 @@ export const GATE_ERRORS = {
 export const MALFORMED_REQUEST = { '4XX': errorAnswer('A request the HTTP parser refused (bad framing, headers too large, too slow)') };
 
 /** The operator API's refusals before any handler runs. */
-export const OPERATOR_ERRORS = {
+export const ADMIN_ERRORS = {
   '401': errorAnswer('Operator token missing or wrong'),
   '429': errorAnswer('Too many failed authentications from this address (the limit /v1 keys share); wait for Retry-After seconds.'),
 };
-export const OPERATOR_SECURITY = [{ operatorToken: [] }];
+export const ADMIN_SECURITY = [{ operatorToken: [] }];
 
 /** A curl example for the endpoint, shown by tools that read x-codeSamples. */
 export const curl = (source: string) => ({ 'x-codeSamples': [{ lang: 'curl', source }] });

@@ -3,7 +3,7 @@
 
 import { EVENT_TYPES } from '../domain/events.ts';
 import type { EventType } from '../domain/events.ts';
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, ADMIN_ERRORS, ADMIN_SECURITY, PAGE_PARAMS, pathId, queryParam, ref } from './schema.ts';
 import type { Operations, Schema } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
@@ -267,12 +267,12 @@ export const webhookOperations: Operations = {
   'GET /admin/v1/webhooks': {
     operationId: 'adminListWebhooks',
     description: "Everyone's webhooks (or one user's), newest first (ties by id, highest first), never their secrets.",
-    security: OPERATOR_SECURITY,
+    security: ADMIN_SECURITY,
     parameters: [queryParam('user_id', { type: 'string', minLength: 1 }, "Only this user's webhooks."), ...PAGE_PARAMS],
     responses: {
       '200': answer('Webhooks', listOf({ allOf: [ref('Webhook'), { type: 'object', required: ['user_id'], properties: { user_id: { type: 'string' } } }] })),
       '400': errorAnswer('Bad page, limit or user_id'),
-      ...OPERATOR_ERRORS,
+      ...ADMIN_ERRORS,
     },
     ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/webhooks?user_id=usr_8hJ3kQ0pLr5sT2vW9xYz'`),
   },

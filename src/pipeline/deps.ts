@@ -8,7 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { CorsPolicy } from '../http/cors.ts';
 import type { IdempotencyGuard } from '../http/idempotency.ts';
-import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
+import type { ApiRoute, AdminRoute, PublicRoute } from '../http/route.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { Router } from '../router.ts';
 import type { Store } from '../store/store.ts';
@@ -27,7 +27,7 @@ export interface PipelineDeps {
   failedAuthLimiter: RateLimiter;
   failedAuthLimit: number;
   apiRoutes: Router<ApiRoute>;
-  operatorRoutes: Router<OperatorRoute>;
+  adminRoutes: Router<AdminRoute>;
   publicRoutes: Router<PublicRoute>;
   /** The modules' own areas (the portal's /portal/v1), each making its gate on the listener's `run`. */
   moduleAreas: readonly (ModuleArea & { makeGate(run: Run): Gate })[];

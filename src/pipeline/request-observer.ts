@@ -5,7 +5,7 @@
 // the key's usage (analytics), the request metrics of GET /metrics, the access log, and the key's
 // CPU budget (src/limits/cpu-budget.ts), which is also charged the time a thread-pool job spent
 // compressing the answer (`poolWorkCharge`). Only a /v1 request whose key step 1 found is
-// counted and charged to anyone: the key of its ApiKeyContext (its CPU to the key's meter, which
+// counted and charged to anyone: the key of its KeyContext (its CPU to the key's meter, which
 // a user's keys on one plan share).
 //
 // A cached page passes here too, so nothing here allocates per request, and the clock is read
@@ -18,7 +18,7 @@ import type { Clock } from '../clock.ts';
 import type { AccessLog } from '../http/access-log.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { BaseContext } from '../http/context.ts';
-import { ApiKeyContext } from '../http/key-context.ts';
+import { KeyContext } from '../http/key-context.ts';
 import type { CpuBudget } from '../limits/cpu-budget.ts';
 
 /** What the observer tells the request metrics (src/metrics/server-metrics.ts). */
@@ -124,12 +124,12 @@ export class RequestObserver {
 
 /** The key a request is counted to: a /v1 request's, once step 1 found it; else null. */
 function keyIdOf(context: BaseContext): string | null {
-  return context instanceof ApiKeyContext ? (context.caller?.key.id ?? null) : null;
+  return context instanceof KeyContext ? (context.caller?.key.id ?? null) : null;
 }
 
 /** What a request's CPU time is charged to: its key's meter, shared by its user's keys on one plan (auth/plans.ts meterIdOf). */
 function meterOf(context: BaseContext): string | null {
-  if (!(context instanceof ApiKeyContext)) return null;
+  if (!(context instanceof KeyContext)) return null;
   const caller = context.caller;
   return caller === null ? null : meterIdOf(caller.key);
 }

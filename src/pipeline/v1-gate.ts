@@ -5,7 +5,7 @@
 //   3. route (404/405) → 4. permission (403)
 //   5-7. the handler: input (400/413/415), ownership and role (403), state (404/409); a POST
 //        with Idempotency-Key may instead replay its first answer.
-// Each request gets an ApiKeyContext (src/http/key-context.ts): its commit re-reads the key.
+// Each request gets an KeyContext (src/http/key-context.ts): its commit re-reads the key.
 
 import { AUTH_ERROR, AUTH_HINT, presentedKey, type KeyAuthenticator } from '../auth/authenticate.ts';
 import type { QuotaCounter } from '../analytics/quota-counters.ts';
@@ -17,7 +17,7 @@ import { isoTime } from '../clock.ts';
 import { HttpError } from '../domain/errors.ts';
 import type { PlanQuota } from '../domain/records.ts';
 import { isPreflight } from '../http/cors.ts';
-import { ApiKeyContext } from '../http/key-context.ts';
+import { KeyContext } from '../http/key-context.ts';
 import { retryAfterSeconds, setQuotaHeaders, setRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { ApiRoute, Reply } from '../http/route.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';
@@ -38,7 +38,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   const cpuBudget = new CpuBudgetStep(deps.observer, deps.clock);
   const routes = deps.apiRoutes;
 
-  function steps(context: ApiKeyContext): Reply | Promise<Reply> {
+  function steps(context: KeyContext): Reply | Promise<Reply> {
     // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
     //    is told it may read it; a browser's preflight is answered before any key is asked for.
     checkUrlAndStanding(context, deps.store);
@@ -76,7 +76,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   }
 
   /** Step 2 for a key whose plan has a quota: quota, CPU budget, the quota taken, then the rate limit. */
-  function meteredByQuota(context: ApiKeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+  function meteredByQuota(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
     if (deps.quotas.exhausted(meterId, quota)) return quotaRefusal(context, meterId, quota);
     const overBudget = cpuBudget.refusal(context, meterId, context.key.rate_limit);
     if (overBudget !== null) {
@@ -89,14 +89,14 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return taken === null ? quotaRefusal(context, meterId, quota) : rateLimited(context, meterId, quota, taken);
   }
 
-  function rateLimited(context: ApiKeyContext, meterId: string, quota: PlanQuota, taken: QuotaCounter): Reply | Promise<Reply> {
+  function rateLimited(context: KeyContext, meterId: string, quota: PlanQuota, taken: QuotaCounter): Reply | Promise<Reply> {
     const decision = deps.keyLimiter.hit(meterId, context.key.rate_limit);
     if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided, meterId, quota, taken));
     return admitted(context, decision, meterId, quota, taken);
   }
 
   /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key. */
-  function admitted(context: ApiKeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
+  function admitted(context: KeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
     const { key, user } = context;
     setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
     if (quota !== undefined && taken !== undefined) {
@@ -138,7 +138,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
    * quota in the body (what tells it from the per-minute 429). The rate-limit headers are read
    * without counting.
    */
-  function quotaRefusal(context: ApiKeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+  function quotaRefusal(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
     labelAskedRoute(routes, context);
     const counter = deps.quotas.counter(meterId, quota);
     const headers = context.responseHeaders;
@@ -165,7 +165,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   }
 
   /** A CORS preflight: 204, allowing the path's methods to an allowed origin (and nothing to others). */
-  function preflight(context: ApiKeyContext): Reply {
+  function preflight(context: KeyContext): Reply {
     const match = routes.match('OPTIONS', context.path);
     const methods = match.kind === 'method-not-allowed' ? match.allowed : [];
     const asked = context.req.headers['access-control-request-method'];
@@ -174,7 +174,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return { status: 204 };
   }
 
-  async function handleIdempotent(route: ApiRoute, context: ApiKeyContext, idempotencyKey: string): Promise<Reply> {
+  async function handleIdempotent(route: ApiRoute, context: KeyContext, idempotencyKey: string): Promise<Reply> {
     const outcome = deps.idempotency.claim(context.key.id, idempotencyKey, context.method, context.path, await context.rawBody());
     if ('replay' in outcome) return outcome.replay;
     context.idempotencyClaim = outcome.claim;
@@ -185,7 +185,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     }
   }
 
-  return (req, res, startedAt) => run(new ApiKeyContext(req, res, services), steps, startedAt);
+  return (req, res, startedAt) => run(new KeyContext(req, res, services), steps, startedAt);
 }
 
 /**

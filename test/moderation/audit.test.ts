@@ -114,7 +114,7 @@ async function listingOf(server: TestServer): Promise<string> {
 }
 
 function writeRoutes(server: TestServer): string[] {
-  return server.app.operatorRoutes.filter((route) => route.method !== 'GET').map((route) => `${route.method} ${route.pattern}`);
+  return server.app.adminRoutes.filter((route) => route.method !== 'GET').map((route) => `${route.method} ${route.pattern}`);
 }
 
 function call(server: TestServer, write: WriteCall): Promise<TestResponse> {

@@ -10,16 +10,16 @@ import { isoTime, type Clock } from '../../clock.ts';
 import { KEYS, QUOTA_COUNTS, type QuotaCountRecord } from '../../domain/records.ts';
 import { conflict, notFound } from '../../domain/errors.ts';
 import { BodyChecker } from '../../http/validation.ts';
-import type { KeylessRequestContext, OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { KeylessContext, AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import { usageBody, type UsageAnswerDeps } from '../../resources/usage.ts';
 
-export interface OperatorUsageRouteDeps extends UsageAnswerDeps {
+export interface AdminUsageRouteDeps extends UsageAnswerDeps {
   /** Where the key is found. */
   store: Store;
 }
 
-export function operatorUsageRoute(deps: OperatorUsageRouteDeps): OperatorRoute {
+export function adminUsageRoute(deps: AdminUsageRouteDeps): AdminRoute {
   return {
     method: 'GET',
     pattern: '/admin/v1/keys/:id/usage',
@@ -32,7 +32,7 @@ export function operatorUsageRoute(deps: OperatorUsageRouteDeps): OperatorRoute 
   };
 }
 
-export interface OperatorQuotaRouteDeps {
+export interface AdminQuotaRouteDeps {
   store: Store;
   clock: Clock;
   audit: AuditLog;
@@ -53,12 +53,12 @@ export function readQuotaChange(body: Record<string, unknown>): { used: number }
   return used !== undefined ? { used } : { add: add! };
 }
 
-export function operatorQuotaRoute({ store, clock, audit, quotas }: OperatorQuotaRouteDeps): OperatorRoute {
+export function adminQuotaRoute({ store, clock, audit, quotas }: AdminQuotaRouteDeps): AdminRoute {
   return {
     method: 'POST',
     pattern: '/admin/v1/keys/:id/quota',
     summary: "Set or top up the count of a key's user and plan against the plan's quota",
-    async handle(context: KeylessRequestContext): Promise<Reply> {
+    async handle(context: KeylessContext): Promise<Reply> {
       const change = readQuotaChange(await context.readJsonBody());
       const keyId = context.params.id!;
       const found = store.get(KEYS, keyId);

@@ -12,7 +12,7 @@ import { currentPlans, readPlanList } from '../../auth/plans.ts';
 import { PLAN_REQUESTS, type Plan, type PlanRequestStatus } from '../../domain/records.ts';
 import { badRequest } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import type { EventOutbox } from '../../domain/events.ts';
 
@@ -23,7 +23,7 @@ export interface PlanRoutesDeps {
   outbox: EventOutbox;
 }
 
-export function planRoutes({ store, clock, audit, outbox }: PlanRoutesDeps): OperatorRoute[] {
+export function planRoutes({ store, clock, audit, outbox }: PlanRoutesDeps): AdminRoute[] {
   function listPlans(): Reply {
     return { status: 200, body: { data: currentPlans(store) } };
   }

@@ -10,7 +10,7 @@ import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type ListingRecord, type L
 import { operatorUser } from '../../domain/views.ts';
 import { badRequest, conflict, notFound } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 import { BodyChecker, codePointLength } from '../../http/validation.ts';
 import { matchesText } from '../../listings/search.ts';
 import { erasureOps } from './erasure.ts';
@@ -28,7 +28,7 @@ export interface ModerationRoutesDeps {
 const LISTING_STATUSES: readonly ListingStatus[] = ['active', 'archived', 'removed'];
 const MAX_REASON = 500;
 
-export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
+export function moderationRoutes(deps: ModerationRoutesDeps): AdminRoute[] {
   const { store, clock, audit, outbox } = deps;
 
   /** The user as the records are now (404 when unknown). */

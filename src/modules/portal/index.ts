@@ -78,7 +78,7 @@ export const portalModule: MarketplaceModule = {
       ...portalSettingsRoutes({ signup, origin: sessions.origin }),
     ];
     host.addPortalRoutes(routes);
-    host.addOperatorRoutes([...invitationRoutes({ clock, audit, origin: sessions.origin }), ...twoFactorResetRoutes({ audit, sealer, sealerFor: twoFactorSealer })]);
+    host.addAdminRoutes([...invitationRoutes({ clock, audit, origin: sessions.origin }), ...twoFactorResetRoutes({ audit, sealer, sealerFor: twoFactorSealer })]);
     const portalRoutes = new Router<PortalRoute>();
     for (const route of routes) portalRoutes.add(route);
     host.addArea('/portal/v1', (run) => createPortalGate({ store, sessions, portalRoutes }, run));

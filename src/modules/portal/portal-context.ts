@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserRecord } from '../../domain/records.ts';
 import type { Decision, Store, Transaction } from '../../store/store.ts';
 import { BaseContext } from '../../http/context.ts';
-import type { PortalContext, Reply, SignedIn } from '../../http/route.ts';
+import type { PortalContext as PortalContextShape, Reply, SignedIn } from '../../http/route.ts';
 
 /** What a signed-in portal write goes through: the store, and the sessions to read the user again. */
 export interface SessionCommitServices {
@@ -17,7 +17,7 @@ export interface SessionCommitServices {
   sessions: { userAtCommit(reader: Transaction, sessionId: string): UserRecord };
 }
 
-export class SignedInPortalContext extends BaseContext implements PortalContext {
+export class PortalContext extends BaseContext implements PortalContextShape {
   /** The live session the cookie names, and its user; recorded by the gate before the handler runs. */
   signedIn: SignedIn | null = null;
 

@@ -10,7 +10,7 @@ import { isoTime } from '../../../clock.ts';
 import { USERS, userStatus } from '../../../domain/records.ts';
 import { conflict, HttpError, notFound } from '../../../domain/errors.ts';
 import { SECRET_ANSWER_HEADERS } from '../../../http/respond.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../../http/route.ts';
 import { INVITATIONS, type InvitationRecord } from '../../../domain/account-records.ts';
 import { ownOrigin, type OriginSettings } from '../same-origin.ts';
 import { digestOf, newSecret } from '../secrets.ts';
@@ -23,7 +23,7 @@ export interface InvitationRoutesDeps {
   origin: OriginSettings;
 }
 
-export function invitationRoutes(deps: InvitationRoutesDeps): OperatorRoute[] {
+export function invitationRoutes(deps: InvitationRoutesDeps): AdminRoute[] {
   const { clock, audit } = deps;
 
   function invite(context: RequestContext): Promise<Reply> {

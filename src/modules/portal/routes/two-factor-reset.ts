@@ -7,7 +7,7 @@
 import type { AuditLog } from '../../../audit/audit-log.ts';
 import { USERS, userStatus } from '../../../domain/records.ts';
 import { notFound } from '../../../domain/errors.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../../http/route.ts';
 import { endSessionsOps } from '../../../domain/end-access.ts';
 import { TWO_FACTOR } from '../../../domain/account-records.ts';
 import { endTicketsOps } from '../sign-in-tickets.ts';
@@ -24,7 +24,7 @@ export interface TwoFactorResetRoutesDeps {
   sealerFor: (operatorToken: string) => SecretSealer;
 }
 
-export function twoFactorResetRoutes({ audit, sealer, sealerFor }: TwoFactorResetRoutesDeps): OperatorRoute[] {
+export function twoFactorResetRoutes({ audit, sealer, sealerFor }: TwoFactorResetRoutesDeps): AdminRoute[] {
   /** POST /admin/v1/two-factor/reseal {old_token}: every secret the old token sealed, sealed again under the current one. */
   async function reseal(context: RequestContext): Promise<Reply> {
     const checker = new BodyChecker(await context.readJsonBody(), ['old_token']);

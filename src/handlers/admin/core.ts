@@ -16,13 +16,13 @@ import { operatorUser, keyView, rolledKeyView } from '../../domain/views.ts';
 import { badRequest } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
-import type { KeylessRequestContext, OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { KeylessContext, AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import type { EventOutbox } from '../../domain/events.ts';
 import { decideUserChange, decideUserCreate, OPERATOR_USER_FIELDS, readUserChange, readUserCreate } from '../../resources/profile.ts';
 import { VERSION } from '../../version.ts';
 
-export interface CoreOperatorRoutesDeps {
+export interface CoreAdminRoutesDeps {
   store: Store;
   clock: Clock;
   brand: string;
@@ -39,7 +39,7 @@ export interface CoreOperatorRoutesDeps {
 
 const KEY_AUDITED_FIELDS = ['permissions', 'rate_limit', 'plan', 'expires_at', 'name'] as const;
 
-export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[] {
+export function coreAdminRoutes(deps: CoreAdminRoutesDeps): AdminRoute[] {
   const { store, clock, audit } = deps;
   async function createUser(context: RequestContext): Promise<Reply> {
     const fields = readUserCreate(await context.readJsonBody());
@@ -159,7 +159,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     };
   }
 
-  async function compact(context: KeylessRequestContext): Promise<Reply> {
+  async function compact(context: KeylessContext): Promise<Reply> {
     // Recorded first, so the compacted log already holds its own entry.
     await context.commit(() => ({ ops: [audit.entryOp(context.requestId, { action: 'store.compact', target_type: 'store', target_id: 'log', changes: {} })], result: undefined }));
     const result = await store.compact();
