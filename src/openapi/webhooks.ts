@@ -65,7 +65,7 @@ export const webhookSchemas: Record<string, Schema> = {
       id: { type: 'string', description: 'The event id (`evt_…`), the `webhook-id` of its deliveries.', examples: ['evt_Q7mZ2xLp0sK4vN8rT1bY'] },
       type: { enum: [...EVENT_TYPES] },
       created_at: timestamp,
-      data: { type: 'object', description: 'What the event is about: the listing, or your profile (see the top-level `webhooks` for each kind).' },
+      data: { type: 'object', additionalProperties: true, description: 'What the event is about: the listing, or your profile (see the top-level `webhooks` for each kind).' },
     },
   },
   EventPage: {

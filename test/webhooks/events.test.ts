@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { test, type TestContext } from 'node:test';
+import { MarketplaceClient } from '../../src/client/index.ts';
 import { DEFAULT_EVENT_STREAM_LIMITS } from '../../src/config.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startServer, temporaryDir, type TestServer } from '../helpers/server.ts';
@@ -234,4 +235,42 @@ test('streams are capped per key: one past the cap is 429, and a closed one free
   assert.equal(three.status, 429);
   one.reader.close();
   await eventually(async () => (await openStream(t, server, key)).status === 200, 10_000, 'a place freed by the closed stream');
+});
+
+test('the typed client: events.list pages, and events.stream resumes by itself across a restart, none missed or twice', async (t) => {
+  const dataDir = temporaryDir(t);
+  const first = await startServer(t, { dataDir });
+  const { key } = await first.userWithKey('creator', PERMISSIONS);
+  const port = new URL(first.url).port;
+  const client = new MarketplaceClient({ baseUrl: first.url, apiKey: key });
+  const created = [await createListing(first, key, 'Client 1'), await createListing(first, key, 'Client 2')];
+
+  const page = await client.events.list({ limit: 1 });
+  assert.equal(page.data.length, 1);
+  assert.equal(page.has_more, true);
+  const rest = await client.events.list({ after: page.data[0]!.id });
+  assert.deepEqual([...page.data, ...rest.data].map((event) => (event.data as { id: string }).id), created);
+
+  const abort = new AbortController();
+  t.after(() => abort.abort());
+  const received: string[] = [];
+  const eventIds: string[] = [];
+  const reading = (async () => {
+    for await (const event of client.events.stream({ signal: abort.signal, reconnectDelayMs: 20 })) {
+      received.push((event.data as { id: string }).id);
+      eventIds.push(event.id);
+    }
+  })();
+  await eventually(async () => received.length === 2, 10_000, 'the kept events through the client');
+  await first.close();
+  // The same address again, on the same data directory: the client reconnects with the last id it had.
+  const second = await startServer(t, { dataDir, env: { PORT: port } });
+  created.push(await createListing(second, key, 'Client 3, after the restart'));
+  await eventually(async () => received.length === 3, 10_000, 'the event written after the restart');
+  created.push(await createListing(second, key, 'Client 4, live'));
+  await eventually(async () => received.length === 4, 10_000, 'the live event');
+  abort.abort();
+  await reading;
+  assert.deepEqual(received, created, 'each event once, in order');
+  assert.equal(new Set(eventIds).size, 4);
 });
