@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { test, type TestContext } from 'node:test';
+import { runCli } from '../../src/cli.ts';
 import { MarketplaceClient } from '../../src/client/index.ts';
 import { DEFAULT_EVENT_STREAM_LIMITS } from '../../src/config.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -273,4 +274,23 @@ test('the typed client: events.list pages, and events.stream resumes by itself a
   await reading;
   assert.deepEqual(received, created, 'each event once, in order');
   assert.equal(new Set(eventIds).size, 4);
+});
+
+test('marketplace events tail prints each event as one JSON line as it happens, until stopped', async (t) => {
+  const server = await startServer(t);
+  const { key } = await server.userWithKey('creator', PERMISSIONS);
+  const created = [await createListing(server, key, 'Tail 1')];
+  let stdout = '';
+  let stderr = '';
+  const abort = new AbortController();
+  t.after(() => abort.abort());
+  const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: { MARKETPLACE_URL: server.url, MARKETPLACE_KEY: key }, signal: abort.signal };
+  const running = runCli(['events', 'tail'], io);
+  const lines = () => stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { id: string; data: { id: string } });
+  await eventually(async () => lines().length === 1, 10_000, 'the kept event');
+  created.push(await createListing(server, key, 'Tail 2'));
+  await eventually(async () => lines().length === 2, 10_000, 'the live event');
+  abort.abort();
+  assert.equal(await running, 0, stderr);
+  assert.deepEqual(lines().map((event) => event.data.id), created);
 });
