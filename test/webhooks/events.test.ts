@@ -165,6 +165,14 @@ test('without read:webhooks: 403 on the list and the stream', async (t) => {
   assert.match(stream.contentType, /application\/json/);
 });
 
+test('HEAD of the stream answers its head and ends', async (t) => {
+  const server = await startServer(t);
+  const { key } = await server.userWithKey('creator', PERMISSIONS);
+  const head = await server.request('HEAD', '/v1/events/stream', { key });
+  assert.equal(head.status, 200);
+  assert.match(head.headers.get('content-type') ?? '', /^text\/event-stream/);
+});
+
 test('the stream sends the kept events, then live ones as they happen, as id/event/data frames', async (t) => {
   const server = await startServer(t);
   const { key } = await server.userWithKey('creator', PERMISSIONS);
@@ -215,13 +223,19 @@ test('Last-Event-ID across a restart: exactly the missed events, then live ones,
   assert.equal(unknown.status, 400);
 });
 
-test('a heartbeat comment arrives at the configured interval; a revoked key ends the stream', async (t) => {
-  const server = await startServer(t, { config: { eventStreams: { ...DEFAULT_EVENT_STREAM_LIMITS, heartbeatMs: 50 } } });
+test('heartbeat comments arrive at the configured interval, past every socket deadline; a revoked key ends the stream', async (t) => {
+  // Deadlines far shorter than the stream lives: the request, header, keep-alive and write-stall checks must not cut it.
+  const socketTimeouts = { keepAliveMs: 100, headersMs: 150, requestMs: 150, writeStallMs: 150, checkEveryMs: 20 };
+  const server = await startServer(t, { config: { socketTimeouts, eventStreams: { ...DEFAULT_EVENT_STREAM_LIMITS, heartbeatMs: 50 } } });
   const { key, keyId } = await server.userWithKey('creator', PERMISSIONS);
+  const opened = performance.now();
   const stream = await openStream(t, server, key);
   assert.equal(stream.status, 200);
   await eventually(async () => stream.reader.frames.some((frame) => frame.comment === 'keep-alive'), 10_000, 'a keep-alive comment');
-  assert.equal(stream.reader.ended, false);
+  await eventually(async () => performance.now() - opened > 4 * socketTimeouts.requestMs && stream.reader.frames.length >= 6, 10_000, 'heartbeats past the deadlines');
+  assert.equal(stream.reader.ended, false, 'still open past every socket deadline');
+  await createListing(server, key, 'Still streaming');
+  await eventually(async () => stream.reader.events().length === 1, 10_000, 'an event after the deadlines');
   assert.equal((await server.admin('DELETE', `/admin/v1/keys/${keyId}`)).status, 200);
   await eventually(async () => stream.reader.ended, 10_000, 'the stream to end once its key is revoked');
 });

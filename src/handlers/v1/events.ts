@@ -57,6 +57,8 @@ export function eventRoutes(deps: EventRouteDeps): ApiRoute[] {
     const header = context.req.headers['last-event-id'];
     const lastEventId = typeof header === 'string' && header !== '' ? header : null;
     const afterSeq = lastEventId !== null ? cursorOf(context.user.id, lastEventId, 'Last-Event-ID') : cursorOf(context.user.id, context.query.get('after'), 'after');
+    // HEAD (which every GET route answers): the stream's head alone, nothing kept open.
+    if (context.method === 'HEAD') return { status: 200, headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store, no-transform' } };
     const keyId = context.key.id;
     const refusal = streams.refusal(keyId);
     if (refusal !== null) throw new HttpError(429, refusal);
