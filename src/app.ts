@@ -9,15 +9,16 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BackendDescription } from './backends/open-backends.ts';
 import { sweepRetention } from './audit/retention.ts';
+import { sendExpiryNotices } from './webhooks/account-events.ts';
 import type { Config } from './config.ts';
 import { loadModules } from './composition/load-modules.ts';
 import { ModuleAdditions, type ModuleTimer } from './composition/module-host.ts';
 import { openCore, type CoreOptions } from './composition/core.ts';
-import { coreApiRoutes, operatorRoutes as makeOperatorRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
+import { coreApiRoutes, adminRoutes as makeAdminRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { CorsPolicy } from './http/cors.ts';
-import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
+import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import { CpuBudget } from './limits/cpu-budget.ts';
 import type { DocumentedRoutes } from './openapi/document.ts';
@@ -39,7 +40,7 @@ export interface App {
   readonly operatorTokenFile: string | null;
   readonly operatorTokenCreated: boolean;
   readonly apiRoutes: readonly ApiRoute[];
-  readonly operatorRoutes: readonly OperatorRoute[];
+  readonly adminRoutes: readonly AdminRoute[];
   readonly publicRoutes: readonly PublicRoute[];
   readonly portalRoutes: readonly PortalRoute[];
   /** What /openapi.json is made from: every route and the modules' parts. */
@@ -59,6 +60,8 @@ const FAILED_AUTH_LIMIT = 100;
 const IDEMPOTENCY_SWEEP_MS = 60 * 1000;
 /** Audit entries and ended keys, kept for days, are swept hourly (a scan of every audit entry). */
 const RETENTION_SWEEP_MS = 60 * 60 * 1000;
+/** How often keys expiring within 7 days are looked for (key.expiring). */
+const EXPIRY_NOTICE_SWEEP_MS = 15 * 60 * 1000;
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
@@ -71,12 +74,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const added = new ModuleAdditions();
   for (const module of modules) await module.install(added.hostFor(module.name, core, new Set(config.modules), apiRoutes));
   apiRoutes.push(...added.apiRoutes);
-  const operatorRoutes = makeOperatorRoutes(core, apiRoutes, added);
+  const adminRoutes = makeAdminRoutes(core, apiRoutes, added);
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request (its code loaded only then).
   const openApiDocument = async () => (openApiBytes ??= Buffer.from(JSON.stringify((await import('./openapi/document.ts')).buildOpenApiDocument(documentedRoutes))));
   const publicRoutes = makePublicRoutes(core, () => openApiBytes ?? openApiDocument(), added);
-  const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: operatorRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts };
+  const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: adminRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts };
 
   const accessLog = config.accessLog ? new AccessLog(core.writeOut, () => clock.now()) : null;
   const listener = createRequestListener({
@@ -84,10 +87,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     store,
     authenticator: core.authenticator,
     keyLimiter: core.backends.keyLimiter,
+    quotas: core.quotas,
     failedAuthLimiter: core.backends.failedAuthLimiter,
     failedAuthLimit: FAILED_AUTH_LIMIT,
     apiRoutes: buildRouter(apiRoutes),
-    operatorRoutes: buildRouter(operatorRoutes),
+    adminRoutes: buildRouter(adminRoutes),
     publicRoutes: buildRouter(publicRoutes),
     moduleAreas: added.areas,
     operatorToken: core.operatorToken.token,
@@ -122,6 +126,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
     // Events older than EVENT_RETENTION_DAYS leave the users' event logs (src/webhooks/event-log.ts).
     { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep the event logs', task: async () => void (await core.eventLog.sweep()) },
+    { everyMs: EXPIRY_NOTICE_SWEEP_MS, what: 'could not send key.expiring events', task: async () => void (await sendExpiryNotices(store, core.outbox, clock)) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));
   const timers = [...sweeps, ...added.timers].map((timer) => setInterval(() => void runTimer(timer), timer.everyMs).unref());
@@ -130,11 +135,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   return {
     ...{ config, store, backends: core.backends.description, server, deliveryCounts: core.deliveryCounts },
     ...{ operatorToken: operatorToken.token, operatorTokenFile: operatorToken.file, operatorTokenCreated: operatorToken.created },
-    ...{ apiRoutes, operatorRoutes, publicRoutes, portalRoutes: added.portalRoutes, documentedRoutes },
+    ...{ apiRoutes, adminRoutes, publicRoutes, portalRoutes: added.portalRoutes, documentedRoutes },
     async sweepRecords() {
       for (const sweep of sweeps) await runTimer(sweep);
     },
-    listen: () => listen(server, config, () => (core.usage.start(), core.dispatcher.start())),
+    listen: () => listen(server, config, () => (core.usage.start(), core.quotas.start(), core.dispatcher.start())),
     close(graceMs = 10_000) {
       closing ??= (async () => {
         for (const timer of timers) clearInterval(timer);
@@ -147,6 +152,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         for (const task of added.closeTasks) await task();
         await core.dispatcher.stop();
         await core.usage.stop();
+        await core.quotas.stop();
         await store.close();
         core.backends.closeLimiters();
         metrics.stop();

@@ -16,7 +16,7 @@ import { describeLocation, migrateStore, MigrationRefusedError, parseLocation } 
 import { AdminClient } from './client/admin-client.ts';
 import { MarketplaceApiError, MarketplaceNetworkError } from './client/errors.ts';
 import { MarketplaceClient } from './client/marketplace-client.ts';
-import type { AdminListingQuery, AdminUserPatch, KeyPatch, ListingStatus, NewKeyInput, NewUser, Plan, PlanRequest, Role, UsageQuery } from './client/types.ts';
+import type { AdminListingQuery, AdminUserPatch, KeyPatch, ListingStatus, NewKeyInput, NewUser, PlanInput, PlanRequest, Role, UsageQuery } from './client/types.ts';
 import { crashSafeWriteFile } from './store/crash-safe-write.ts';
 import { nodeFileSystem } from './store/files.ts';
 import { repairLog } from './store/repair.ts';
@@ -54,6 +54,8 @@ const OPTION_SPECS = {
   'expires-at': { type: 'string' },
   'grace-seconds': { type: 'string' },
   'old-token-file': { type: 'string' },
+  used: { type: 'string' },
+  add: { type: 'string' },
   file: { type: 'string' },
   prefix: { type: 'string' },
   granularity: { type: 'string' },
@@ -386,9 +388,20 @@ const COMMANDS: Record<string, Command> = {
       return (await operator()).keys.roll(args[0] ?? '', grace);
     },
   },
+  'keys quota': {
+    usage: 'keys quota <key-id> (--used <n> | --add <n>)',
+    summary: "set (--used) or top up (--add) the count of the key's user and plan against the plan's quota this period",
+    options: ['used', 'add'],
+    args: 1,
+    async run({ options, args, operator }) {
+      if ((options.used === undefined) === (options.add === undefined)) throw new UsageError('give one of --used and --add', this.usage);
+      const change = options.used !== undefined ? { used: parseInteger('used', options.used, 0, this.usage) } : { add: parseInteger('add', options.add!, 1, this.usage) };
+      return (await operator()).keys.setQuota(args[0] ?? '', change);
+    },
+  },
   'plans list': {
     usage: 'plans list',
-    summary: 'the plans: id, name, requests per minute, self-service or on request',
+    summary: 'the plans: id, name, requests per minute, self-service or on request, quota per day or month',
     options: [],
     args: 0,
     async run({ operator }) {
@@ -397,7 +410,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'plans set': {
     usage: 'plans set --file <plans.json>',
-    summary: 'replace the plans with a JSON file ([{id, name, rate_limit, self_service}, ...] or {"plans": [...]})',
+    summary: 'replace the plans with a JSON file ([{id, name, rate_limit, self_service, quota?}, ...] or {"plans": [...]}; quota: null or {requests, period: "day" | "month"})',
     options: ['file'],
     args: 0,
     async run({ options, operator, cwd }) {
@@ -410,7 +423,7 @@ const COMMANDS: Record<string, Command> = {
       }
       const plans = Array.isArray(parsed) ? parsed : (parsed as { plans?: unknown } | null)?.plans;
       if (!Array.isArray(plans)) throw new CliError(`${path} must hold an array of plans or {"plans": [...]}`);
-      return (await operator()).plans.replace(plans as Plan[]);
+      return (await operator()).plans.replace(plans as PlanInput[]);
     },
   },
   'plan-requests list': {

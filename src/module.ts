@@ -12,13 +12,14 @@ import type { Clock } from './clock.ts';
 import type { Config, ModuleName } from './config.ts';
 import type { ClientAddress } from './http/client-address.ts';
 import type { ListingSearch } from './listings/listing-search.ts';
-import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from './http/route.ts';
+import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import type { StaticAsset } from './http/static-pages.ts';
 import type { OpenApiPart } from './openapi/schema.ts';
 import type { RateLimiter } from './limits/rate-limiter.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
 import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
+import type { QuotaCounters } from './analytics/quota-counters.ts';
 
 export type { ListingSearch, ModuleName, OpenApiPart, StaticAsset };
 
@@ -32,6 +33,8 @@ export interface ModuleHost {
   readonly audit: AuditLog;
   readonly usage: UsageReader;
   readonly keyLimiter: RateLimiter;
+  /** Each user's count against their plans' quotas. */
+  readonly quotas: QuotaCounters;
   /** The operator token (modules derive their sealing keys from it). */
   readonly operatorToken: string;
   readonly clientAddress: ClientAddress;
@@ -42,7 +45,7 @@ export interface ModuleHost {
   warn(message: string): void;
 
   addApiRoutes(routes: readonly ApiRoute[]): void;
-  addOperatorRoutes(routes: readonly OperatorRoute[]): void;
+  addAdminRoutes(routes: readonly AdminRoute[]): void;
   addPublicRoutes(routes: readonly PublicRoute[]): void;
   /** The routes of the portal's area, for the OpenAPI document (the module serves them through its own area). */
   addPortalRoutes(routes: readonly PortalRoute[]): void;

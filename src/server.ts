@@ -60,7 +60,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
 
   const gates: Record<CoreArea, Gate> = {
     v1: createV1Gate(deps, run),
-    operator: createAdminGate(deps, run),
+    admin: createAdminGate(deps, run),
     public: createPublicGate(deps, run),
   };
   // The modules' own areas (the portal's /portal/v1), each with the gate it built.

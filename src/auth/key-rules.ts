@@ -1,5 +1,5 @@
 // What an API key may hold: the shapes of permission entries and the range of its rate limit.
-// The server checks keys against these (permissions.ts, handlers/admin/operator.ts), and the dashboard
+// The server checks keys against these (permissions.ts, handlers/admin/core.ts), and the dashboard
 // receives the same rules as /dashboard/key-rules.js (handlers/public/dashboard.ts) for its
 // as-you-type checks, so the two cannot drift apart.
 

@@ -5,24 +5,49 @@
 import { MAX_RATE_LIMIT, MIN_RATE_LIMIT } from './key-rules.ts';
 import { badRequest } from '../domain/errors.ts';
 import type { RecordReader } from '../store/collections.ts';
-import { PLANS, type Plan } from '../domain/records.ts';
+import { PLANS, QUOTA_PERIODS, type KeyRecord, type Plan, type PlanQuota, type QuotaPeriod } from '../domain/records.ts';
 
 /** The id of the one record in PLANS. */
 export const PLAN_LIST_ID = 'current';
 
 export const DEFAULT_PLANS: readonly Plan[] = [
-  { id: 'free', name: 'Free', rate_limit: 100, self_service: true },
-  { id: 'pro', name: 'Pro', rate_limit: 1_000, self_service: true },
-  { id: 'business', name: 'Business', rate_limit: 10_000, self_service: false },
+  { id: 'free', name: 'Free', rate_limit: 100, self_service: true, quota: null },
+  { id: 'pro', name: 'Pro', rate_limit: 1_000, self_service: true, quota: null },
+  { id: 'business', name: 'Business', rate_limit: 10_000, self_service: false, quota: null },
 ];
+
+/** The most requests a quota may allow in its period. */
+export const MAX_QUOTA_REQUESTS = 1_000_000_000;
+const QUOTA_FIELDS = new Set(['requests', 'period']);
 
 export const MAX_PLANS = 20;
 const PLAN_ID = /^[a-z0-9][a-z0-9_-]{0,39}$/;
-const PLAN_FIELDS = new Set(['id', 'name', 'rate_limit', 'self_service']);
+const PLAN_FIELDS = new Set(['id', 'name', 'rate_limit', 'self_service', 'quota']);
 
-/** The plans in force (the saved list, or the defaults). */
+/** Each key record's meter id, made once per record (records are immutable; a changed key is a new record). */
+const meterIds = new WeakMap<KeyRecord, string>();
+
+/**
+ * What a key is metered as (contract section 23): a key on a plan counts in its user's window on
+ * that plan, shared by all of the user's keys on it (and their CPU budget and quota); a key the
+ * operator gave a limit of its own counts alone. Ids of keys start with "key_", so a user's
+ * "<user id>/<plan id>" never names a key's own window.
+ */
+export function meterIdOf(key: KeyRecord): string {
+  if (!key.plan) return key.id;
+  let id = meterIds.get(key);
+  if (id === undefined) {
+    id = `${key.user_id}/${key.plan}`;
+    meterIds.set(key, id);
+  }
+  return id;
+}
+
+/** The plans in force (the saved list, or the defaults); a plan saved before quotas existed has `quota: null`. */
 export function currentPlans(reader: RecordReader): readonly Plan[] {
-  return reader.get(PLANS, PLAN_LIST_ID)?.plans ?? DEFAULT_PLANS;
+  const list = reader.get(PLANS, PLAN_LIST_ID);
+  if (list === undefined) return DEFAULT_PLANS;
+  return list.plans.every((plan) => plan.quota !== undefined) ? list.plans : list.plans.map((plan) => ({ ...plan, quota: plan.quota ?? null }));
 }
 
 export function planById(reader: RecordReader, id: string): Plan | undefined {
@@ -44,7 +69,7 @@ export function readPlanList(body: unknown): Plan[] {
   const list = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).plans : undefined;
   const extra = body !== null && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).filter((name) => name !== 'plans') : [];
   if (extra.length > 0) throw badRequest(`The request body is invalid: unknown field ${extra[0]}; send {"plans": [...]}.`, { [extra[0]!]: 'is not a field' });
-  if (!Array.isArray(list)) throw badRequest('The request body is invalid: plans must be an array of {id, name, rate_limit, self_service}.', { plans: 'must be an array' });
+  if (!Array.isArray(list)) throw badRequest('The request body is invalid: plans must be an array of {id, name, rate_limit, self_service, quota}.', { plans: 'must be an array' });
   if (list.length === 0 || list.length > MAX_PLANS) throw badRequest(`The request body is invalid: plans must hold 1 to ${MAX_PLANS} plans.`, { plans: `must hold 1 to ${MAX_PLANS} plans` });
   const problems: Record<string, string> = {};
   const plans: Plan[] = [];
@@ -67,11 +92,30 @@ export function readPlanList(body: unknown): Plan[] {
       problems[`${at}.rate_limit`] = `must be an integer from ${MIN_RATE_LIMIT} to ${MAX_RATE_LIMIT}`;
     } else if (typeof selfService !== 'boolean') problems[`${at}.self_service`] = 'must be true or false';
     else {
+      const quota = readQuota(fields.quota, `${at}.quota`, problems);
+      if (quota === undefined) return;
       seen.add(id);
-      plans.push({ id, name: name.trim(), rate_limit: rateLimit, self_service: selfService });
+      plans.push({ id, name: name.trim(), rate_limit: rateLimit, self_service: selfService, quota });
     }
   });
   const fields = Object.keys(problems);
   if (fields.length > 0) throw badRequest(`The request body is invalid: ${fields.map((field) => `${field} ${problems[field]}`).join('; ')}.`, problems);
   return plans;
+}
+
+/** A plan's `quota` (absent means null); undefined after recording the problem under `at`. */
+function readQuota(value: unknown, at: string, problems: Record<string, string>): PlanQuota | null | undefined {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    problems[at] = 'must be null or {requests, period}';
+    return undefined;
+  }
+  const fields = value as Record<string, unknown>;
+  const unknown = Object.keys(fields).find((name) => !QUOTA_FIELDS.has(name));
+  const { requests, period } = fields;
+  if (unknown !== undefined) problems[`${at}.${unknown}`] = 'is not a field';
+  else if (typeof requests !== 'number' || !Number.isInteger(requests) || requests < 1 || requests > MAX_QUOTA_REQUESTS) problems[`${at}.requests`] = `must be an integer from 1 to ${MAX_QUOTA_REQUESTS}`;
+  else if (typeof period !== 'string' || !QUOTA_PERIODS.includes(period as QuotaPeriod)) problems[`${at}.period`] = `must be one of ${QUOTA_PERIODS.join(', ')}`;
+  else return { requests, period: period as QuotaPeriod };
+  return undefined;
 }

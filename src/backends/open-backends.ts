@@ -12,6 +12,7 @@ import type { UsageCounters } from '../analytics/usage-counters.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { ACCOUNT_FAILURE_WINDOW_MS, InProcessFailureReservations, type FailureReservations } from '../limits/failure-reservations.ts';
+import type { SharedQuotaCounts } from '../analytics/quota-counters.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from '../limits/sliding-window.ts';
 import { REDELIVERY_WINDOW_MS } from '../webhooks/redelivery.ts';
@@ -50,6 +51,8 @@ export interface Backends {
   failureReservations: FailureReservations;
   /** Webhook redeliveries per user (60 per hour). */
   redeliveryLimiter: RateLimiter;
+  /** Plan quota counts shared by every instance (Redis); null: counted in this process. */
+  quotaCounts: SharedQuotaCounts | null;
   /** Suffix each instance gives its usage records when several share a database, else undefined. */
   usageInstanceTag: string | undefined;
   /** How usage is read: this instance's counts, or with every other instance's added. */
@@ -76,7 +79,7 @@ export async function openBackends(config: Config, options: BackendOptions): Pro
 }
 
 type Records = Omit<Backends, keyof Limits>;
-type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'failureReservations' | 'redeliveryLimiter' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
+type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'failureReservations' | 'redeliveryLimiter' | 'quotaCounts' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
 
 /** The log, and what follows from whether other instances share it: claims and summed usage. */
 async function openRecords(config: Config, options: BackendOptions): Promise<Omit<Records, 'description'> & { description: Pick<BackendDescription, 'records'> }> {
@@ -126,6 +129,7 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
       failedAuthLimiter,
       failureReservations: new InProcessFailureReservations({ account: signInLimiter, address: failedAuthLimiter }),
       redeliveryLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: REDELIVERY_WINDOW_MS }),
+      quotaCounts: null,
       closeLimiters: () => {},
       description: { limits: 'in this process' },
     };
@@ -137,6 +141,7 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
     failedAuthLimiter: shared.failedAuthLimiter,
     failureReservations: shared.failureReservations,
     redeliveryLimiter: shared.redeliveryLimiter,
+    quotaCounts: shared.quotaCounts,
     closeLimiters: () => shared.close(),
     description: { limits: shared.description },
   };

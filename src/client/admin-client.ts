@@ -25,6 +25,9 @@ import type {
   NewKeyInput,
   NewUser,
   Plan,
+  PlanInput,
+  QuotaChange,
+  QuotaUsage,
   PlanRequest,
   PlanRequestQuery,
   RolledApiKey,
@@ -254,6 +257,16 @@ export class AdminKeysApi {
     return answer.data;
   }
 
+  /**
+   * Sets (`{used}`) or tops up (`{add}`) the count of the key's user and plan against the plan's
+   * quota in the current period (POST /admin/v1/keys/:id/quota); every key of the user on the
+   * plan gets the room. Not retried on a network error: a top-up sent twice would add twice.
+   */
+  async setQuota(id: string, change: QuotaChange, options: CallOptions = {}): Promise<QuotaUsage> {
+    const answer = await this.transport.json<Envelope<QuotaUsage>>({ method: 'POST', path: `/admin/v1/keys/${segment(id)}/quota`, body: change, signal: options.signal, retryOnNetworkError: false });
+    return answer.data;
+  }
+
   /** Revokes a key for good (DELETE); it is refused from the very next request. */
   async revoke(id: string, options: CallOptions = {}): Promise<ApiKeyInfo> {
     const answer = await this.transport.json<Envelope<ApiKeyInfo>>({ method: 'DELETE', path: `/admin/v1/keys/${segment(id)}`, signal: options.signal });
@@ -313,7 +326,7 @@ export class AdminPlansApi {
   }
 
   /** Replaces the whole list; keys on a plan whose limit changed get the new limit at once. */
-  async replace(plans: Plan[], options: CallOptions = {}): Promise<Plan[]> {
+  async replace(plans: PlanInput[], options: CallOptions = {}): Promise<Plan[]> {
     // Replacing with the same list twice is harmless, so a network failure may be retried.
     const answer = await this.transport.json<Envelope<Plan[]>>({ method: 'PUT', path: '/admin/v1/plans', body: { plans }, signal: options.signal });
     return answer.data;

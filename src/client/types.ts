@@ -5,7 +5,17 @@ export type ListingType = 'SKILL' | 'AGENT' | 'PROMPT' | 'TEMPLATE' | 'DATASET' 
 export type ListingStatus = 'active' | 'archived' | 'removed';
 export type Role = 'creator' | 'member';
 export type ListingSort = 'created_at' | '-created_at' | 'price' | '-price' | 'title';
-export type WebhookEventType = 'listing.created' | 'listing.updated' | 'listing.archived' | 'listing.removed' | 'user.updated' | 'ping';
+export type WebhookEventType =
+  | 'listing.created'
+  | 'listing.updated'
+  | 'listing.archived'
+  | 'listing.removed'
+  | 'user.updated'
+  | 'ping'
+  | 'quota.warning'
+  | 'quota.exhausted'
+  | 'key.expiring'
+  | 'plan_request.decided';
 
 export interface Pagination {
   page: number;
@@ -222,9 +232,32 @@ export interface Usage {
   endpoints: EndpointUsage[];
   /** One point per bucket of the range, empty ones included, oldest first. */
   series: { granularity: 'hour' | 'day'; from: string; to: string; points: UsagePoint[] };
-  /** The key's rate-limit window now (`reset` in Unix seconds), read without counting a request. */
+  /** The key's rate-limit window now (`reset` in Unix seconds), read without counting a request; shared by its user's keys on its plan. */
   window: { limit: number; remaining: number; reset: number };
+  /** The quota of the key's plan, shared by its user's keys on the plan; null when the plan has none. */
+  quota: QuotaUsage | null;
 }
+
+/** A plan quota's count now (the usage reads, and the operator's top-up). */
+export interface QuotaUsage {
+  requests: number;
+  used: number;
+  remaining: number;
+  period: QuotaPeriod;
+  /** When the UTC day or month ends and the count starts again at 0. */
+  resets_at: string;
+}
+
+export type QuotaPeriod = 'day' | 'month';
+
+/** Requests per UTC day or month that a plan allows, shared by one user's keys on it. */
+export interface PlanQuota {
+  requests: number;
+  period: QuotaPeriod;
+}
+
+/** The operator's change of a count: set it (`used`) or top it up (`add` taken off it). */
+export type QuotaChange = { used: number } | { add: number };
 
 export type ListingStatsSort = '-views' | 'views' | '-impressions' | 'impressions';
 
@@ -374,7 +407,12 @@ export interface Plan {
   name: string;
   rate_limit: number;
   self_service: boolean;
+  /** Requests per UTC day or month, shared by one user's keys on the plan; null: none. */
+  quota: PlanQuota | null;
 }
+
+/** A plan as saved with `plans.replace`: its quota may be left out (meaning none). */
+export type PlanInput = Omit<Plan, 'quota'> & { quota?: PlanQuota | null };
 
 export interface PlanRequest {
   id: string;

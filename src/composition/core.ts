@@ -3,6 +3,8 @@
 // authenticator, the audit log, and every reaction to a store change. No routes, no modules:
 // src/app.ts adds those around it.
 
+import { QuotaCounters } from '../analytics/quota-counters.ts';
+import { queueAccountEvent, quotaEventData } from '../webhooks/account-events.ts';
 import { UsageCounters } from '../analytics/usage-counters.ts';
 import type { UsageRecorder } from '../analytics/recorder.ts';
 import type { UsageReader } from '../analytics/reader.ts';
@@ -88,6 +90,19 @@ export async function openCore(options: CoreOptions) {
   // The open GET /v1/events/stream responses, counted and capped.
   const eventStreams = new EventStreams(eventLog, config.eventStreams);
   const audit = new AuditLog(store, clock);
+  // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write
+  // per request); crossing 80 % and reaching the quota are told to the user's webhooks.
+  const quotas = new QuotaCounters({
+    store,
+    clock,
+    warn,
+    flushIntervalMs: config.usageFlushMs,
+    shared: backends.quotaCounts,
+    onCrossing: (meterId, kind, quota, counter) => {
+      const { userId, data } = quotaEventData(meterId, quota, counter.used, counter.end);
+      queueAccountEvent(store, outbox, kind, userId, data).catch((error: unknown) => warn(`could not queue ${kind}: ${(error as Error).message}`));
+    },
+  });
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
@@ -147,6 +162,7 @@ export async function openCore(options: CoreOptions) {
     startedAtMs: clock.now(),
     usage,
     usageReader,
+    quotas,
     recorder,
     deliveryCounts,
     outbox,

@@ -2,7 +2,7 @@
 // src/app.ts builds the routers, the pipeline and the OpenAPI document from it.
 
 import type { ModuleName } from '../config.ts';
-import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/route.ts';
+import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from '../http/route.ts';
 import type { StaticAsset } from '../http/static-pages.ts';
 import type { ModuleHost } from '../module.ts';
 import type { OpenApiPart } from '../openapi/schema.ts';
@@ -19,7 +19,7 @@ export interface ModuleTimer {
 
 export class ModuleAdditions {
   /** Operator routes by the module that added them (app.ts places them in the document's order). */
-  readonly operatorRoutes = new Map<ModuleName, OperatorRoute[]>();
+  readonly adminRoutes = new Map<ModuleName, AdminRoute[]>();
   readonly apiRoutes: ApiRoute[] = [];
   readonly publicRoutes: PublicRoute[] = [];
   readonly portalRoutes: PortalRoute[] = [];
@@ -41,13 +41,14 @@ export class ModuleAdditions {
       audit,
       usage: usageReader,
       keyLimiter: backends.keyLimiter,
+      quotas: core.quotas,
       operatorToken: core.operatorToken.token,
       clientAddress,
       apiRoutes,
       modules,
       warn,
       addApiRoutes: (routes) => void this.apiRoutes.push(...routes),
-      addOperatorRoutes: (routes) => void this.operatorRoutes.set(name, [...(this.operatorRoutes.get(name) ?? []), ...routes]),
+      addAdminRoutes: (routes) => void this.adminRoutes.set(name, [...(this.adminRoutes.get(name) ?? []), ...routes]),
       addPublicRoutes: (routes) => void this.publicRoutes.push(...routes),
       addPortalRoutes: (routes) => void this.portalRoutes.push(...routes),
       addOpenApi: (part) => void this.openApiParts.push(part),

@@ -2,12 +2,12 @@
 // places: a module's operator routes sit where they have always sat in /openapi.json
 // (moderation's after the users and keys, the portal's last), so the document keeps its order.
 
-import { operatorUsageRoute } from '../handlers/admin/key-usage.ts';
+import { adminQuotaRoute, adminUsageRoute } from '../handlers/admin/key-usage.ts';
 import { auditRoutes } from '../handlers/admin/audit.ts';
 import { metricsRoute } from '../handlers/admin/metrics.ts';
-import { coreOperatorRoutes } from '../handlers/admin/operator.ts';
+import { coreAdminRoutes } from '../handlers/admin/core.ts';
 import { planRoutes } from '../handlers/admin/plans.ts';
-import { operatorWebhookRoutes } from '../handlers/admin/webhooks.ts';
+import { adminWebhookRoutes } from '../handlers/admin/webhooks.ts';
 import { healthRoutes } from '../handlers/public/health.ts';
 import { homeRoute } from '../handlers/public/home.ts';
 import { readinessRoute } from '../handlers/public/readiness.ts';
@@ -16,36 +16,37 @@ import { listingRoutes } from '../handlers/v1/listings.ts';
 import { userRoutes } from '../handlers/v1/users.ts';
 import { webhookRoutes } from '../handlers/v1/webhooks.ts';
 import { eventRoutes } from '../handlers/v1/events.ts';
-import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
+import type { ApiRoute, AdminRoute, PublicRoute } from '../http/route.ts';
 import type { Core } from './core.ts';
 import type { ModuleAdditions } from './module-host.ts';
 
 /** The spec's /v1 routes: listings, users, analytics, webhooks, the event log. */
 export function coreApiRoutes(core: Core): ApiRoute[] {
-  const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config } = core;
+  const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config, quotas } = core;
   return [
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
-    ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter }),
+    ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter, audit: core.audit, eventRetentionDays: config.eventRetentionDays }),
     ...eventRoutes({ store, clock, eventLog: core.eventLog, streams: core.eventStreams }),
   ];
 }
 
 /** The operator API: the core's routes with the modules' in their places. */
-export function operatorRoutes(core: Core, apiRoutes: readonly ApiRoute[], added: ModuleAdditions): OperatorRoute[] {
-  const { store, clock, audit, outbox, usageReader, config, backends, metrics, startedAtMs } = core;
-  const ofModule = (name: 'moderation' | 'portal') => added.operatorRoutes.get(name) ?? [];
+export function adminRoutes(core: Core, apiRoutes: readonly ApiRoute[], added: ModuleAdditions): AdminRoute[] {
+  const { store, clock, audit, outbox, usageReader, config, backends, metrics, startedAtMs, quotas } = core;
+  const ofModule = (name: 'moderation' | 'portal') => added.adminRoutes.get(name) ?? [];
   return [
-    ...coreOperatorRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
+    ...coreAdminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
     ...ofModule('moderation'),
-    ...planRoutes({ store, clock, audit }),
+    ...planRoutes({ store, clock, audit, outbox }),
     ...auditRoutes(audit),
     metricsRoute(metrics),
-    operatorUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter }),
-    ...operatorWebhookRoutes({ store, outbox }),
+    adminUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
+    adminQuotaRoute({ store, clock, audit, quotas }),
+    ...adminWebhookRoutes({ store, outbox }),
     ...ofModule('portal'),
-    ...[...added.operatorRoutes].filter(([name]) => name !== 'moderation' && name !== 'portal').flatMap(([, routes]) => routes),
+    ...[...added.adminRoutes].filter(([name]) => name !== 'moderation' && name !== 'portal').flatMap(([, routes]) => routes),
   ];
 }
 

@@ -5,7 +5,18 @@
 import type { WriteOp } from '../store/format.ts';
 import type { DecisionReader } from '../store/store.ts';
 
-export const EVENT_TYPES = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping'] as const;
+export const EVENT_TYPES = [
+  'listing.created',
+  'listing.updated',
+  'listing.archived',
+  'listing.removed',
+  'user.updated',
+  'ping',
+  'quota.warning',
+  'quota.exhausted',
+  'key.expiring',
+  'plan_request.decided',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventOutbox {

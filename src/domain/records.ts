@@ -29,6 +29,8 @@ export const AUDIT = collectionName<AuditRecord>('audit');
 export const PLANS = collectionName<PlanListRecord>('plans');
 /** Users' requests for a plan they may not pick themselves, decided by the operator. */
 export const PLAN_REQUESTS = collectionName<PlanRequestRecord>('plan_requests');
+/** Each user's count against a plan's quota, saved with the other aggregates (analytics/quota-counters.ts). */
+export const QUOTA_COUNTS = collectionName<QuotaCountRecord>('quota_counts');
 
 export type Role = 'creator' | 'member';
 export const ROLES: readonly Role[] = ['creator', 'member'];
@@ -78,6 +80,8 @@ export interface KeyRecord {
   /** After a roll: the previous secret's SHA-256, accepted until `previous_hash_expires_at`. */
   readonly previous_hash?: string | null;
   readonly previous_hash_expires_at?: string | null;
+  /** The `expires_at` its owner was last told of with `key.expiring` (webhooks/account-events.ts). */
+  readonly expiry_notice_for?: string | null;
 }
 
 /** A tier of requests per minute; `self_service` plans a user may switch a key to at once. */
@@ -86,6 +90,27 @@ export interface Plan {
   readonly name: string;
   readonly rate_limit: number;
   readonly self_service: boolean;
+  /** Requests per UTC day or month, shared by a user's keys on the plan; absent or null: none. */
+  readonly quota?: PlanQuota | null;
+}
+
+export type QuotaPeriod = 'day' | 'month';
+export const QUOTA_PERIODS: readonly QuotaPeriod[] = ['day', 'month'];
+
+export interface PlanQuota {
+  readonly requests: number;
+  readonly period: QuotaPeriod;
+}
+
+/** The requests one user made on one plan in its quota's current period (analytics/quota-counters.ts). */
+export interface QuotaCountRecord {
+  /** The meter: "<user id>/<plan id>" (auth/plans.ts meterIdOf). */
+  readonly id: string;
+  readonly period: QuotaPeriod;
+  /** The period's start (UTC midnight, or the 1st of the month). */
+  readonly start: string;
+  readonly used: number;
+  readonly updated_at: string;
 }
 
 export interface PlanListRecord {

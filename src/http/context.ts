@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseJsonObject, readRawBody } from './body.ts';
-import type { Decided, Headers, Reply } from './route.ts';
+import type { Headers } from './route.ts';
 
 export abstract class BaseContext {
   readonly req: IncomingMessage;
@@ -63,11 +63,6 @@ export abstract class BaseContext {
 export function pathOf(url: string): string {
   const queryStart = url.indexOf('?');
   return queryStart === -1 ? url : url.slice(0, queryStart);
-}
-
-/** A handler's decision as the store's commit takes it: the ops, and the answer as its result. */
-export function storeDecisionOf({ ops, reply }: Decided): { ops: Decided['ops']; result: Reply } {
-  return { ops, result: reply };
 }
 
 const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});

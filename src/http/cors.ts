@@ -12,7 +12,7 @@ import type { Headers } from './respond.ts';
 export type CorsOrigins = '*' | readonly string[] | null;
 
 export const CORS_ALLOWED_HEADERS = 'Authorization, X-API-Key, Content-Type, Idempotency-Key, If-Match, If-None-Match';
-export const CORS_EXPOSED_HEADERS = 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag';
+export const CORS_EXPOSED_HEADERS = 'X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Quota-Limit, X-Quota-Remaining, X-Quota-Reset, Retry-After, ETag';
 /** What a preflight allows on a path no route knows: the request then meets the 404. */
 const ANY_METHOD = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** How long a browser may reuse a preflight's answer. */

@@ -9,10 +9,10 @@ import type { Caller } from '../auth/authenticate.ts';
 import { callerAtCommit } from '../auth/authorize-commit.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
-import type { Store, Transaction } from '../store/store.ts';
+import type { Decision, Store, Transaction } from '../store/store.ts';
 import { BaseContext } from './context.ts';
 import type { IdempotencyClaim, IdempotencyGuard } from './idempotency.ts';
-import type { Decided, KeyContext, Reply } from './route.ts';
+import type { KeyContext as KeyContextShape, Reply } from './route.ts';
 
 /** What a keyed write goes through: the store, and the idempotency records of POSTs. */
 export interface KeyCommitServices {
@@ -20,7 +20,7 @@ export interface KeyCommitServices {
   idempotency: IdempotencyGuard;
 }
 
-export class ApiKeyContext extends BaseContext implements KeyContext {
+export class KeyContext extends BaseContext implements KeyContextShape {
   /** Step 1 (key): the key and its user as the headers found them (the request is counted and charged to this key); null before step 1 or when refused there. */
   caller: Caller | null = null;
   /** Step 3 (route): the route matched, whose permission a write checks again when it commits. */
@@ -44,7 +44,7 @@ export class ApiKeyContext extends BaseContext implements KeyContext {
     return this.knownCaller().user;
   }
 
-  commit(decide: (tx: Transaction, caller: Caller) => Decided): Promise<Reply> {
+  commit(decide: (tx: Transaction, caller: Caller) => Decision<Reply>): Promise<Reply> {
     const { store, idempotency } = this.services;
     const { caller, apiRoute: route, idempotencyClaim: claim, path } = this;
     if (caller === null || route === null) return Promise.reject(new Error('A /v1 write was committed before its key and route were checked.'));
@@ -53,7 +53,7 @@ export class ApiKeyContext extends BaseContext implements KeyContext {
       const recorded = claim ? idempotency.recordedAnswer(tx, claim) : null;
       if (recorded !== null) return { ops: [], result: recorded };
       // The key and its user are part of what a keyed write is decided on.
-      const { ops, reply } = decide(tx, callerAtCommit(tx, caller.key.id, route, path));
+      const { ops, result: reply } = decide(tx, callerAtCommit(tx, caller.key.id, route, path));
       return { ops: claim && reply.status < 300 ? [...ops, idempotency.recordOp(claim, reply)] : ops, result: reply };
     });
   }

@@ -5,11 +5,11 @@
 // the records alone. An open portal route's context (open-portal-context.ts) is one of these too.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Store, Transaction } from '../store/store.ts';
-import { BaseContext, storeDecisionOf } from './context.ts';
-import type { Decided, Reply, RequestContext } from './route.ts';
+import type { Decision, Store, Transaction } from '../store/store.ts';
+import { BaseContext } from './context.ts';
+import type { KeylessContext as KeylessContextShape, Reply } from './route.ts';
 
-export class KeylessContext extends BaseContext implements RequestContext {
+export class KeylessContext extends BaseContext implements KeylessContextShape {
   private readonly store: Store;
 
   constructor(req: IncomingMessage, res: ServerResponse, store: Store) {
@@ -17,7 +17,7 @@ export class KeylessContext extends BaseContext implements RequestContext {
     this.store = store;
   }
 
-  commit(decide: (tx: Transaction) => Decided): Promise<Reply> {
-    return this.store.commit((tx) => storeDecisionOf(decide(tx)));
+  commit<R = Reply>(decide: (tx: Transaction) => Decision<R>): Promise<R> {
+    return this.store.commit(decide);
   }
 }

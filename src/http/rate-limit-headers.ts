@@ -1,7 +1,8 @@
 // The rate-limit headers every authenticated /v1 answer carries (X-RateLimit-Limit, -Remaining,
-// -Reset), and the whole seconds a refused client is told to wait (Retry-After).
+// -Reset), a plan quota's X-Quota-* headers, and the whole seconds a refused client is told to wait (Retry-After).
 
 import type { Clock } from '../clock.ts';
+import type { PlanQuota } from '../domain/records.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';
 import type { Headers } from './respond.ts';
 
@@ -22,4 +23,11 @@ export function resetUnixSeconds(decision: RateDecision, clock: Clock): number {
 /** Whole seconds until the window admits again; at least 1, so "Retry-After: 0" never invites a hot loop. */
 export function retryAfterSeconds(decision: RateDecision): number {
   return Math.max(1, Math.ceil((decision.resetAt - decision.decidedAt) / 1000));
+}
+
+/** X-Quota-Limit, -Remaining and -Reset (Unix seconds of the period's end) for a key whose plan has a quota. */
+export function setQuotaHeaders(headers: Headers, quota: PlanQuota, counter: { used: number; end: number }): void {
+  headers['X-Quota-Limit'] = quota.requests;
+  headers['X-Quota-Remaining'] = Math.max(0, quota.requests - counter.used);
+  headers['X-Quota-Reset'] = counter.end / 1000;
 }

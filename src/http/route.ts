@@ -1,14 +1,16 @@
 // What a route is, and what its handler receives. Each /v1 route declares its method, pattern
 // and resource once; the permission check and the OpenAPI test both derive from that. The
 // context a handler receives is one class per surface on src/http/context.ts's base, built by
-// its area's gate (src/pipeline/).
+// its area's gate (src/pipeline/). Each interface here has one class of the same name that
+// implements it: KeyContext (http/key-context.ts), KeylessContext (http/keyless-context.ts), and
+// the portal's PortalContext and OpenPortalContext (modules/portal/); RequestContext is what
+// they all share. Handlers see the interface, so they import no class.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
 import type { Resource } from '../auth/key-rules.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
-import type { WriteOp } from '../store/format.ts';
-import type { Transaction } from '../store/transaction.ts';
+import type { Decision, Transaction } from '../store/transaction.ts';
 
 // The resources a route may declare are the permission rules' (auth/key-rules.ts).
 export { RESOURCES, type Resource } from '../auth/key-rules.ts';
@@ -46,18 +48,23 @@ export interface RequestContext {
   readJsonBody(): Promise<Record<string, unknown>>;
   /**
    * Decides a write on the current records and makes it durable: `decide` reads through `tx`
-   * and returns the ops to write as one unit and the answer. It runs in the store's write
+   * and returns the store's Decision, the ops to write as one unit and the answer as its
+   * `result`. It runs in the store's write
    * queue just before the write reaches the log (again if what it read changed), so it must be
    * synchronous; throwing an HttpError refuses the request and writes nothing. The server may
    * add ops of its own to the same write (the idempotency record of a POST).
    */
-  commit(decide: (tx: Transaction) => Decided): Promise<Reply>;
+  commit(decide: (tx: Transaction) => Decision<Reply>): Promise<Reply>;
 }
 
-/** What a handler's decide function returns. */
-export interface Decided {
-  ops: readonly WriteOp[];
-  reply: Reply;
+/**
+ * What a route served without a key or a session receives (an operator route, a public one, an
+ * open portal route): its writes are decided on the records alone, nobody is read again, and a
+ * write may have another result than an answer (an audit entry written before the work it
+ * records, answered after that work).
+ */
+export interface KeylessContext extends RequestContext {
+  commit<R = Reply>(decide: (tx: Transaction) => Decision<R>): Promise<R>;
 }
 
 export interface KeyContext extends RequestContext {
@@ -68,7 +75,7 @@ export interface KeyContext extends RequestContext {
    * As RequestContext.commit, and `caller` is the key and user as they are now: a key revoked
    * meanwhile is refused with 401, one that lost the route's permission with 403.
    */
-  commit(decide: (tx: Transaction, caller: Caller) => Decided): Promise<Reply>;
+  commit(decide: (tx: Transaction, caller: Caller) => Decision<Reply>): Promise<Reply>;
 }
 
 export interface ApiRoute {
@@ -91,7 +98,7 @@ export interface PortalContext extends RequestContext {
    * As RequestContext.commit, and `user` is the signed-in user as they are now: a session ended
    * meanwhile (sign-out, password change, expiry) or a user suspended or erased is refused with 401.
    */
-  commit(decide: (tx: Transaction, user: UserRecord) => Decided): Promise<Reply>;
+  commit(decide: (tx: Transaction, user: UserRecord) => Decision<Reply>): Promise<Reply>;
 }
 
 /** A live portal session (src/portal/sessions.ts finds it from the cookie) and its user. */
@@ -101,7 +108,7 @@ export interface SignedIn {
 }
 
 /** What an open portal route (sign-in, sign-up, setting a password) receives. */
-export interface OpenPortalContext extends RequestContext {
+export interface OpenPortalContext extends KeylessContext {
   /** The live session the request carries, if any. */
   readonly signedIn: SignedIn | null;
 }
@@ -135,11 +142,11 @@ interface KeylessRoute {
   method: Method;
   pattern: string;
   summary: string;
-  handle(context: RequestContext): Promise<Reply> | Reply;
+  handle(context: KeylessContext): Promise<Reply> | Reply;
 }
 
 /** An /admin/v1 route: the pipeline checked the operator token before it runs. */
-export interface OperatorRoute extends KeylessRoute {}
+export interface AdminRoute extends KeylessRoute {}
 
 /** A route anyone may call: the health check, the OpenAPI document. */
 export interface PublicRoute extends KeylessRoute {}

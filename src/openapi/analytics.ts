@@ -2,7 +2,7 @@
 // for any key; one schema serves both) and the performance of the caller's own listings.
 
 import { ISO_TIME } from '../analytics/time-range.ts';
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations, type Schema } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, ADMIN_ERRORS, ADMIN_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations, type Schema } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
@@ -27,7 +27,7 @@ const usageCountsRequired = ['requests', 'by_status', 'rate_limited'];
 
 const usageSchema: Schema = {
   type: 'object',
-  required: ['key_id', 'granularity', 'from', 'to', 'totals', 'endpoints', 'series', 'window'],
+  required: ['key_id', 'granularity', 'from', 'to', 'totals', 'endpoints', 'series', 'window', 'quota'],
   properties: {
     key_id: { type: 'string' },
     granularity: { enum: ['hour', 'day'] },
@@ -80,11 +80,28 @@ const usageSchema: Schema = {
         reset: { type: 'integer', description: 'Unix seconds at which one more request is admitted.' },
       },
     },
+    quota: {
+      oneOf: [{ $ref: '#/components/schemas/QuotaUsage' }, { type: 'null' }],
+      description: "The quota of the key's plan, shared by all of its user's keys on the plan (as the window is); null when the plan has none.",
+    },
+  },
+};
+
+/** A plan quota's count now: the usage reads and the operator's top-up answer it. */
+export const quotaUsageSchema: Schema = {
+  type: 'object',
+  required: ['requests', 'used', 'remaining', 'period', 'resets_at'],
+  properties: {
+    requests: { type: 'integer', minimum: 1, description: 'Requests allowed in the period.' },
+    used: { ...count, description: "Requests counted in the period so far, by all of the user's keys on the plan." },
+    remaining: count,
+    period: { enum: ['day', 'month'], description: 'A UTC calendar day or month.' },
+    resets_at: { ...timestamp, description: 'The end of the period, when the count starts again at 0.' },
   },
 };
 
 /** Merged into components.schemas by the document (the /v1 and operator answers share it). */
-export const analyticsSchemas: Record<string, Schema> = { Usage: usageSchema };
+export const analyticsSchemas: Record<string, Schema> = { Usage: usageSchema, QuotaUsage: quotaUsageSchema };
 
 export const rangeParams = [
   queryParam('granularity', { enum: ['hour', 'day'], default: 'hour' }, 'Bucket size of the series (UTC hours or UTC days).'),
@@ -150,14 +167,44 @@ export const analyticsOperations: Operations = {
   'GET /admin/v1/keys/:id/usage': {
     operationId: 'adminGetKeyUsage',
     description: "Any key's usage: the same answer as /v1/analytics/usage gives that key. `from` must be earlier than `to` (400 otherwise).",
-    security: OPERATOR_SECURITY,
+    security: ADMIN_SECURITY,
     parameters: [pathId('Key id'), ...rangeParams],
     responses: {
       '200': answer('Usage of the key', dataOf(ref('Usage'))),
       '400': errorAnswer('Bad query parameter'),
       '404': errorAnswer('Key not found'),
-      ...OPERATOR_ERRORS,
+      ...ADMIN_ERRORS,
     },
     ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/usage?granularity=hour'`),
+  },
+  'POST /admin/v1/keys/:id/quota': {
+    operationId: 'adminSetKeyQuota',
+    description:
+      "Sets (`used`) or tops up (`add`, taking that many off the count) the count of the key's user and plan against the plan's quota in the current period: every key of the user on the plan gets the room. Send exactly one of them. Audited as `key.quota`.",
+    security: ADMIN_SECURITY,
+    parameters: [pathId('Key id')],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              used: { type: 'integer', minimum: 0, maximum: 1_000_000_000, description: 'The count to set.' },
+              add: { type: 'integer', minimum: 1, maximum: 1_000_000_000, description: 'Requests to give back (the count goes down by this much, not below 0).' },
+            },
+          },
+        },
+      },
+    },
+    responses: {
+      '200': answer('The quota now', dataOf(ref('QuotaUsage'))),
+      '400': errorAnswer('Neither or both of used and add, a value out of range, or another field'),
+      '404': errorAnswer('Key not found'),
+      '409': errorAnswer("The key's plan has no quota (or the key has a limit of its own)"),
+      ...ADMIN_ERRORS,
+    },
+    ...curl(`curl -s -X POST ${TOKEN} -H 'Content-Type: application/json' -d '{"add":1000}' http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/quota`),
   },
 };

@@ -3,8 +3,8 @@
 // from the route), completed by the details each area describes under src/openapi/. A route
 // without details, or details without a route, stops the build, so the two cannot drift.
 
-import type { ApiRoute, OperatorRoute, PortalRoute, PublicRoute } from '../http/route.ts';
-import { operatorOperations } from './operator.ts';
+import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from '../http/route.ts';
+import { adminOperations } from './admin.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
 import { listingOperations } from './listings.ts';
 import { auditOperations, readinessOperations } from './operations.ts';
@@ -16,7 +16,7 @@ import { VERSION } from '../version.ts';
 
 export interface DocumentedRoutes {
   api: readonly ApiRoute[];
-  operator: readonly OperatorRoute[];
+  operator: readonly AdminRoute[];
   public: readonly PublicRoute[];
   portal: readonly PortalRoute[];
   /** What the loaded modules add: their operations, tags and security schemes. */
@@ -103,6 +103,8 @@ const DESCRIPTION = [
   '',
   'Send an API key as `Authorization: Bearer <key>` (or `X-API-Key`). Every /v1 answer carries X-RateLimit-Limit, ',
   'X-RateLimit-Remaining and X-RateLimit-Reset and `Cache-Control: private, no-cache`; every answer carries X-Request-Id.',
+  "All of one user's keys on one plan share the plan's window (and its CPU budget); a key with a limit of its own has its own. When the plan has a quota,",
+  'every /v1 answer also carries X-Quota-Limit, X-Quota-Remaining and X-Quota-Reset (Unix seconds of the end of the UTC day or month).',
   '',
   'String fields are trimmed before they are checked and stored; lengths count Unicode code points after trimming.',
   'Successful GET answers carry an ETag (one per encoding, made from the content alone: equal on every instance and after a restart) and answer 304 to a matching If-None-Match. HEAD works on every GET route.',
@@ -116,7 +118,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     ...userOperations,
     ...analyticsOperations,
     ...webhookOperations,
-    ...operatorOperations,
+    ...adminOperations,
     ...auditOperations,
     ...readinessOperations,
     ...Object.assign({}, ...routes.parts.map((part) => part.operations)),

@@ -1,10 +1,10 @@
 // OpenAPI paths of the operator's audit log and the operations routes /readyz and /metrics.
 
-import { answer, curl, errorAnswer, listOf, MALFORMED_REQUEST, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, queryParam, ref, type Operations } from './schema.ts';
+import { answer, curl, errorAnswer, listOf, MALFORMED_REQUEST, ADMIN_ERRORS, ADMIN_SECURITY, PAGE_PARAMS, queryParam, ref, type Operations } from './schema.ts';
 
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
-const security = OPERATOR_SECURITY;
-const unauthorized = OPERATOR_ERRORS;
+const security = ADMIN_SECURITY;
+const unauthorized = ADMIN_ERRORS;
 
 export const auditOperations: Operations = {
   'GET /admin/v1/audit': {

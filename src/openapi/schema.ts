@@ -111,18 +111,20 @@ export const PRECONDITION_FAILED = { '412': errorAnswer('If-Match does not name 
 export const GATE_ERRORS = {
   '401': errorAnswer('Missing, malformed, unknown, revoked or expired API key, or a rolled secret past its grace (with a hint).'),
   '403': errorAnswer('The key lacks the permission; `required` lists entries that would allow it.'),
-  '429': errorAnswer("Rate limit exceeded, or the key used its share of the server's time for the last minute (its CPU budget); wait for Retry-After seconds."),
+  '429': errorAnswer(
+    "Rate limit exceeded, the key used its share of the server's time for the last minute (its CPU budget), or the plan's quota for the day or month is used up (the body then has `quota`, and Retry-After is the time until the period ends); wait for Retry-After seconds.",
+  ),
 };
 
 /** For routes with no key and no input: only a request Node's HTTP parser refuses gets a 4xx. */
 export const MALFORMED_REQUEST = { '4XX': errorAnswer('A request the HTTP parser refused (bad framing, headers too large, too slow)') };
 
 /** The operator API's refusals before any handler runs. */
-export const OPERATOR_ERRORS = {
+export const ADMIN_ERRORS = {
   '401': errorAnswer('Operator token missing or wrong'),
   '429': errorAnswer('Too many failed authentications from this address (the limit /v1 keys share); wait for Retry-After seconds.'),
 };
-export const OPERATOR_SECURITY = [{ operatorToken: [] }];
+export const ADMIN_SECURITY = [{ operatorToken: [] }];
 
 /** A curl example for the endpoint, shown by tools that read x-codeSamples. */
 export const curl = (source: string) => ({ 'x-codeSamples': [{ lang: 'curl', source }] });

@@ -59,6 +59,17 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
     required: ['error'],
     properties: {
       error: { type: 'string', description: 'What went wrong, in words a person can act on.' },
+      quota: {
+        type: 'object',
+        required: ['requests', 'used', 'period', 'resets_at'],
+        description: "Only on a 429 for a used-up plan quota (what tells it from the per-minute 429): the quota, its count and when it starts again.",
+        properties: {
+          requests: { type: 'integer', minimum: 1 },
+          used: { type: 'integer', minimum: 0 },
+          period: { enum: ['day', 'month'] },
+          resets_at: { type: 'string', format: 'date-time' },
+        },
+      },
       details: { type: 'object', additionalProperties: { type: 'string' }, description: 'Per-field problems.' },
       hint: { type: 'string' },
       required: { type: 'array', items: { type: 'string' }, description: 'Permission entries that would allow the request.' },
@@ -186,12 +197,28 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
   Plan: {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'name', 'rate_limit', 'self_service'],
+    required: ['id', 'name', 'rate_limit', 'self_service', 'quota'],
     properties: {
       id: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,39}$', examples: ['pro'] },
       name: { type: 'string', minLength: 1, maxLength: 60, pattern: NOT_BLANK, examples: ['Pro'], description: 'Trimmed; must not be empty or only white space.' },
       rate_limit: { type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Requests per minute a key on this plan may make.' },
       self_service: { type: 'boolean', description: 'true: users switch their keys to it themselves; false: they request it and the operator decides.' },
+      quota: {
+        oneOf: [
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['requests', 'period'],
+            properties: {
+              requests: { type: 'integer', minimum: 1, maximum: 1_000_000_000, description: 'Requests allowed per period.' },
+              period: { enum: ['day', 'month'], description: 'A UTC calendar day or month.' },
+            },
+          },
+          { type: 'null' },
+        ],
+        description:
+          "Requests per UTC day or month, shared by all of one user's keys on the plan (as its per-minute window is); null: no quota. Optional when saving (absent means null). Past it every /v1 request of those keys is 429 with the quota in the body until the period ends.",
+      },
     },
   },
   PlanRequest: {
@@ -228,3 +255,6 @@ export const SHARED_SCHEMAS: Record<string, Schema> = {
     ],
   },
 };
+
+/** A plan as PUT /admin/v1/plans takes it: a Plan whose quota may be left out (meaning null). */
+SHARED_SCHEMAS.PlanInput = { ...SHARED_SCHEMAS.Plan!, required: ['id', 'name', 'rate_limit', 'self_service'] };

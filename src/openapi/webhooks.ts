@@ -3,7 +3,7 @@
 
 import { EVENT_TYPES } from '../domain/events.ts';
 import type { EventType } from '../domain/events.ts';
-import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref } from './schema.ts';
+import { answer, curl, dataOf, errorAnswer, GATE_ERRORS, jsonBody, listOf, ADMIN_ERRORS, ADMIN_SECURITY, PAGE_PARAMS, pathId, queryParam, ref } from './schema.ts';
 import type { Operations, Schema } from './schema.ts';
 
 const KEY = '-H "Authorization: Bearer $KEY"';
@@ -324,12 +324,12 @@ export const webhookOperations: Operations = {
   'GET /admin/v1/webhooks': {
     operationId: 'adminListWebhooks',
     description: "Everyone's webhooks (or one user's), newest first (ties by id, highest first), never their secrets.",
-    security: OPERATOR_SECURITY,
+    security: ADMIN_SECURITY,
     parameters: [queryParam('user_id', { type: 'string', minLength: 1 }, "Only this user's webhooks."), ...PAGE_PARAMS],
     responses: {
       '200': answer('Webhooks', listOf({ allOf: [ref('Webhook'), { type: 'object', required: ['user_id'], properties: { user_id: { type: 'string' } } }] })),
       '400': errorAnswer('Bad page, limit or user_id'),
-      ...OPERATOR_ERRORS,
+      ...ADMIN_ERRORS,
     },
     ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/webhooks?user_id=usr_8hJ3kQ0pLr5sT2vW9xYz'`),
   },
@@ -381,7 +381,40 @@ const EVENT_DATA: Record<EventType, { summary: string; data: Schema }> = {
   },
   'user.updated': { summary: 'Your profile was changed (by you or by the operator)', data: ref('User') },
   ping: { summary: 'Sent once, right after the webhook is registered', data: ref('Webhook') },
+  'quota.warning': { summary: "80 % of your plan's quota for the day or month is used (once a period)", data: quotaEventSchema() },
+  'quota.exhausted': { summary: "Your plan's quota for the day or month is used up: requests are refused until it resets (once a period)", data: quotaEventSchema() },
+  'key.expiring': {
+    summary: 'One of your keys expires within 7 days (once for each expires_at)',
+    data: {
+      type: 'object',
+      required: ['key_id', 'name', 'prefix', 'last_four', 'plan', 'expires_at'],
+      properties: {
+        key_id: { type: 'string' },
+        name: { type: 'string' },
+        prefix: { type: 'string' },
+        last_four: { type: 'string' },
+        plan: { type: ['string', 'null'] },
+        expires_at: timestamp,
+      },
+    },
+  },
+  'plan_request.decided': { summary: 'The operator approved or declined one of your plan requests', data: ref('PlanRequest') },
 };
+
+function quotaEventSchema(): Schema {
+  return {
+    type: 'object',
+    required: ['user_id', 'plan', 'requests', 'used', 'period', 'resets_at'],
+    properties: {
+      user_id: { type: 'string' },
+      plan: { type: 'string' },
+      requests: { type: 'integer', minimum: 1 },
+      used: { type: 'integer', minimum: 0, description: "Requests counted in the period by all of your keys on the plan." },
+      period: { enum: ['day', 'month'] },
+      resets_at: timestamp,
+    },
+  };
+}
 
 function eventPayload(type: EventType, data: Schema): Schema {
   return {

@@ -15,9 +15,9 @@ import { checkUrl, checkUrlAndStanding } from './first-checks.ts';
 import type { Gate, Run } from './gate.ts';
 import { labelAskedRoute, matchRoute } from './route-step.ts';
 
-type OperatorDeps = Pick<PipelineDeps, 'store' | 'operatorToken' | 'operatorRoutes' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress'>;
+type AdminDeps = Pick<PipelineDeps, 'store' | 'operatorToken' | 'adminRoutes' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress'>;
 
-export function createAdminGate(deps: OperatorDeps, run: Run): Gate {
+export function createAdminGate(deps: AdminDeps, run: Run): Gate {
   const operatorToken = new OperatorTokenCheck(deps.operatorToken);
 
   function steps(context: KeylessContext): Reply | Promise<Reply> {
@@ -25,10 +25,10 @@ export function createAdminGate(deps: OperatorDeps, run: Run): Gate {
     if (context.path === '/metrics') checkUrl(context);
     else checkUrlAndStanding(context, deps.store);
     if (!operatorToken.matches(context.req.headers.authorization)) {
-      labelAskedRoute(deps.operatorRoutes, context);
+      labelAskedRoute(deps.adminRoutes, context);
       return refuseFailedAuthentication(deps, context, operatorTokenRequired);
     }
-    return matchRoute(deps.operatorRoutes, context).handle(context);
+    return matchRoute(deps.adminRoutes, context).handle(context);
   }
 
   return (req, res, startedAt) => run(new KeylessContext(req, res, deps.store), steps, startedAt);

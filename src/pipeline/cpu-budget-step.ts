@@ -4,7 +4,7 @@
 // (request-observer.ts), whose budget this step asks. With no budget configured it never refuses.
 
 import type { Clock } from '../clock.ts';
-import type { ApiKeyContext } from '../http/key-context.ts';
+import type { KeyContext } from '../http/key-context.ts';
 import type { Reply } from '../http/route.ts';
 import type { CpuBudget } from '../limits/cpu-budget.ts';
 import type { RequestObserver } from './request-observer.ts';
@@ -25,9 +25,9 @@ export class CpuBudgetStep {
    * no room now (Remaining 0) until the budget admits again (Reset), so a client honouring
    * either header is admitted.
    */
-  refusal(context: ApiKeyContext, keyId: string, rateLimit: number): Reply | null {
+  refusal(context: KeyContext, meterId: string, rateLimit: number): Reply | null {
     if (this.budget === null) return null;
-    const waitSeconds = this.budget.waitSeconds(keyId, rateLimit);
+    const waitSeconds = this.budget.waitSeconds(meterId, rateLimit);
     if (waitSeconds <= 0) return null;
     context.responseHeaders['X-RateLimit-Limit'] = rateLimit;
     context.responseHeaders['X-RateLimit-Remaining'] = 0;

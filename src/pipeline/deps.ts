@@ -2,12 +2,13 @@
 // authenticator, the limiters, the routers…). Each gate (v1-gate.ts, portal-gate.ts,
 // admin-gate.ts, public-gate.ts) takes the few of them its steps use.
 
+import type { QuotaCounters } from '../analytics/quota-counters.ts';
 import type { KeyAuthenticator } from '../auth/authenticate.ts';
 import type { Clock } from '../clock.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { CorsPolicy } from '../http/cors.ts';
 import type { IdempotencyGuard } from '../http/idempotency.ts';
-import type { ApiRoute, OperatorRoute, PublicRoute } from '../http/route.ts';
+import type { ApiRoute, AdminRoute, PublicRoute } from '../http/route.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { Router } from '../router.ts';
 import type { Store } from '../store/store.ts';
@@ -20,11 +21,13 @@ export interface PipelineDeps {
   store: Store;
   authenticator: KeyAuthenticator;
   keyLimiter: RateLimiter;
+  /** Each user's count against their plans' quotas (contract section 23). */
+  quotas: QuotaCounters;
   /** Counts failed authentications per client address (contract section 3). */
   failedAuthLimiter: RateLimiter;
   failedAuthLimit: number;
   apiRoutes: Router<ApiRoute>;
-  operatorRoutes: Router<OperatorRoute>;
+  adminRoutes: Router<AdminRoute>;
   publicRoutes: Router<PublicRoute>;
   /** The modules' own areas (the portal's /portal/v1), each making its gate on the listener's `run`. */
   moduleAreas: readonly (ModuleArea & { makeGate(run: Run): Gate })[];

@@ -5,18 +5,20 @@
 // the key's usage (analytics), the request metrics of GET /metrics, the access log, and the key's
 // CPU budget (src/limits/cpu-budget.ts), which is also charged the time a thread-pool job spent
 // compressing the answer (`poolWorkCharge`). Only a /v1 request whose key step 1 found is
-// counted and charged to anyone: the key of its ApiKeyContext.
+// counted and charged to anyone: the key of its KeyContext (its CPU to the key's meter, which
+// a user's keys on one plan share).
 //
 // A cached page passes here too, so nothing here allocates per request, and the clock is read
 // only when something uses the reading: the arrival only when metrics or the access log time
 // requests, the work only when a CPU budget is on.
 
 import type { UsageRecorder } from '../analytics/recorder.ts';
+import { meterIdOf } from '../auth/plans.ts';
 import type { Clock } from '../clock.ts';
 import type { AccessLog } from '../http/access-log.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { BaseContext } from '../http/context.ts';
-import { ApiKeyContext } from '../http/key-context.ts';
+import { KeyContext } from '../http/key-context.ts';
 import type { CpuBudget } from '../limits/cpu-budget.ts';
 
 /** What the observer tells the request metrics (src/metrics/server-metrics.ts). */
@@ -77,10 +79,10 @@ export class RequestObserver {
   workPauses(context: BaseContext, began: number): void {
     const budget = this.cpuBudget;
     if (budget === null) return;
-    const keyId = keyIdOf(context);
-    if (keyId === null) return;
+    const meterId = meterOf(context);
+    if (meterId === null) return;
     const now = performance.now();
-    budget.chargeTimed(keyId, now - began, now);
+    budget.chargeTimed(meterId, now - began, now);
   }
 
   /** What to tell a thread-pool job's time for this request's answer: null when nobody is charged for it. */
@@ -115,12 +117,19 @@ export class RequestObserver {
   }
 
   private readonly chargePoolWork: PoolWorkCharge = (context, ms) => {
-    const keyId = keyIdOf(context);
-    if (keyId !== null) this.cpuBudget?.chargeTimed(keyId, ms, performance.now());
+    const meterId = meterOf(context);
+    if (meterId !== null) this.cpuBudget?.chargeTimed(meterId, ms, performance.now());
   };
 }
 
-/** The key a request is counted and charged to: a /v1 request's, once step 1 found it; else null. */
+/** The key a request is counted to: a /v1 request's, once step 1 found it; else null. */
 function keyIdOf(context: BaseContext): string | null {
-  return context instanceof ApiKeyContext ? (context.caller?.key.id ?? null) : null;
+  return context instanceof KeyContext ? (context.caller?.key.id ?? null) : null;
+}
+
+/** What a request's CPU time is charged to: its key's meter, shared by its user's keys on one plan (auth/plans.ts meterIdOf). */
+function meterOf(context: BaseContext): string | null {
+  if (!(context instanceof KeyContext)) return null;
+  const caller = context.caller;
+  return caller === null ? null : meterIdOf(caller.key);
 }

@@ -1,20 +1,24 @@
 // The /v1 gate: the contract's checks in order (section 5), each a numbered step:
 //   0. the URL (U+0000) and the instance's standing (503); Cache-Control and CORS; a preflight answered
 //   1. key (401; 429 once an address fails too often)
-//   2. CPU budget, then rate limit (429) → 2b. suspended account (403)
+//   2. quota used up, CPU budget, then rate limit (429) → 2b. suspended account (403)
 //   3. route (404/405) → 4. permission (403)
 //   5-7. the handler: input (400/413/415), ownership and role (403), state (404/409); a POST
 //        with Idempotency-Key may instead replay its first answer.
-// Each request gets an ApiKeyContext (src/http/key-context.ts): its commit re-reads the key.
+// Each request gets an KeyContext (src/http/key-context.ts): its commit re-reads the key.
 
 import { AUTH_ERROR, AUTH_HINT, presentedKey, type KeyAuthenticator } from '../auth/authenticate.ts';
+import type { QuotaCounter } from '../analytics/quota-counters.ts';
 import { permissionRefused } from '../auth/authorize-commit.ts';
 import { permissionSetOf } from '../auth/permissions.ts';
+import { meterIdOf } from '../auth/plans.ts';
 import { assertNotSuspended } from '../auth/suspension.ts';
+import { isoTime } from '../clock.ts';
 import { HttpError } from '../domain/errors.ts';
+import type { PlanQuota } from '../domain/records.ts';
 import { isPreflight } from '../http/cors.ts';
-import { ApiKeyContext } from '../http/key-context.ts';
-import { retryAfterSeconds, setRateLimitHeaders } from '../http/rate-limit-headers.ts';
+import { KeyContext } from '../http/key-context.ts';
+import { retryAfterSeconds, setQuotaHeaders, setRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { ApiRoute, Reply } from '../http/route.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';
 import { CpuBudgetStep } from './cpu-budget-step.ts';
@@ -26,7 +30,7 @@ import { labelAskedRoute, matchRoute } from './route-step.ts';
 
 type V1Deps = Pick<
   PipelineDeps,
-  'store' | 'clock' | 'authenticator' | 'keyLimiter' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress' | 'apiRoutes' | 'idempotency' | 'cors' | 'observer'
+  'store' | 'clock' | 'authenticator' | 'keyLimiter' | 'quotas' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress' | 'apiRoutes' | 'idempotency' | 'cors' | 'observer'
 >;
 
 export function createV1Gate(deps: V1Deps, run: Run): Gate {
@@ -34,7 +38,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   const cpuBudget = new CpuBudgetStep(deps.observer, deps.clock);
   const routes = deps.apiRoutes;
 
-  function steps(context: ApiKeyContext): Reply | Promise<Reply> {
+  function steps(context: KeyContext): Reply | Promise<Reply> {
     // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
     //    is told it may read it; a browser's preflight is answered before any key is asked for.
     checkUrlAndStanding(context, deps.store);
@@ -55,20 +59,50 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     // 2. CPU budget: a key that used more than its share of the event loop in the last minute
     //    waits (429, not counted by the rate limit, like every 429); then the rate limit, where
     //    every authenticated request counts, except those refused here.
-    const overBudget = cpuBudget.refusal(context, caller.key.id, caller.key.rate_limit);
+    //    A key on a plan is metered with its user's other keys on that plan (one window, one
+    //    budget, one quota). A plan's quota is taken before the rate limit and given back if the
+    //    rate limit refuses: a refused request counts against nothing.
+    const meterId = meterIdOf(caller.key);
+    const quota = deps.quotas.quotaOf(caller.key);
+    if (quota !== undefined) return meteredByQuota(context, meterId, quota);
+    const overBudget = cpuBudget.refusal(context, meterId, caller.key.rate_limit);
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
       return overBudget;
     }
-    const decision = deps.keyLimiter.hit(caller.key.id, caller.key.rate_limit);
+    const decision = deps.keyLimiter.hit(meterId, caller.key.rate_limit);
     if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided));
     return admitted(context, decision);
   }
 
+  /** Step 2 for a key whose plan has a quota: quota, CPU budget, the quota taken, then the rate limit. */
+  function meteredByQuota(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+    if (deps.quotas.exhausted(meterId, quota)) return quotaRefusal(context, meterId, quota);
+    const overBudget = cpuBudget.refusal(context, meterId, context.key.rate_limit);
+    if (overBudget !== null) {
+      labelAskedRoute(routes, context);
+      setQuotaHeaders(context.responseHeaders, quota, deps.quotas.counter(meterId, quota));
+      return overBudget;
+    }
+    const taken = deps.quotas.take(meterId, quota);
+    if (taken instanceof Promise) return taken.then((counter) => (counter === null ? quotaRefusal(context, meterId, quota) : rateLimited(context, meterId, quota, counter)));
+    return taken === null ? quotaRefusal(context, meterId, quota) : rateLimited(context, meterId, quota, taken);
+  }
+
+  function rateLimited(context: KeyContext, meterId: string, quota: PlanQuota, taken: QuotaCounter): Reply | Promise<Reply> {
+    const decision = deps.keyLimiter.hit(meterId, context.key.rate_limit);
+    if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided, meterId, quota, taken));
+    return admitted(context, decision, meterId, quota, taken);
+  }
+
   /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key. */
-  function admitted(context: ApiKeyContext, decision: RateDecision): Reply | Promise<Reply> {
+  function admitted(context: KeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
     const { key, user } = context;
     setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
+    if (quota !== undefined && taken !== undefined) {
+      if (!decision.allowed) deps.quotas.giveBack(meterId!, taken);
+      setQuotaHeaders(context.responseHeaders, quota, taken);
+    }
     if (!decision.allowed) {
       // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
       labelAskedRoute(routes, context);
@@ -99,8 +133,39 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return handleIdempotent(route, context, idempotencyKey);
   }
 
+  /**
+   * Step 2's 429 for a meter whose quota is used up: Retry-After until the period ends, and the
+   * quota in the body (what tells it from the per-minute 429). The rate-limit headers are read
+   * without counting.
+   */
+  function quotaRefusal(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+    labelAskedRoute(routes, context);
+    const counter = deps.quotas.counter(meterId, quota);
+    const headers = context.responseHeaders;
+    setQuotaHeaders(headers, quota, counter);
+    const waitSeconds = Math.max(1, Math.ceil((counter.end - deps.clock.now()) / 1000));
+    headers['Retry-After'] = waitSeconds;
+    const reply: Reply = {
+      status: 429,
+      body: {
+        error: `The ${quota.period === 'day' ? 'daily' : 'monthly'} quota of ${quota.requests} requests is used up. Retry after ${waitSeconds} s, when the ${quota.period} ends.`,
+        quota: { requests: quota.requests, used: counter.used, period: quota.period, resets_at: isoTime(counter.end) },
+        request_id: context.requestId,
+      },
+    };
+    const window = deps.keyLimiter.peek(meterId, context.key.rate_limit);
+    if (window instanceof Promise) {
+      return window.then((peeked) => {
+        setRateLimitHeaders(headers, peeked, deps.clock);
+        return reply;
+      });
+    }
+    setRateLimitHeaders(headers, window, deps.clock);
+    return reply;
+  }
+
   /** A CORS preflight: 204, allowing the path's methods to an allowed origin (and nothing to others). */
-  function preflight(context: ApiKeyContext): Reply {
+  function preflight(context: KeyContext): Reply {
     const match = routes.match('OPTIONS', context.path);
     const methods = match.kind === 'method-not-allowed' ? match.allowed : [];
     const asked = context.req.headers['access-control-request-method'];
@@ -109,7 +174,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return { status: 204 };
   }
 
-  async function handleIdempotent(route: ApiRoute, context: ApiKeyContext, idempotencyKey: string): Promise<Reply> {
+  async function handleIdempotent(route: ApiRoute, context: KeyContext, idempotencyKey: string): Promise<Reply> {
     const outcome = deps.idempotency.claim(context.key.id, idempotencyKey, context.method, context.path, await context.rawBody());
     if ('replay' in outcome) return outcome.replay;
     context.idempotencyClaim = outcome.claim;
@@ -120,7 +185,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     }
   }
 
-  return (req, res, startedAt) => run(new ApiKeyContext(req, res, services), steps, startedAt);
+  return (req, res, startedAt) => run(new KeyContext(req, res, services), steps, startedAt);
 }
 
 /**

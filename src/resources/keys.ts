@@ -4,7 +4,8 @@
 // way follows the same rules; deciding the operator's key create, change, revoke and roll; and
 // deciding a user's own key create and change in the portal (least privilege within the role,
 // at most 20 active keys, 50 created a day, self-service plans only). Another user's key is
-// always a missing one.
+// always a missing one. Each decision is `decideX(tx, actor, input, now)` (src/domain/actor.ts)
+// and returns the store's Decision, `{ops, result}`.
 
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
@@ -13,7 +14,8 @@ import type { KeyRecord, Plan } from '../domain/records.ts';
 import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
 import type { RecordReader } from '../store/collections.ts';
-import type { WriteOp } from '../store/format.ts';
+import type { Decision, Transaction } from '../store/transaction.ts';
+import type { OperatorActor, UserActor } from '../domain/actor.ts';
 import { isExpired, MAX_ROLL_GRACE_SECONDS, readExpiresAt, rolledKey } from '../auth/key-lifetime.ts';
 import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
 import { generateApiKey, type KeyPrefixKind, type NewApiKey } from '../auth/keys.ts';
@@ -159,7 +161,8 @@ export function readKeyChange(body: Record<string, unknown>, apiRoutes: readonly
  * commits, so a key is never made for a user that is gone): a limit of the operator's own means
  * no plan; otherwise the plan asked for, or the entry plan (Free).
  */
-export function decideKeyCreate(tx: RecordReader, fields: KeyFields, secret: NewApiKey, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
+export function decideKeyCreate(tx: Transaction, _actor: OperatorActor, input: { fields: KeyFields; secret: NewApiKey }, nowMs: number): Decision<KeyRecord> {
+  const { fields, secret } = input;
   const owner = tx.get(USERS, fields.userId!);
   if (!owner || userStatus(owner) === 'erased') throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
   const plan = fields.planId !== undefined ? existingPlan(tx, fields.planId) : fields.rateLimit === undefined ? entryPlan(currentPlans(tx)) : undefined;
@@ -173,7 +176,13 @@ export function decideKeyCreate(tx: RecordReader, fields: KeyFields, secret: New
     expiresAt: fields.expiresAt ?? null,
     nowMs,
   });
-  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }], key };
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }], result: key };
+}
+
+/** A key as it was (`key`) and as a change leaves it (`changed`). */
+export interface KeyChange {
+  key: KeyRecord;
+  changed: KeyRecord;
 }
 
 /**
@@ -181,7 +190,8 @@ export function decideKeyCreate(tx: RecordReader, fields: KeyFields, secret: New
  * revocation is final). The plan is checked on the key after this change: a new expiry in the
  * same request makes it usable again.
  */
-export function decideKeyChange(tx: RecordReader, keyId: string, fields: KeyFields, nowMs: number): { ops: WriteOp[]; key: KeyRecord; changed: KeyRecord } {
+export function decideKeyChange(tx: Transaction, _actor: OperatorActor, input: { keyId: string; fields: KeyFields }, nowMs: number): Decision<KeyChange> {
+  const { keyId, fields } = input;
   const key = tx.get(KEYS, keyId);
   if (!key) throw notFound('Key');
   assertChangeable(key);
@@ -198,28 +208,45 @@ export function decideKeyChange(tx: RecordReader, keyId: string, fields: KeyFiel
     assertPlanChangeable(changed, nowMs);
     changed = onPlan(changed, existingPlan(tx, fields.planId));
   }
-  return { ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }], key, changed };
+  return { ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }], result: { key, changed } };
 }
 
-/** Revoking `key`: no ops when it already is (revoking twice changes nothing). */
-export function decideKeyRevoke(key: KeyRecord, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
-  if (key.revoked_at !== null) return { ops: [], key };
+/** The operator revoking key `keyId` (404 when missing): no ops when it already is (revoking twice changes nothing). The result is the key revoked. */
+export function decideKeyRevoke(tx: Transaction, _actor: OperatorActor, input: { keyId: string }, nowMs: number): Decision<KeyRecord> {
+  const key = tx.get(KEYS, input.keyId);
+  if (!key) throw notFound('Key');
+  return revocation(key, nowMs);
+}
+
+function revocation(key: KeyRecord, nowMs: number): Decision<KeyRecord> {
+  if (key.revoked_at !== null) return { ops: [], result: key };
   const now = isoTime(nowMs);
   const revoked: KeyRecord = { ...key, revoked_at: now, updated_at: now };
-  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: revoked }], key: revoked };
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: revoked }], result: revoked };
+}
+
+/** A key as it was (`key`), rolled, and its new plain secret for the one answer that shows it. */
+export interface KeyRoll {
+  key: KeyRecord;
+  rolled: KeyRecord;
+  secret: NewApiKey;
 }
 
 /**
- * A new secret for `key` with the prefix it has (409 once revoked); the current secret keeps
- * working for `graceSeconds`. The plain secret is returned for the one answer that shows it.
+ * A new secret for key `keyId` with the prefix it has (404 when missing, or for a user when not
+ * hers; 409 once revoked); the current secret keeps working for `graceSeconds`. The operator
+ * rolls any key, a user her own.
  */
-export function decideKeyRoll(key: KeyRecord, brand: string, graceSeconds: number, nowMs: number): { ops: WriteOp[]; rolled: KeyRecord; secret: NewApiKey } {
+export function decideKeyRoll(tx: Transaction, actor: UserActor | OperatorActor, input: { keyId: string; brand: string; graceSeconds: number }, nowMs: number): Decision<KeyRoll> {
+  const { keyId, brand, graceSeconds } = input;
+  const key = actor.kind === 'user' ? ownKey(tx, keyId, actor.user) : tx.get(KEYS, keyId);
+  if (!key) throw notFound('Key');
   assertChangeable(key);
   // A new secret for an expired key would be refused from its first request.
   if (isExpired(key, nowMs)) throw conflict('This key has expired; it can no longer be rolled. Create a new key instead.');
   const secret = generateApiKey(key.prefix === 'mk_' ? 'mk' : 'live', brand);
   const rolled = rolledKey(key, secret, graceSeconds, nowMs);
-  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: rolled }], rolled, secret };
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: rolled }], result: { key, rolled, secret } };
 }
 
 /** `rate_limit` or `plan` (a plan sets the limit, so not both). */
@@ -281,7 +308,9 @@ export function readOwnKeyChange(body: Record<string, unknown>, apiRoutes: reado
  * created a day (429) and 20 active keys (409). Counted on the keys as they are when the write
  * commits, so racing creates cannot pass either cap.
  */
-export function decideOwnKeyCreate(tx: RecordReader, user: UserRecord, fields: OwnKeyFields, secret: NewApiKey, nowMs: number, apiRoutes: readonly PermissionRoute[]): { ops: WriteOp[]; key: KeyRecord } {
+export function decideOwnKeyCreate(tx: Transaction, actor: UserActor, input: { fields: OwnKeyFields; secret: NewApiKey; apiRoutes: readonly PermissionRoute[] }, nowMs: number): Decision<KeyRecord> {
+  const { user } = actor;
+  const { fields, secret, apiRoutes } = input;
   const granted = fields.permissions ?? DEFAULT_PERMISSIONS;
   assertWithinRole(granted, user, apiRoutes);
   const plan = fields.planId === undefined ? entryPlan(currentPlans(tx)) : selfServicePlan(tx, fields.planId);
@@ -291,7 +320,7 @@ export function decideOwnKeyCreate(tx: RecordReader, user: UserRecord, fields: O
     throw conflict(`You already have ${MAX_ACTIVE_KEYS_PER_USER} active keys, the most allowed. Revoke one (DELETE /portal/v1/keys/:id) before creating another.`);
   }
   const key = newKeyRecord({ userId: user.id, name: fields.name ?? '', secret, permissions: granted, rateLimit: plan.rate_limit, plan: plan.id, expiresAt: fields.expiresAt ?? null, nowMs });
-  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }], key };
+  return { ops: [{ op: 'put', collection: KEYS, id: key.id, data: key }], result: key };
 }
 
 /**
@@ -299,7 +328,9 @@ export function decideOwnKeyCreate(tx: RecordReader, user: UserRecord, fields: O
  * (403), and a self-service plan applies at once (the limiter reads rate_limit from the record
  * on the next request) while the key can still be used.
  */
-export function decideOwnKeyChange(tx: RecordReader, user: UserRecord, keyId: string, fields: OwnKeyFields, nowMs: number, apiRoutes: readonly PermissionRoute[]): { ops: WriteOp[]; key: KeyRecord; changed: KeyRecord } {
+export function decideOwnKeyChange(tx: Transaction, actor: UserActor, input: { keyId: string; fields: OwnKeyFields; apiRoutes: readonly PermissionRoute[] }, nowMs: number): Decision<KeyChange> {
+  const { user } = actor;
+  const { keyId, fields, apiRoutes } = input;
   const key = ownKey(tx, keyId, user);
   assertChangeable(key);
   if (fields.permissions !== undefined) assertWithinRole(fields.permissions, user, apiRoutes);
@@ -313,12 +344,12 @@ export function decideOwnKeyChange(tx: RecordReader, user: UserRecord, keyId: st
     assertPlanChangeable(key, nowMs);
     changed = onPlan(changed, selfServicePlan(tx, fields.planId));
   }
-  return { ops: [{ op: 'put', collection: KEYS, id: keyId, data: changed }], key, changed };
+  return { ops: [{ op: 'put', collection: KEYS, id: keyId, data: changed }], result: { key, changed } };
 }
 
-/** A user revoking her own key: no ops when it already is (revoking twice changes nothing). */
-export function decideOwnKeyRevoke(tx: RecordReader, user: UserRecord, keyId: string, nowMs: number): { ops: WriteOp[]; key: KeyRecord } {
-  return decideKeyRevoke(ownKey(tx, keyId, user), nowMs);
+/** The acting user revoking her own key (404 for anyone else's): no ops when it already is (revoking twice changes nothing). */
+export function decideOwnKeyRevoke(tx: Transaction, actor: UserActor, input: { keyId: string }, nowMs: number): Decision<KeyRecord> {
+  return revocation(ownKey(tx, input.keyId, actor.user), nowMs);
 }
 
 /** When each of the user's keys was made, revoked ones included (for the daily limit). */

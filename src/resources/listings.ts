@@ -1,19 +1,22 @@
 // The rules of a listing, with no request in sight: reading a new listing or a change from a
 // body, and deciding a create, a change or an archive inside a write. /v1/listings and the
 // portal's listings call the same functions, so a listing follows one set of rules however it
-// is written. Each decision returns the ops to commit (the record and its event) with the
-// record it leaves; refusals are the domain's errors (src/domain/errors.ts).
+// is written. Each decision is `decideX(tx, actor, input, now)` (src/domain/actor.ts) and returns
+// the store's Decision: the ops to commit (the record and its event) and the record it leaves as
+// its result; a change or an archive checks If-Match too. Refusals are the domain's errors
+// (src/domain/errors.ts).
 
 import { isoTime } from '../clock.ts';
+import type { UserActor } from '../domain/actor.ts';
 import { conflict, forbidden, notFound } from '../domain/errors.ts';
 import type { EventOutbox } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
 import { LISTINGS, LISTING_TYPES, type ListingRecord, type UserRecord } from '../domain/records.ts';
 import { isListingVisibleTo } from '../domain/visibility.ts';
+import { assertIfMatch, etagOf } from '../http/conditional.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
 import type { RecordReader } from '../store/collections.ts';
-import type { WriteOp } from '../store/format.ts';
-import type { Transaction } from '../store/transaction.ts';
+import type { Decision, Transaction } from '../store/transaction.ts';
 
 const EDITABLE_FIELDS = ['title', 'description', 'type', 'price', 'tags'] as const;
 const READ_ONLY_FIELDS = ['id', 'owner_id', 'status', 'created_at', 'updated_at'];
@@ -66,8 +69,16 @@ export function ownListing(reader: RecordReader, listingId: string, user: UserRe
   return listing;
 }
 
-/** Creating a listing for `user` with its event; only creators may (403). `json` is the record serialised once, for the answer and the log line. */
-export function decideListingCreate(tx: Transaction, user: UserRecord, fields: ListingFields, nowMs: number, outbox: EventOutbox): { ops: WriteOp[]; listing: ListingRecord; json: string } {
+/** A new listing, and its record serialised once for the answer and the log line. */
+export interface CreatedListing {
+  listing: ListingRecord;
+  json: string;
+}
+
+/** Creating a listing for the acting user with its event; only creators may (403). */
+export function decideListingCreate(tx: Transaction, actor: UserActor, input: { fields: ListingFields; outbox: EventOutbox }, nowMs: number): Decision<CreatedListing> {
+  const { user } = actor;
+  const { fields, outbox } = input;
   assertCreator(user, 'create');
   const now = isoTime(nowMs);
   const listing: ListingRecord = {
@@ -83,24 +94,49 @@ export function decideListingCreate(tx: Transaction, user: UserRecord, fields: L
     updated_at: now,
   };
   const json = JSON.stringify(listing);
-  return { ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing, json }, ...outbox.eventOps(tx, 'listing.created', listing.owner_id, listing)], listing, json };
+  return { ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: listing, json }, ...outbox.eventOps(tx, 'listing.created', listing.owner_id, listing)], result: { listing, json } };
 }
 
-/** Changing the sent fields of an owned listing; an archived or removed one is 409. */
-export function decideListingChange(tx: Transaction, listing: ListingRecord, fields: ListingFields, nowMs: number, outbox: EventOutbox): { ops: WriteOp[]; changed: ListingRecord } {
+/** What a change or an archive of one listing is given: the listing as read in the write (the caller's to find). */
+export interface ListingWrite {
+  listing: ListingRecord;
+  /** The If-Match header sent, when the surface supports it: 412 unless it names the listing's current ETag. */
+  ifMatch?: string | undefined;
+  outbox: EventOutbox;
+}
+
+/** Changing the sent fields of an owned listing (If-Match first, 412); an archived or removed one is 409. */
+export function decideListingChange(tx: Transaction, _actor: UserActor, input: ListingWrite & { fields: ListingFields }, nowMs: number): Decision<ListingRecord> {
+  const { listing, fields, outbox } = input;
+  assertListingIfMatch(input);
   if (listing.status === 'archived') throw conflict('This listing is archived and can no longer be changed.');
   if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
   const changed: ListingRecord = { ...listing, ...definedOnly(fields), updated_at: isoTime(nowMs) };
-  return { ops: [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'listing.updated', changed.owner_id, changed)], changed };
+  return { ops: [{ op: 'put', collection: LISTINGS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'listing.updated', changed.owner_id, changed)], result: changed };
 }
 
-/** Archiving an owned listing (no ops when it already is); a removed one is 409. */
-export function decideListingArchive(tx: Transaction, listing: ListingRecord, nowMs: number, outbox: EventOutbox): { ops: WriteOp[]; archived: ListingRecord } {
+/** Archiving an owned listing (If-Match first, 412; no ops when it already is); a removed one is 409. */
+export function decideListingArchive(tx: Transaction, _actor: UserActor, input: ListingWrite, nowMs: number): Decision<ListingRecord> {
+  const { listing, outbox } = input;
+  assertListingIfMatch(input);
   if (listing.status === 'removed') throw conflict(REMOVED_CONFLICT);
   // Archiving twice is not an error: the second call finds what the first one left.
-  if (listing.status === 'archived') return { ops: [], archived: listing };
+  if (listing.status === 'archived') return { ops: [], result: listing };
   const archived: ListingRecord = { ...listing, status: 'archived', updated_at: isoTime(nowMs) };
-  return { ops: [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps(tx, 'listing.archived', archived.owner_id, archived)], archived };
+  return { ops: [{ op: 'put', collection: LISTINGS, id: archived.id, data: archived }, ...outbox.eventOps(tx, 'listing.archived', archived.owner_id, archived)], result: archived };
+}
+
+/**
+ * The ETag of GET /v1/listings/:id's answer, `{"data":listing}` (src/listings/serialised.ts makes
+ * the same bytes, kept): what If-Match is compared with.
+ */
+export function shownListingEtag(listing: ListingRecord): string {
+  return etagOf(Buffer.from(`{"data":${JSON.stringify(listing)}}`));
+}
+
+/** 412 unless If-Match (when sent) names the listing's current ETag. */
+function assertListingIfMatch({ listing, ifMatch }: ListingWrite): void {
+  assertIfMatch(ifMatch, () => shownListingEtag(listing));
 }
 
 /** Reads and checks every listing field present; throws one 400 listing all problems. */

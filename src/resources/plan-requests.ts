@@ -2,17 +2,19 @@
 // (the key moves to the plan, and its limit with it, in the same write) or declines, with an
 // optional note the user reads; the user may cancel while it is pending. One pending request
 // per key at a time, none for a key that is revoked or expired, at most 10 a user a day.
-// The rules only, with no request in sight: the portal and /admin/v1 call them.
+// The rules only, with no request in sight: the portal and /admin/v1 call them, each as
+// `decideX(tx, actor, input, now)` (src/domain/actor.ts), returning the store's Decision.
 
 import { isoTime } from '../clock.ts';
 import { assertPlanChangeable, existingPlan, onPlan, ownKey } from './keys.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
+import type { OperatorActor, UserActor } from '../domain/actor.ts';
 import type { WriteOp } from '../store/format.ts';
-import type { Transaction } from '../store/transaction.ts';
+import type { Decision, Transaction } from '../store/transaction.ts';
 import { newId } from '../domain/ids.ts';
 import { planById } from '../auth/plans.ts';
 import { isExpired } from '../auth/key-lifetime.ts';
-import { KEYS, PLAN_REQUESTS, type KeyRecord, type PlanRequestRecord, type PlanRequestStatus, type UserRecord } from '../domain/records.ts';
+import { KEYS, PLAN_REQUESTS, type KeyRecord, type PlanRequestRecord, type PlanRequestStatus } from '../domain/records.ts';
 import { BodyChecker } from '../http/validation.ts';
 import { assertWithinDailyLimit, PLAN_REQUESTS_PER_DAY } from '../domain/daily-limits.ts';
 
@@ -50,16 +52,30 @@ export function readDecisionNote(body: Record<string, unknown>): string | null {
   return note ? note : null;
 }
 
+/** A new pending request, and the key it is for. */
+export interface PlanRequestMade {
+  request: PlanRequestRecord;
+  key: KeyRecord;
+}
+
+/** A decided request, and its key moved to the plan (null when declined). */
+export interface PlanRequestDecided {
+  request: PlanRequestRecord;
+  key: KeyRecord | null;
+}
+
 /**
  * A user asking for a plan for her own key (404 for anyone else's): the new pending request,
  * counted on the requests as they are when the write commits (10 a day, also across instances).
  */
-export function decideOwnPlanRequest(tx: Transaction, user: UserRecord, fields: PlanRequestFields, nowMs: number): { ops: WriteOp[]; request: PlanRequestRecord; key: KeyRecord } {
+export function decideOwnPlanRequest(tx: Transaction, actor: UserActor, input: { fields: PlanRequestFields }, nowMs: number): Decision<PlanRequestMade> {
+  const { user } = actor;
+  const { fields } = input;
   const key = ownKey(tx, fields.keyId, user);
   const request = newPlanRequest(tx, key, fields.planId, nowMs);
   const mine = [...tx.values(PLAN_REQUESTS)].filter((earlier) => earlier.user_id === user.id).map((earlier) => earlier.created_at);
   assertWithinDailyLimit(mine, PLAN_REQUESTS_PER_DAY, nowMs, 'plan requests');
-  return { ops: [{ op: 'put', collection: PLAN_REQUESTS, id: request.id, data: request }], request, key };
+  return { ops: [{ op: 'put', collection: PLAN_REQUESTS, id: request.id, data: request }], result: { request, key } };
 }
 
 /** A new pending request for `key` to move to `planId` (which must exist and not be self-service). */
@@ -74,15 +90,21 @@ export function newPlanRequest(tx: Transaction, key: KeyRecord, planId: string, 
   return { id: newId('prq'), key_id: key.id, user_id: key.user_id, plan: plan.id, status: 'pending', created_at: isoTime(nowMs), decided_at: null, note: null };
 }
 
-/** The ops deciding a pending request; approval moves the key to the plan in the same write. */
-export function decidePlanRequestDecision(tx: Transaction, requestId: string, decision: 'approved' | 'declined', note: string | null, nowMs: number): { request: PlanRequestRecord; key: KeyRecord | null; ops: WriteOp[] } {
+/** The operator deciding a pending request; approval moves the key to the plan in the same write. */
+export function decidePlanRequestDecision(
+  tx: Transaction,
+  _actor: OperatorActor,
+  input: { requestId: string; decision: 'approved' | 'declined'; note: string | null },
+  nowMs: number,
+): Decision<PlanRequestDecided> {
+  const { requestId, decision, note } = input;
   const request = tx.get(PLAN_REQUESTS, requestId);
   if (!request) throw notFound('Plan request');
   if (request.status !== 'pending') throw conflict(`This plan request was already ${request.status}.`);
   const now = isoTime(nowMs);
   const decided: PlanRequestRecord = { ...request, status: decision, decided_at: now, note };
   const ops: WriteOp[] = [{ op: 'put', collection: PLAN_REQUESTS, id: requestId, data: decided }];
-  if (decision === 'declined') return { request: decided, key: null, ops };
+  if (decision === 'declined') return { ops, result: { request: decided, key: null } };
   const key = tx.get(KEYS, request.key_id);
   if (!key) throw conflict('The key of this plan request no longer exists; decline it.');
   if (key.revoked_at !== null) throw conflict('The key of this plan request is revoked; decline it.');
@@ -91,15 +113,16 @@ export function decidePlanRequestDecision(tx: Transaction, requestId: string, de
   if (!plan) throw conflict(`Plan ${request.plan} no longer exists; decline the request.`);
   const moved: KeyRecord = { ...onPlan(key, plan), updated_at: now };
   ops.push({ op: 'put', collection: KEYS, id: key.id, data: moved });
-  return { request: decided, key: moved, ops };
+  return { ops, result: { request: decided, key: moved } };
 }
 
 
-/** The ops cancelling the user's own pending request; anyone else's is 404, a decided one 409. */
-export function decidePlanRequestCancel(tx: Transaction, requestId: string, userId: string, nowMs: number): { request: PlanRequestRecord; ops: WriteOp[] } {
+/** The acting user cancelling her own pending request; anyone else's is 404, a decided one 409. The result is the cancelled request. */
+export function decidePlanRequestCancel(tx: Transaction, actor: UserActor, input: { requestId: string }, nowMs: number): Decision<PlanRequestRecord> {
+  const { requestId } = input;
   const request = tx.get(PLAN_REQUESTS, requestId);
-  if (!request || request.user_id !== userId) throw notFound('Plan request');
+  if (!request || request.user_id !== actor.user.id) throw notFound('Plan request');
   if (request.status !== 'pending') throw conflict(`This plan request was already ${request.status}.`);
   const cancelled: PlanRequestRecord = { ...request, status: 'cancelled', decided_at: isoTime(nowMs), note: request.note ?? null };
-  return { request: cancelled, ops: [{ op: 'put', collection: PLAN_REQUESTS, id: requestId, data: cancelled }] };
+  return { ops: [{ op: 'put', collection: PLAN_REQUESTS, id: requestId, data: cancelled }], result: cancelled };
 }

@@ -7,11 +7,19 @@ import { currentPlans, PLAN_LIST_ID } from '../auth/plans.ts';
 import { isoTime } from '../clock.ts';
 import { conflict } from '../domain/errors.ts';
 import { KEYS, PLANS, type KeyRecord, type Plan, type PlanListRecord } from '../domain/records.ts';
-import type { RecordReader } from '../store/collections.ts';
+import type { OperatorActor } from '../domain/actor.ts';
 import type { WriteOp } from '../store/format.ts';
+import type { Decision, Transaction } from '../store/transaction.ts';
 
-/** Replacing the plan list with `plans`: the list's op and one per key whose limit moves; `before` is the list it replaces. */
-export function decidePlanListReplace(tx: RecordReader, plans: Plan[], nowMs: number): { ops: WriteOp[]; before: readonly Plan[]; relimited: number } {
+/** What replacing the plan list left: the list it replaced, and how many keys' limits moved. */
+export interface PlanListReplaced {
+  before: readonly Plan[];
+  relimited: number;
+}
+
+/** The operator replacing the plan list with `plans`: the list's op and one per key whose limit moves. */
+export function decidePlanListReplace(tx: Transaction, _actor: OperatorActor, input: { plans: Plan[] }, nowMs: number): Decision<PlanListReplaced> {
+  const { plans } = input;
   const before = currentPlans(tx);
   const byId = new Map(plans.map((plan) => [plan.id, plan]));
   const now = isoTime(nowMs);
@@ -28,5 +36,5 @@ export function decidePlanListReplace(tx: RecordReader, plans: Plan[], nowMs: nu
       relimited += 1;
     }
   }
-  return { ops, before, relimited };
+  return { ops, result: { before, relimited } };
 }

@@ -1,7 +1,8 @@
 // The rules of a user's profile, with no request in sight, shared by PUT /v1/users/me, PUT
 // /portal/v1/me and the operator's user endpoints: one set of limits, one email-uniqueness rule,
 // one way a user changes her own profile, and the operator's user create and change (a role
-// change narrows the user's keys in the same write).
+// change narrows the user's keys in the same write). Each decision is `decideX(tx, actor, input,
+// now)` (src/domain/actor.ts) and returns the store's Decision, `{ops, result}`.
 
 import { isSameEmail } from '../domain/email.ts';
 import { isoTime } from '../clock.ts';
@@ -13,7 +14,8 @@ import { privateUser } from '../domain/views.ts';
 import { assertIfMatch, etagOf } from '../http/conditional.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { BodyChecker, definedOnly, requireNonEmpty } from '../http/validation.ts';
-import type { DecisionReader, RecordReader, WriteOp } from '../store/store.ts';
+import type { Decision, RecordReader, Transaction, WriteOp } from '../store/store.ts';
+import type { OperatorActor, UserActor, VisitorActor } from '../domain/actor.ts';
 import type { EventOutbox } from '../domain/events.ts';
 
 export interface ProfileFields {
@@ -64,21 +66,22 @@ export function readOwnProfileChange(body: Record<string, unknown>): ProfileFiel
 }
 
 /**
- * Decides a user's own profile change on the user as she is now (`user`, read in the write):
- * If-Match against her current profile (412), a free email (409), the `user.updated` event.
+ * Decides the acting user's own profile change on her as she is now (read in the write):
+ * If-Match against her current profile (412), a free email (409), the `user.updated` event. The
+ * result is the changed user.
  */
 export function decideOwnProfileChange(
-  tx: DecisionReader,
-  user: UserRecord,
-  fields: ProfileFields,
-  now: string,
-  ifMatch: string | undefined,
-  outbox: EventOutbox,
-): { ops: WriteOp[]; changed: UserRecord } {
+  tx: Transaction,
+  actor: UserActor,
+  input: { fields: ProfileFields; ifMatch: string | undefined; outbox: EventOutbox },
+  nowMs: number,
+): Decision<UserRecord> {
+  const { user } = actor;
+  const { fields, ifMatch, outbox } = input;
   assertIfMatch(ifMatch, () => etagOf(Buffer.from(JSON.stringify(ownProfileBody(user)))));
   if (fields.email) assertEmailFree(tx, fields.email, user.id);
-  const changed: UserRecord = { ...user, ...fields, updated_at: now };
-  return { ops: [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'user.updated', changed.id, privateUser(changed))], changed };
+  const changed: UserRecord = { ...user, ...fields, updated_at: isoTime(nowMs) };
+  return { ops: [{ op: 'put', collection: USERS, id: changed.id, data: changed }, ...outbox.eventOps(tx, 'user.updated', changed.id, privateUser(changed))], result: changed };
 }
 
 /** The body of GET /v1/users/me and GET /portal/v1/me; its ETag is what If-Match is compared with. */
@@ -116,8 +119,9 @@ export function readUserChange(body: Record<string, unknown>): UserFields {
   return { profile, role };
 }
 
-/** Creating a user (the operator's, or an open sign-up's) with a free email (409 otherwise). */
-export function decideUserCreate(tx: RecordReader, fields: UserFields, nowMs: number): { ops: WriteOp[]; user: UserRecord } {
+/** Creating a user (the operator's, or a visitor's open sign-up) with a free email (409 otherwise); the result is the new user. */
+export function decideUserCreate(tx: Transaction, _actor: OperatorActor | VisitorActor, input: { fields: UserFields }, nowMs: number): Decision<UserRecord> {
+  const { fields } = input;
   const { profile } = fields;
   if (profile.email) assertEmailFree(tx, profile.email, null);
   const now = isoTime(nowMs);
@@ -132,7 +136,14 @@ export function decideUserCreate(tx: RecordReader, fields: UserFields, nowMs: nu
     created_at: now,
     updated_at: now,
   };
-  return { ops: [{ op: 'put', collection: USERS, id: user.id, data: user }], user };
+  return { ops: [{ op: 'put', collection: USERS, id: user.id, data: user }], result: user };
+}
+
+/** A user as she was (`user`) and is (`changed`), and her keys a new role narrowed. */
+export interface UserChange {
+  user: UserRecord;
+  changed: UserRecord;
+  narrowed: Array<{ before: KeyRecord; after: KeyRecord }>;
 }
 
 /**
@@ -141,13 +152,12 @@ export function decideUserCreate(tx: RecordReader, fields: UserFields, nowMs: nu
  * may never hold (`narrowed`, each to be audited on its key), and the `user.updated` event.
  */
 export function decideUserChange(
-  tx: DecisionReader,
-  userId: string,
-  fields: UserFields,
+  tx: Transaction,
+  _actor: OperatorActor,
+  input: { userId: string; fields: UserFields; apiRoutes: readonly PermissionRoute[]; outbox: EventOutbox },
   nowMs: number,
-  apiRoutes: readonly PermissionRoute[],
-  outbox: EventOutbox,
-): { ops: WriteOp[]; user: UserRecord; changed: UserRecord; narrowed: Array<{ before: KeyRecord; after: KeyRecord }> } {
+): Decision<UserChange> {
+  const { userId, fields, apiRoutes, outbox } = input;
   const user = tx.get(USERS, userId);
   if (!user || userStatus(user) === 'erased') throw notFound('User');
   if (fields.profile.email) assertEmailFree(tx, fields.profile.email, user.id);
@@ -159,5 +169,5 @@ export function decideUserChange(
     ...narrowed.map(({ after }): WriteOp => ({ op: 'put', collection: KEYS, id: after.id, data: after })),
     ...outbox.eventOps(tx, 'user.updated', changed.id, privateUser(changed)),
   ];
-  return { ops, user, changed, narrowed };
+  return { ops, result: { user, changed, narrowed } };
 }

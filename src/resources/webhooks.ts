@@ -1,9 +1,12 @@
 // The rules of a webhook, with no request in sight: reading a registration from a body, and
 // deciding a registration (at most 20 per user, its `ping` queued in the same write), a removal
 // (its pending deliveries and outcomes with it), a test ping and a redelivery. /v1/webhooks and
-// the portal's webhooks call the same functions. Another user's webhook is always a missing one.
+// the portal's webhooks call the same functions, each as `decideX(tx, actor, input, now)`
+// (src/domain/actor.ts), returning the store's Decision. Another user's webhook is always a
+// missing one.
 
 import { isoTime } from '../clock.ts';
+import type { UserActor } from '../domain/actor.ts';
 import { conflict, notFound } from '../domain/errors.ts';
 import { EVENT_TYPES, type EventType } from '../domain/events.ts';
 import { newId } from '../domain/ids.ts';
@@ -14,7 +17,7 @@ import { BodyChecker } from '../http/validation.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { WriteOp } from '../store/format.ts';
-import type { Transaction } from '../store/transaction.ts';
+import type { Decision, Transaction } from '../store/transaction.ts';
 import { validateWebhookUrl } from '../webhooks/address-guard.ts';
 import { targetsChangedOp, type WebhookOutbox } from '../webhooks/outbox.ts';
 import { loggedOutcomes, outcomeRemovalOps } from '../webhooks/outcome-log.ts';
@@ -60,7 +63,9 @@ export function readWebhookRegistration(body: Record<string, unknown>, allowPriv
  * user's targets record, which every registration and removal rewrites: two registrations at
  * once are decided one after the other, so the cap holds.
  */
-export function decideWebhookRegistration(tx: Transaction, userId: string, fields: WebhookRegistration, nowMs: number, outbox: WebhookOutbox): { ops: WriteOp[]; webhook: WebhookRecord } {
+export function decideWebhookRegistration(tx: Transaction, actor: UserActor, input: { fields: WebhookRegistration; outbox: WebhookOutbox }, nowMs: number): Decision<WebhookRecord> {
+  const userId = actor.user.id;
+  const { fields, outbox } = input;
   tx.get(WEBHOOK_TARGETS, userId);
   if (outbox.webhooksOf(userId).length >= MAX_WEBHOOKS_PER_USER) {
     throw conflict(`You already have ${MAX_WEBHOOKS_PER_USER} webhooks, the most allowed. Delete one before registering another.`);
@@ -79,33 +84,43 @@ export function decideWebhookRegistration(tx: Transaction, userId: string, field
     last_delivery: null,
   };
   const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, createdAt), ...outbox.pingOps(tx, webhook)];
-  return { ops, webhook };
+  return { ops, result: webhook };
 }
 
-/** Removing the user's webhook `webhookId` with its pending deliveries and outcome log; 404 for anyone else's. */
-export function decideWebhookRemoval(tx: Transaction, userId: string, webhookId: string, nowMs: number): { ops: WriteOp[]; webhook: WebhookRecord } {
-  const webhook = ownWebhook(tx, webhookId, userId);
+/** Removing the acting user's webhook `webhookId` with its pending deliveries and outcome log; 404 for anyone else's. */
+export function decideWebhookRemoval(tx: Transaction, actor: UserActor, input: { webhookId: string }, nowMs: number): Decision<WebhookRecord> {
+  const userId = actor.user.id;
+  const webhook = ownWebhook(tx, input.webhookId, userId);
   const ops: WriteOp[] = [{ op: 'del', collection: WEBHOOKS, id: webhook.id }, targetsChangedOp(userId, isoTime(nowMs))];
   ops.push(...outcomeRemovalOps(tx, webhook.id));
   for (const delivery of tx.values(DELIVERIES)) {
     if (delivery.webhook_id === webhook.id) ops.push({ op: 'del', collection: DELIVERIES, id: delivery.id });
   }
-  return { ops, webhook };
+  return { ops, result: webhook };
 }
 
-/** A `ping` due now for the user's webhook (409 when its receiver switched it off with 410), and the id of the event queued. */
-export function decideWebhookTestPing(tx: Transaction, userId: string, webhookId: string, outbox: WebhookOutbox): { ops: WriteOp[]; webhook: WebhookRecord; eventId: string | null } {
-  const webhook = ownWebhook(tx, webhookId, userId);
+/** A test ping queued: the webhook, and the id of the event (null when none was queued). */
+export interface TestPing {
+  webhook: WebhookRecord;
+  eventId: string | null;
+}
+
+/** A `ping` due now for the acting user's webhook (409 when its receiver switched it off with 410). */
+export function decideWebhookTestPing(tx: Transaction, actor: UserActor, input: { webhookId: string; outbox: WebhookOutbox }, _nowMs: number): Decision<TestPing> {
+  const { webhookId, outbox } = input;
+  const webhook = ownWebhook(tx, webhookId, actor.user.id);
   if (!webhook.active) throw conflict('This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.');
   const ops = outbox.testPingOps(tx, webhook);
   const queued = ops.find((op) => op.op === 'put' && op.collection === DELIVERIES);
   const eventId = queued?.op === 'put' ? (queued.data as DeliveryRecord).event_id : null;
-  return { ops, webhook, eventId };
+  return { ops, result: { webhook, eventId } };
 }
 
-/** Sending event `eventId` of the user's webhook again, decided on the webhook as it is in the write. */
-export function decideRedelivery(tx: Transaction, userId: string, webhookId: string, eventId: string, outbox: WebhookOutbox): { ops: WriteOp[]; queued: QueuedRedelivery } {
-  return redeliveryOps(tx, outbox, ownWebhook(tx, webhookId, userId), eventId);
+/** Sending event `eventId` of the acting user's webhook again, decided on the webhook as it is in the write. */
+export function decideRedelivery(tx: Transaction, actor: UserActor, input: { webhookId: string; eventId: string; outbox: WebhookOutbox }, _nowMs: number): Decision<QueuedRedelivery> {
+  const { webhookId, eventId, outbox } = input;
+  const { ops, queued } = redeliveryOps(tx, outbox, ownWebhook(tx, webhookId, actor.user.id), eventId);
+  return { ops, result: queued };
 }
 
 /** The user's own webhook; anyone else's is answered exactly like a missing one: its existence is not theirs to learn. */

@@ -107,7 +107,7 @@ export class WebhookOutbox implements EventOutbox {
 
   /**
    * The ops that queue `type` for every active webhook of `ownerId` subscribed to it.
-   * @example context.commit((tx, { user }) => ({ ops: [listingPut, ...outbox.eventOps(tx, 'listing.created', user.id, listing)], reply }))
+   * @example context.commit((tx, { user }) => ({ ops: [listingPut, ...outbox.eventOps(tx, 'listing.created', user.id, listing)], result: reply }))
    */
   eventOps(tx: DecisionReader, type: EventType, ownerId: string, data: object): WriteOp[] {
     // A suspended user's webhooks receive nothing: no event is even queued for them.

@@ -17,7 +17,7 @@ import { test } from 'node:test';
 import type * as Client from '../../src/client/types.ts';
 import type { EndpointUsage, ListingCounts, UsagePoint } from '../../src/analytics/reader.ts';
 import type { StatusCounts, UsageCounts } from '../../src/analytics/buckets.ts';
-import type { AuditActor, ListingStatus, ListingType, Plan, Role, UserStatus } from '../../src/domain/records.ts';
+import type { AuditActor, ListingStatus, ListingType, Plan, PlanQuota, Role, UserStatus } from '../../src/domain/records.ts';
 import type { EventType } from '../../src/domain/events.ts';
 import type { LastDelivery } from '../../src/domain/webhook-records.ts';
 import type { Pagination } from '../../src/http/lists.ts';
@@ -50,7 +50,10 @@ export type CopiesMatch = [
   // The same fields, written another way
   Expect<Equal<Client.ListingStats, ListingStats>>,
   Expect<Equal<Pick<Client.ListingStats, 'views' | 'impressions'>, ListingCounts>>,
-  Expect<Equal<Client.Plan, Writable<Plan>>>,
+  // A stored plan may lack `quota` (saved before quotas); every answer has it (null when none).
+  Expect<Equal<Omit<Client.Plan, 'quota'>, Writable<Omit<Plan, 'quota'>>>>,
+  Expect<Equal<Client.Plan['quota'], Client.PlanQuota | null>>,
+  Expect<Equal<Client.PlanQuota, Writable<PlanQuota>>>,
   Expect<Equal<Client.AuditActor, Writable<AuditActor>>>,
   Expect<Equal<Client.LastDelivery, Writable<LastDelivery>>>,
 ];

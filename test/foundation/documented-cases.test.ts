@@ -109,6 +109,16 @@ class World {
     return answer.body.data.id;
   }
 
+  /** Another session of the portal user (signed in again), by its public id: one the current session may end. */
+  async otherSession(): Promise<string> {
+    const signIn = await this.server.request('POST', '/portal/v1/session', { headers: sameOrigin(this.server), body: { email: this.portal.email, password: this.portal.password } });
+    assert.equal(signIn.status, 201, signIn.text);
+    const listed = await this.server.request('GET', '/portal/v1/sessions', { headers: this.portal.headers });
+    const other = (listed.body.data as { id: string; current: boolean }[]).find((session) => !session.current);
+    assert.ok(other, listed.text);
+    return other.id;
+  }
+
   /** An existing object of the kind the path names, for requests whose point is elsewhere. */
   async idFor(path: string): Promise<string> {
     if (path.startsWith('/portal/v1/keys/')) return this.portalKey();
@@ -119,6 +129,7 @@ class World {
     if (path.startsWith('/v1/webhooks/')) return this.webhook();
     if (path.startsWith('/admin/v1/keys/')) return this.key();
     if (path.startsWith('/admin/v1/plan-requests/') || path.startsWith('/portal/v1/plan-requests/')) return this.planRequest();
+    if (path.startsWith('/portal/v1/sessions/')) return this.otherSession();
     throw new Error(`no object kind for ${path}`);
   }
 
@@ -209,6 +220,7 @@ const EXAMPLE_IDS: Record<string, (world: World, path: string) => Promise<string
   key_2bN7cD4fG6hJ8kL0mP1q: (world, path) => (path.startsWith('/portal/') ? world.portalKey() : world.key()),
   wh_3kT9pQ2mXz7LbV1nR5sW: (world, path) => (path.startsWith('/portal/') ? world.portalWebhook() : world.webhook()),
   prq_4cT9wB2mQx7LpZ0aR5sd: (world) => world.planRequest(),
+  ses_4f1c2a9b7e3d5c8a0b6f2e1d: (world) => world.otherSession(),
   // After the webhook's id is in the path: an event that webhook was sent.
   evt_Q7mZ2xLp0sK4vN8rT1bY: (world, path) => world.deliveredEvent(path),
   // The recovery examples' `since`: an hour ago, within the kept events whenever the test runs.
@@ -227,6 +239,12 @@ const EXAMPLE_PREPARATION: Record<string, (world: World, path: string, body: Rec
     await signedInUser(world.server, { email: body!.email, password: body!.password });
   },
   'POST /portal/v1/plan-requests': async () => {},
+  // A top-up counts against a quota: the key's plan gets one first.
+  'POST /admin/v1/keys/{id}/quota': async (world, path) => {
+    const plans = [{ id: 'free', name: 'Free', rate_limit: 100, self_service: true, quota: { requests: 1000, period: 'day' } }];
+    assert.equal((await world.server.admin('PUT', '/admin/v1/plans', { plans })).status, 200);
+    assert.equal((await world.server.admin('PATCH', path.replace('/quota', ''), { plan: 'free' })).status, 200);
+  },
   'POST /portal/v1/two-factor': async (world, _path, body) => {
     world.portal = await signedInUser(world.server, { password: body!.current_password });
   },
@@ -238,6 +256,7 @@ const EXAMPLES_NOT_RUN: Record<string, string> = {
   'POST /portal/v1/two-factor/confirm': TOTP_CODE,
   'DELETE /portal/v1/two-factor': TOTP_CODE,
   'POST /portal/v1/session/second-factor': TOTP_CODE,
+  'POST /portal/v1/two-factor/recovery-codes': TOTP_CODE,
   'GET /v1/events/stream': 'the stream stays open and the example resumes after an event of its own; test/webhooks/events.test.ts reads streams as they arrive, resumes and ends them',
 };
 
@@ -314,6 +333,7 @@ async function validBody(world: World, operation: Operation): Promise<unknown> {
     'POST /v1/webhooks/{id}/recover': async () => ({ since: new Date(Date.now() - 60_000).toISOString() }),
     'POST /portal/v1/webhooks/{id}/recover': async () => ({ since: new Date(Date.now() - 60_000).toISOString() }),
     'POST /admin/v1/keys': async () => ({ user_id: world.creator.userId }),
+    'POST /admin/v1/keys/{id}/quota': async () => ({ add: 1 }),
     'POST /admin/v1/users': async () => ({ name: 'N' }),
   };
   return (await bodies[`${operation.method} ${operation.path}`]?.()) ?? {};
@@ -393,6 +413,8 @@ const GENERAL: Record<string, (operation: Operation) => Provoke | undefined> = {
 
 /** Cases that depend on the operation: the conflicts, and the limits of a single route. */
 const SPECIFIC: Record<string, Provoke> = {
+  // A key on a plan without a quota (every default plan has none).
+  '409 POST /admin/v1/keys/{id}/quota': async (world) => world.send('POST', `/admin/v1/keys/${await world.key()}/quota`, { headers: world.auth('/admin/'), body: { add: 1 } }),
   '409 POST /portal/v1/two-factor': async (world) => {
     await enrolTwoFactor(world.server, world.portal, Date.now());
     return enrolAgain(world);
@@ -606,6 +628,8 @@ const NOT_PROVOKED: Array<[pattern: RegExp, reason: string]> = [
   [/^4XX /, 'a refusal by Node\'s HTTP parser (bad framing, headers too large); the 400 case shows these routes answer 4xx with an Error'],
   [/^409 POST \/v1\/(listings|webhooks|webhooks\/\{id\}\/rotate-secret)$/, 'only while a request with the same Idempotency-Key is still running, a race with the first request that no request from outside can order'],
   [/^409 POST \/portal\/v1\/password$/, 'the password changed between reading the invitation and saving: a race'],
+  [/^423 (DELETE \/portal\/v1\/two-factor|POST \/portal\/v1\/two-factor\/recovery-codes|POST \/portal\/v1\/session\/second-factor|PUT \/portal\/v1\/me)$/, 'codes locked after 30 wrong ones in 24 hours, each a real sign-in step: test/portal/two-factor-holds.test.ts sends the 30'],
+  [/^(409|429) POST \/portal\/v1\/two-factor\/recovery-codes$/, 'a right app code (the example\'s cannot be), or ten wrong ones first: test/portal/two-factor-holds.test.ts makes new codes with real ones'],
   [/^409 POST \/portal\/v1\/webhooks\/\{id\}\/test$/, 'needs a webhook switched off by its receiver answering 410 to a delivery, which takes a receiver and a delivery round'],
 ];
 

@@ -121,7 +121,7 @@ test('no handler imports another handler: what two surfaces share is a rule in s
 });
 
 /** Each surface's folder under handlers/, and the route kind (src/http/route.ts) its router holds. */
-const SURFACE_ROUTE_KINDS: Readonly<Record<string, string>> = { v1: 'ApiRoute', admin: 'OperatorRoute', public: 'PublicRoute' };
+const SURFACE_ROUTE_KINDS: Readonly<Record<string, string>> = { v1: 'ApiRoute', admin: 'AdminRoute', public: 'PublicRoute' };
 
 test('each handler sits in the folder of the one surface whose routes it returns', () => {
   const misplaced: string[] = [];
@@ -136,7 +136,7 @@ test('each handler sits in the folder of the one surface whose routes it returns
     }
     // The route kinds the file's functions return (`): ApiRoute[]`, `): PublicRoute {`).
     const text = readFileSync(join(SRC, file), 'utf8');
-    for (const [, kind] of text.matchAll(/\):\s*(ApiRoute|PortalRoute|OperatorRoute|PublicRoute)\b/g)) {
+    for (const [, kind] of text.matchAll(/\):\s*(ApiRoute|PortalRoute|AdminRoute|PublicRoute)\b/g)) {
       kindsSeen.add(kind!);
       if (kind !== expected) misplaced.push(`${file} returns ${kind}, but handlers/${surface}/ holds ${expected}`);
     }

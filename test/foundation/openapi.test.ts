@@ -24,7 +24,7 @@ test('/openapi.json paths and methods equal the router routes', async (t) => {
     for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${path}`);
   }
   const served = new Set(
-    [...server.app.apiRoutes, ...server.app.operatorRoutes, ...server.app.publicRoutes, ...server.app.portalRoutes].map((route) => `${route.method} ${toOpenApiPath(route.pattern)}`),
+    [...server.app.apiRoutes, ...server.app.adminRoutes, ...server.app.publicRoutes, ...server.app.portalRoutes].map((route) => `${route.method} ${toOpenApiPath(route.pattern)}`),
   );
   assert.deepEqual([...documented].sort(), [...served].sort());
 });

@@ -9,7 +9,7 @@ import test from 'node:test';
 import type { Caller } from '../../src/auth/authenticate.ts';
 import { ManualClock } from '../../src/clock.ts';
 import type { AccessLogEntry, AccessLog } from '../../src/http/access-log.ts';
-import { ApiKeyContext, type KeyCommitServices } from '../../src/http/key-context.ts';
+import { KeyContext, type KeyCommitServices } from '../../src/http/key-context.ts';
 import { KeylessContext } from '../../src/http/keyless-context.ts';
 import type { CpuBudget } from '../../src/limits/cpu-budget.ts';
 import { RequestObserver } from '../../src/pipeline/request-observer.ts';
@@ -39,8 +39,8 @@ function observed(options: { accessLog?: boolean; metrics?: boolean; budget?: bo
   return { clock, observer, usage, metrics, lines, charged, refusals: () => refusals };
 }
 
-function keyContext(keyId: string | null): ApiKeyContext {
-  const context = new ApiKeyContext(request('/v1/listings?limit=20'), response, {} as KeyCommitServices);
+function keyContext(keyId: string | null): KeyContext {
+  const context = new KeyContext(request('/v1/listings?limit=20'), response, {} as KeyCommitServices);
   if (keyId !== null) context.caller = { key: { id: keyId } } as unknown as Caller;
   return context;
 }

@@ -12,7 +12,7 @@ const ALLOWED = 'https://app.example.com';
 const OTHER = 'https://evil.example.net';
 const CORS_ENV = { CORS_ORIGINS: `${ALLOWED}, http://localhost:5173` };
 const ALLOWED_HEADERS = 'Authorization, X-API-Key, Content-Type, Idempotency-Key, If-Match, If-None-Match';
-const EXPOSED = ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'ETag'];
+const EXPOSED = ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'X-Quota-Limit', 'X-Quota-Remaining', 'X-Quota-Reset', 'Retry-After', 'ETag'];
 
 const corsHeaderNames = (headers: Record<string, unknown>) => Object.keys(headers).filter((name) => name.startsWith('access-control-'));
 const preflightOf = (origin: string, method: string, requestHeaders = 'authorization') => ({

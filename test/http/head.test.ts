@@ -17,10 +17,10 @@ test('HEAD on every GET route answers the GET status and headers with no body', 
   const listing = await server.request('POST', '/v1/listings', { key, body: { title: 'Walked', type: 'TOOL', price: 3 } });
   const ids: Record<string, string> = { listings: listing.body.data.id, users: userId, keys: keyId };
 
-  const { apiRoutes, operatorRoutes, publicRoutes } = server.app;
+  const { apiRoutes, adminRoutes, publicRoutes } = server.app;
   const getRoutes = [
     ...apiRoutes.map((route) => ({ route, auth: { authorization: `Bearer ${key}` } })),
-    ...operatorRoutes.map((route) => ({ route, auth: { authorization: `Bearer ${ADMIN_TOKEN}` } })),
+    ...adminRoutes.map((route) => ({ route, auth: { authorization: `Bearer ${ADMIN_TOKEN}` } })),
     ...publicRoutes.map((route) => ({ route, auth: {} })),
     // The event stream's GET never ends, so it cannot be read whole: its HEAD is tried in test/webhooks/events.test.ts.
   ].filter(({ route }) => route.method === 'GET' && route.pattern !== '/v1/events/stream');

@@ -55,6 +55,11 @@ const WRITE_CALLS: Record<string, (server: TestServer) => Promise<WriteCall>> = 
     const key = await server.createKey((await server.createUser()).id);
     return { method: 'POST', path: `/admin/v1/keys/${key.id}/roll`, body: { grace_seconds: 60 }, action: 'key.roll', targetId: key.id };
   },
+  'POST /admin/v1/keys/:id/quota': async (server) => {
+    await server.admin('PUT', '/admin/v1/plans', { plans: [{ id: 'free', name: 'Free', rate_limit: 100, self_service: true, quota: { requests: 10, period: 'day' } }, { id: 'pro', name: 'Pro', rate_limit: 1_000, self_service: true }, { id: 'business', name: 'Business', rate_limit: 10_000, self_service: false }] });
+    const key = await server.createKey((await server.createUser()).id);
+    return { method: 'POST', path: `/admin/v1/keys/${key.id}/quota`, body: { add: 5 }, action: 'key.quota', targetId: key.id };
+  },
   'PUT /admin/v1/plans': async () => ({
     method: 'PUT',
     path: '/admin/v1/plans',
@@ -109,7 +114,7 @@ async function listingOf(server: TestServer): Promise<string> {
 }
 
 function writeRoutes(server: TestServer): string[] {
-  return server.app.operatorRoutes.filter((route) => route.method !== 'GET').map((route) => `${route.method} ${route.pattern}`);
+  return server.app.adminRoutes.filter((route) => route.method !== 'GET').map((route) => `${route.method} ${route.pattern}`);
 }
 
 function call(server: TestServer, write: WriteCall): Promise<TestResponse> {

@@ -69,3 +69,32 @@ test('CLI: keys create/update with --plan and --expires-at, keys roll, plans lis
   assert.equal(again.id, keyId);
   assert.equal((await admin.plans.replace((await admin.plans.list()).map((plan) => ({ ...plan, name: plan.name.toUpperCase() }))))[0]!.name, 'FREE');
 });
+
+test('CLI and client: a plan with a quota set from a file, keys quota --used/--add, AdminClient keys.setQuota and the usage quota', async (t) => {
+  const server = await startServer(t, { dataDir: null });
+  const user = await server.createUser();
+  const dir = temporaryDir(t);
+  writeFileSync(join(dir, 'plans.json'), JSON.stringify([
+    { id: 'free', name: 'Free', rate_limit: 100, self_service: true, quota: { requests: 50, period: 'month' } },
+    { id: 'pro', name: 'Pro', rate_limit: 1_000, self_service: true },
+  ]));
+  const set = await run(['plans', 'set', '--file', 'plans.json'], server.url, dir);
+  assert.equal(set.code, 0, set.stderr);
+  assert.deepEqual(set.json().map((plan: { quota: unknown }) => plan.quota), [{ requests: 50, period: 'month' }, null]);
+  const key = await server.createKey(user.id, { permissions: ['read:listings'] });
+  for (let index = 0; index < 3; index += 1) await server.request('GET', '/v1/listings', { key: key.key });
+
+  const used = await run(['keys', 'quota', key.id, '--used', '10'], server.url);
+  assert.equal(used.code, 0, used.stderr);
+  assert.equal(used.json().used, 10);
+  const added = await run(['keys', 'quota', key.id, '--add', '4'], server.url);
+  assert.deepEqual([added.json().used, added.json().remaining, added.json().period], [6, 44, 'month']);
+  assert.equal((await run(['keys', 'quota', key.id], server.url)).code, 2, 'one of --used and --add');
+  assert.equal((await run(['keys', 'quota', key.id, '--used', '1', '--add', '1'], server.url)).code, 2);
+
+  const client = new AdminClient({ baseUrl: server.url, token: ADMIN_TOKEN });
+  const topped = await client.keys.setQuota(key.id, { add: 6 });
+  assert.equal(topped.used, 0);
+  assert.deepEqual((await client.keys.usage(key.id)).quota, topped);
+  await assert.rejects(client.keys.setQuota(key.id, { used: -1 }), (error: unknown) => error instanceof MarketplaceApiError && error.status === 400);
+});

@@ -78,9 +78,9 @@ test('plans: defaults, a validated replacement that re-limits keys on a changed 
   const server = await startServer(t);
   const plans = await server.admin('GET', '/admin/v1/plans');
   assert.deepEqual(plans.body.data, [
-    { id: 'free', name: 'Free', rate_limit: 100, self_service: true },
-    { id: 'pro', name: 'Pro', rate_limit: 1_000, self_service: true },
-    { id: 'business', name: 'Business', rate_limit: 10_000, self_service: false },
+    { id: 'free', name: 'Free', rate_limit: 100, self_service: true, quota: null },
+    { id: 'pro', name: 'Pro', rate_limit: 1_000, self_service: true, quota: null },
+    { id: 'business', name: 'Business', rate_limit: 10_000, self_service: false, quota: null },
   ]);
   const user = await server.createUser();
   const plain = await server.admin('POST', '/admin/v1/keys', { user_id: user.id });

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PermissionRoute } from '../../src/auth/permissions.ts';
 import { generateApiKey } from '../../src/auth/keys.ts';
+import { actingUser, OPERATOR, type OperatorActor, type UserActor } from '../../src/domain/actor.ts';
 import { KEYS } from '../../src/domain/records.ts';
 import {
   decideKeyChange,
@@ -71,13 +72,13 @@ test('deciding a portal key create: within the role, on a self-service plan, wit
     { label: 'a creator writing listings', user: creator, fields: { permissions: ['write:listings'] }, plan: 'free', rateLimit: 100, permissions: ['write:listings'] },
   ];
   for (const { label, user, fields, plan, rateLimit, permissions, refused, fieldsRefused } of cases) {
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyCreate(tx, user, fields, secret, NOW, API_ROUTES)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyCreate(tx, actingUser(user), { fields, secret, apiRoutes: API_ROUTES }, NOW)));
     if (refused !== undefined) {
       assert.deepEqual([refusal?.status, refusal?.fields], [refused, fieldsRefused], label);
       continue;
     }
     assert.equal(refusal, null, label);
-    const { ops, key } = await decideOnly(store, (tx) => decideOwnKeyCreate(tx, user, fields, secret, NOW, API_ROUTES));
+    const { ops, result: key } = await decideOnly(store, (tx) => decideOwnKeyCreate(tx, actingUser(user), { fields, secret, apiRoutes: API_ROUTES }, NOW));
     assert.deepEqual(opSummary(ops), ['put keys'], label);
     assert.deepEqual([key.user_id, key.plan, key.rate_limit, key.permissions, key.hash, key.revoked_at], [user.id, plan, rateLimit, permissions, secret.hash, null], label);
     assert.equal(JSON.stringify(key).includes(secret.key), false, `${label}: the plain secret is never in the record`);
@@ -91,9 +92,9 @@ test('the caps count the keys as they are in the write: 20 active (revoked and e
   const active = Array.from({ length: MAX_ACTIVE_KEYS_PER_USER }, (_, index) => aKey(`key_active_${index}`, member.id, { created_at: earlier }));
   const spent = [aKey('key_revoked', member.id, { revoked_at: START, created_at: earlier }), aKey('key_expired', member.id, { expires_at: START, created_at: earlier })];
   await store.write(seedOps({ users: [member], keys: [...active.slice(1), ...spent] }));
-  assert.equal(await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyCreate(tx, member, {}, secret, NOW, API_ROUTES))), null, '19 active, 2 spent: one more is allowed');
+  assert.equal(await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyCreate(tx, actingUser(member), { fields: {}, secret, apiRoutes: API_ROUTES }, NOW))), null, '19 active, 2 spent: one more is allowed');
   await store.write(seedOps({ keys: [active[0]!] }));
-  assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyCreate(tx, member, {}, secret, NOW, API_ROUTES))), {
+  assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyCreate(tx, actingUser(member), { fields: {}, secret, apiRoutes: API_ROUTES }, NOW))), {
     status: 409,
     message: 'You already have 20 active keys, the most allowed. Revoke one (DELETE /portal/v1/keys/:id) before creating another.',
     fields: [],
@@ -101,7 +102,7 @@ test('the caps count the keys as they are in the write: 20 active (revoked and e
 
   const today = Array.from({ length: KEYS_CREATED_PER_DAY }, (_, index) => aKey(`key_today_${index}`, creator.id, { revoked_at: START, created_at: new Date(NOW - 60_000).toISOString() }));
   await store.write(seedOps({ users: [creator], keys: today }));
-  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyCreate(tx, creator, {}, secret, NOW, API_ROUTES))))?.status, 429, '50 made in the last day, even revoked');
+  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyCreate(tx, actingUser(creator), { fields: {}, secret, apiRoutes: API_ROUTES }, NOW))))?.status, 429, '50 made in the last day, even revoked');
 });
 
 test('deciding a portal key change and revoke: the owner\'s live key only', async (t) => {
@@ -121,22 +122,22 @@ test('deciding a portal key change and revoke: the owner\'s live key only', asyn
   ];
   for (const { keyId, fields, refused, changed } of cases) {
     const label = `${keyId} ${JSON.stringify(fields)}`;
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyChange(tx, member, keyId, fields, NOW + 1_000, API_ROUTES)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyChange(tx, actingUser(member), { keyId, fields, apiRoutes: API_ROUTES }, NOW + 1_000)));
     if (refused !== undefined) {
       assert.equal(refusal?.status, refused, label);
       continue;
     }
-    const decided = await decideOnly(store, (tx) => decideOwnKeyChange(tx, member, keyId, fields, NOW + 1_000, API_ROUTES));
+    const decided = await decideOnly(store, (tx) => decideOwnKeyChange(tx, actingUser(member), { keyId, fields, apiRoutes: API_ROUTES }, NOW + 1_000));
     assert.deepEqual(opSummary(decided.ops), ['put keys'], label);
-    assert.deepEqual({ name: decided.changed.name, plan: decided.changed.plan, rate_limit: decided.changed.rate_limit }, changed, label);
-    assert.equal(decided.changed.updated_at, '2026-01-01T00:00:01.000Z', label);
+    assert.deepEqual({ name: decided.result.changed.name, plan: decided.result.changed.plan, rate_limit: decided.result.changed.rate_limit }, changed, label);
+    assert.equal(decided.result.changed.updated_at, '2026-01-01T00:00:01.000Z', label);
   }
 
-  const revoked = await decideOnly(store, (tx) => decideOwnKeyRevoke(tx, member, 'key_live', NOW));
-  assert.deepEqual([opSummary(revoked.ops), revoked.key.revoked_at], [['put keys'], START]);
-  const again = await decideOnly(store, (tx) => decideOwnKeyRevoke(tx, member, 'key_revoked', NOW));
+  const revoked = await decideOnly(store, (tx) => decideOwnKeyRevoke(tx, actingUser(member), { keyId: 'key_live' }, NOW));
+  assert.deepEqual([opSummary(revoked.ops), revoked.result.revoked_at], [['put keys'], START]);
+  const again = await decideOnly(store, (tx) => decideOwnKeyRevoke(tx, actingUser(member), { keyId: 'key_revoked' }, NOW));
   assert.deepEqual(again.ops, [], 'revoking twice changes nothing');
-  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyRevoke(tx, member, 'key_other', NOW))))?.status, 404);
+  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideOwnKeyRevoke(tx, actingUser(member), { keyId: 'key_other' }, NOW))))?.status, 404);
   assert.equal(store.get(KEYS, 'key_live')!.revoked_at, null, 'deciding writes nothing');
 });
 
@@ -176,12 +177,12 @@ test('deciding the operator\'s key create and change', async (t) => {
   ];
   for (const { fields, made, refused } of creates) {
     const label = JSON.stringify(fields);
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyCreate(tx, fields, secret, NOW)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyCreate(tx, OPERATOR, { fields, secret }, NOW)));
     if (refused !== undefined) {
       assert.equal(refusal?.status, refused, label);
       continue;
     }
-    const { key } = await decideOnly(store, (tx) => decideKeyCreate(tx, fields, secret, NOW));
+    const { result: key } = await decideOnly(store, (tx) => decideKeyCreate(tx, OPERATOR, { fields, secret }, NOW));
     assert.deepEqual({ plan: key.plan, rate_limit: key.rate_limit, permissions: key.permissions }, made, label);
   }
 
@@ -196,23 +197,30 @@ test('deciding the operator\'s key create and change', async (t) => {
   ];
   for (const { keyId, fields, changed, refused } of changes) {
     const label = `${keyId} ${JSON.stringify(fields)}`;
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyChange(tx, keyId, fields, NOW)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyChange(tx, OPERATOR, { keyId, fields }, NOW)));
     if (refused !== undefined) {
       assert.equal(refusal?.status, refused, label);
       continue;
     }
-    const decided = await decideOnly(store, (tx) => decideKeyChange(tx, keyId, fields, NOW));
-    assert.deepEqual({ plan: decided.changed.plan, rate_limit: decided.changed.rate_limit, expires_at: decided.changed.expires_at }, changed, label);
+    const decided = await decideOnly(store, (tx) => decideKeyChange(tx, OPERATOR, { keyId, fields }, NOW));
+    assert.deepEqual({ plan: decided.result.changed.plan, rate_limit: decided.result.changed.rate_limit, expires_at: decided.result.changed.expires_at }, changed, label);
   }
 });
 
-test('a roll: a new secret with the key\'s own prefix, the old one kept for the grace period; a revoked key is 409', async () => {
+test('a roll: a new secret with the key\'s own prefix, the old one kept for the grace period; a revoked key is 409, another user\'s 404', async (t) => {
+  const { store } = await openRulesStore(t);
   const live = aKey('key_live', member.id);
-  const rolled = decideKeyRoll(live, 'market', 60, NOW);
-  assert.deepEqual(opSummary(rolled.ops), ['put keys']);
-  assert.deepEqual([rolled.rolled.previous_hash, rolled.rolled.previous_hash_expires_at], [live.hash, '2026-01-01T00:01:00.000Z']);
+  const keys = [live, aKey('key_mk', member.id, { prefix: 'mk_' }), aKey('key_revoked', member.id, { revoked_at: START }), aKey('key_other', creator.id)];
+  await store.write(seedOps({ users: [member, creator], keys }));
+  const roll = (actor: UserActor | OperatorActor, keyId: string, graceSeconds: number) => decideOnly(store, (tx) => decideKeyRoll(tx, actor, { keyId, brand: 'market', graceSeconds }, NOW));
+  const { ops, result: rolled } = await roll(OPERATOR, 'key_live', 60);
+  assert.deepEqual(opSummary(ops), ['put keys']);
+  assert.deepEqual([rolled.key.hash, rolled.rolled.previous_hash, rolled.rolled.previous_hash_expires_at], [live.hash, live.hash, '2026-01-01T00:01:00.000Z']);
   assert.notEqual(rolled.rolled.hash, live.hash);
   assert.equal(rolled.secret.key.startsWith(rolled.rolled.prefix), true);
-  assert.equal(decideKeyRoll(aKey('key_mk', member.id, { prefix: 'mk_' }), 'market', 0, NOW).rolled.prefix, 'mk_');
-  assert.equal((await refusalOf(() => decideKeyRoll(aKey('key_revoked', member.id, { revoked_at: START }), 'market', 0, NOW)))?.status, 409);
+  assert.equal((await roll(actingUser(member), 'key_mk', 0)).result.rolled.prefix, 'mk_');
+  assert.equal((await refusalOf(() => roll(OPERATOR, 'key_revoked', 0)))?.status, 409);
+  assert.equal((await refusalOf(() => roll(OPERATOR, 'key_missing', 0)))?.status, 404);
+  assert.equal((await refusalOf(() => roll(actingUser(member), 'key_other', 0)))?.status, 404);
+  assert.equal((await refusalOf(() => roll(OPERATOR, 'key_other', 0))), null, 'the operator rolls any key');
 });

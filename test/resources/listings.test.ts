@@ -5,8 +5,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { actingUser } from '../../src/domain/actor.ts';
 import { LISTINGS, type ListingRecord } from '../../src/domain/records.ts';
-import { changeableListing, decideListingArchive, decideListingChange, decideListingCreate, ownListing, readListingChange, readNewListing } from '../../src/resources/listings.ts';
+import { changeableListing, decideListingArchive, decideListingChange, decideListingCreate, ownListing, readListingChange, readNewListing, shownListingEtag } from '../../src/resources/listings.ts';
+import { SerialisedListings } from '../../src/listings/serialised.ts';
 import { aListing, assertReadings, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps } from './rules-store.ts';
 
 const creator = aUser('usr_creator', 'creator');
@@ -40,17 +42,17 @@ test('deciding a create: creators only; the record with its defaults, serialised
   await store.write(seedOps({ users: [creator, member] }));
   const fields = { title: 'A tool', type: 'TOOL' as const, price: 5 };
 
-  assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideListingCreate(tx, member, fields, clock.now(), outbox))), {
+  assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideListingCreate(tx, actingUser(member), { fields, outbox }, clock.now()))), {
     status: 403,
     message: 'Only creators may create listings. Ask the operator to give your user the creator role.',
     fields: [],
   });
 
-  const decided = await decideOnly(store, (tx) => decideListingCreate(tx, creator, fields, clock.now(), outbox));
+  const decided = await decideOnly(store, (tx) => decideListingCreate(tx, actingUser(creator), { fields, outbox }, clock.now()));
   assert.deepEqual(opSummary(decided.ops), ['put listings'], 'no webhook: no event');
-  assert.match(decided.listing.id, /^lst_/);
-  assert.deepEqual({ ...decided.listing, id: 'x' }, { id: 'x', title: 'A tool', description: '', type: 'TOOL', price: 5, tags: [], status: 'active', owner_id: creator.id, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' });
-  assert.deepEqual(JSON.parse(decided.json), decided.listing);
+  assert.match(decided.result.listing.id, /^lst_/);
+  assert.deepEqual({ ...decided.result.listing, id: 'x' }, { id: 'x', title: 'A tool', description: '', type: 'TOOL', price: 5, tags: [], status: 'active', owner_id: creator.id, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' });
+  assert.deepEqual(JSON.parse(decided.result.json), decided.result.listing);
   assert.equal(store.size(LISTINGS), 0, 'deciding writes nothing');
 });
 
@@ -66,21 +68,21 @@ test('deciding a change or an archive, by the listing\'s status', async (t) => {
   ];
   for (const { status, change, archive } of cases) {
     const listing = aListing(`lst_${status}`, creator.id, { status });
-    const changeRefusal = await refusalOf(() => decideOnly(store, (tx) => decideListingChange(tx, listing, { price: 20 }, clock.now(), outbox)));
+    const changeRefusal = await refusalOf(() => decideOnly(store, (tx) => decideListingChange(tx, actingUser(creator), { listing, fields: { price: 20 }, outbox }, clock.now())));
     if (change.status !== undefined) {
       assert.equal(changeRefusal?.status, change.status, `change of an ${status} listing`);
     } else {
-      const decided = await decideOnly(store, (tx) => decideListingChange(tx, listing, { price: 20, title: undefined }, clock.now(), outbox));
+      const decided = await decideOnly(store, (tx) => decideListingChange(tx, actingUser(creator), { listing, fields: { price: 20, title: undefined }, outbox }, clock.now()));
       assert.deepEqual(opSummary(decided.ops), change.ops);
-      assert.deepEqual(decided.changed, { ...listing, price: 20, updated_at: now }, 'only the fields sent change');
+      assert.deepEqual(decided.result, { ...listing, price: 20, updated_at: now }, 'only the fields sent change');
     }
-    const archiveRefusal = await refusalOf(() => decideOnly(store, (tx) => decideListingArchive(tx, listing, clock.now(), outbox)));
+    const archiveRefusal = await refusalOf(() => decideOnly(store, (tx) => decideListingArchive(tx, actingUser(creator), { listing, outbox }, clock.now())));
     if (archive.status !== undefined) {
       assert.equal(archiveRefusal?.status, archive.status, `archive of an ${status} listing`);
     } else {
-      const decided = await decideOnly(store, (tx) => decideListingArchive(tx, listing, clock.now(), outbox));
+      const decided = await decideOnly(store, (tx) => decideListingArchive(tx, actingUser(creator), { listing, outbox }, clock.now()));
       assert.deepEqual(opSummary(decided.ops), archive.ops, `archive of an ${status} listing`);
-      assert.equal(decided.archived.status, archive.after);
+      assert.equal(decided.result.status, archive.after);
     }
   }
 });
@@ -115,5 +117,27 @@ test('a listing is changeable under /v1 by its owner; hidden is 404, visible but
   ];
   for (const { id, userId, status } of cases) {
     assert.equal((await refusalOf(() => changeableListing(store, id, userId)))?.status ?? null, status, `${id} by ${userId}`);
+  }
+});
+
+test('If-Match on a change or an archive: the ETag GET /v1/listings/:id shows, else 412 before any other refusal', async (t) => {
+  const { store, clock, outbox } = await openRulesStore(t);
+  await store.write(seedOps({ users: [creator] }));
+  const active = aListing('lst_active', creator.id);
+  const archived = aListing('lst_archived', creator.id, { status: 'archived' });
+  const current = new SerialisedListings().shown(active).etag;
+  assert.equal(shownListingEtag(active), current, 'the same tag as the answer a client read');
+  const cases: Array<{ label: string; listing: ListingRecord; ifMatch?: string; status: number | null }> = [
+    { label: 'no If-Match', listing: active, status: null },
+    { label: 'its current ETag', listing: active, ifMatch: current, status: null },
+    { label: 'If-Match: *', listing: active, ifMatch: '*', status: null },
+    { label: 'another version', listing: active, ifMatch: '"stale"', status: 412 },
+    { label: 'another version of an archived listing', listing: archived, ifMatch: '"stale"', status: 412 },
+  ];
+  for (const { label, listing, ifMatch, status } of cases) {
+    const change = await refusalOf(() => decideOnly(store, (tx) => decideListingChange(tx, actingUser(creator), { listing, fields: { price: 20 }, ifMatch, outbox }, clock.now())));
+    assert.equal(change?.status ?? null, status, `change: ${label}`);
+    const archive = await refusalOf(() => decideOnly(store, (tx) => decideListingArchive(tx, actingUser(creator), { listing, ifMatch, outbox }, clock.now())));
+    assert.equal(archive?.status ?? null, status, `archive: ${label}`);
   }
 });

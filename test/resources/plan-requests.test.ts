@@ -7,6 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { actingUser, OPERATOR } from '../../src/domain/actor.ts';
 import { PLAN_REQUESTS, type PlanRequestRecord } from '../../src/domain/records.ts';
 import { decideOwnPlanRequest, decidePlanRequestCancel, decidePlanRequestDecision, readDecisionNote, readPlanRequest } from '../../src/resources/plan-requests.ts';
 import type { WriteOp } from '../../src/store/store.ts';
@@ -68,13 +69,13 @@ test('deciding a user\'s plan request, by her key and the plan asked for', async
   ];
   for (const { keyId, planId, status } of cases) {
     const label = `${keyId} → ${planId}`;
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideOwnPlanRequest(tx, ada, { keyId, planId }, NOW)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideOwnPlanRequest(tx, actingUser(ada), { fields: { keyId, planId } }, NOW)));
     if (status !== undefined) {
       assert.equal(refusal?.status, status, label);
       continue;
     }
     assert.equal(refusal, null, label);
-    const { ops, request } = await decideOnly(store, (tx) => decideOwnPlanRequest(tx, ada, { keyId, planId }, NOW));
+    const { ops, result: { request } } = await decideOnly(store, (tx) => decideOwnPlanRequest(tx, actingUser(ada), { fields: { keyId, planId } }, NOW));
     assert.deepEqual(opSummary(ops), ['put plan_requests'], label);
     assert.deepEqual({ ...request, id: 'x' }, { id: 'x', key_id: keyId, user_id: ada.id, plan: planId, status: 'pending', created_at: '2026-01-01T00:01:00.000Z', decided_at: null, note: null }, label);
   }
@@ -84,7 +85,7 @@ test('ten plan requests a day: the eleventh is 429, whatever became of the ten',
   const { store } = await openRulesStore(t);
   const ten = Array.from({ length: 10 }, (_, index) => aRequest(`prq_${index}`, 'key_other', ada.id, { status: 'cancelled' }));
   await store.write([...seedOps({ users: [ada], keys: [aKey('key_free', ada.id)] }), ...putRequests(ten)]);
-  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideOwnPlanRequest(tx, ada, { keyId: 'key_free', planId: 'business' }, NOW))))?.status, 429);
+  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideOwnPlanRequest(tx, actingUser(ada), { fields: { keyId: 'key_free', planId: 'business' } }, NOW))))?.status, 429);
 });
 
 test('the operator\'s decision and the user\'s cancel, by the request as it is', async (t) => {
@@ -108,15 +109,15 @@ test('the operator\'s decision and the user\'s cancel, by the request as it is',
   ];
   for (const { id, decision, ops, status, rateLimit } of decisions) {
     const label = `${decision} ${id}`;
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decidePlanRequestDecision(tx, id, decision, 'noted', NOW)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decidePlanRequestDecision(tx, OPERATOR, { requestId: id, decision, note: 'noted' }, NOW)));
     if (status !== undefined) {
       assert.equal(refusal?.status, status, label);
       continue;
     }
-    const decided = await decideOnly(store, (tx) => decidePlanRequestDecision(tx, id, decision, 'noted', NOW));
+    const decided = await decideOnly(store, (tx) => decidePlanRequestDecision(tx, OPERATOR, { requestId: id, decision, note: 'noted' }, NOW));
     assert.deepEqual(opSummary(decided.ops), ops, label);
-    assert.deepEqual([decided.request.status, decided.request.note, decided.request.decided_at], [decision, 'noted', '2026-01-01T00:01:00.000Z'], label);
-    assert.equal(decided.key?.rate_limit, rateLimit, label);
+    assert.deepEqual([decided.result.request.status, decided.result.request.note, decided.result.request.decided_at], [decision, 'noted', '2026-01-01T00:01:00.000Z'], label);
+    assert.equal(decided.result.key?.rate_limit, rateLimit, label);
   }
 
   const cancels: Array<{ id: string; user: typeof ada; status?: number }> = [
@@ -125,8 +126,8 @@ test('the operator\'s decision and the user\'s cancel, by the request as it is',
     { id: 'prq_approved', user: ada, status: 409 },
   ];
   for (const { id, user, status } of cancels) {
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decidePlanRequestCancel(tx, id, user.id, NOW)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decidePlanRequestCancel(tx, actingUser(user), { requestId: id }, NOW)));
     if (status !== undefined) assert.equal(refusal?.status, status, `cancel ${id} by ${user.id}`);
-    else assert.equal((await decideOnly(store, (tx) => decidePlanRequestCancel(tx, id, user.id, NOW))).request.status, 'cancelled');
+    else assert.equal((await decideOnly(store, (tx) => decidePlanRequestCancel(tx, actingUser(user), { requestId: id }, NOW))).result.status, 'cancelled');
   }
 });

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { OPERATOR } from '../../src/domain/actor.ts';
 import type { Plan } from '../../src/domain/records.ts';
 import { decidePlanListReplace } from '../../src/resources/plans.ts';
 import { aKey, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps, START } from './rules-store.ts';
@@ -22,13 +23,13 @@ test('replacing the plan list: limits follow the plan, and no active key is left
     { label: 'pro gone while a live key is on it', plans: [free], status: 409 },
   ];
   for (const { label, plans, ops, relimited, status } of cases) {
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decidePlanListReplace(tx, plans, Date.parse(START))));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decidePlanListReplace(tx, OPERATOR, { plans }, Date.parse(START))));
     if (status !== undefined) {
       assert.equal(refusal?.status, status, label);
       continue;
     }
-    const decided = await decideOnly(store, (tx) => decidePlanListReplace(tx, plans, Date.parse(START)));
-    assert.deepEqual([opSummary(decided.ops), decided.relimited], [ops, relimited], label);
-    assert.deepEqual(decided.before.map((plan) => plan.id), ['free', 'pro', 'business'], `${label}: the defaults it replaces`);
+    const decided = await decideOnly(store, (tx) => decidePlanListReplace(tx, OPERATOR, { plans }, Date.parse(START)));
+    assert.deepEqual([opSummary(decided.ops), decided.result.relimited], [ops, relimited], label);
+    assert.deepEqual(decided.result.before.map((plan) => plan.id), ['free', 'pro', 'business'], `${label}: the defaults it replaces`);
   }
 });

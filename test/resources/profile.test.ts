@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { readSignUp } from '../../src/modules/portal/sign-up.ts';
 import { test } from 'node:test';
+import { actingUser, OPERATOR } from '../../src/domain/actor.ts';
 import { USERS } from '../../src/domain/records.ts';
 import { etagOf } from '../../src/http/conditional.ts';
 import type { PermissionRoute } from '../../src/auth/permissions.ts';
@@ -76,13 +77,13 @@ test('deciding her own profile change: If-Match against her profile as it is, a 
     { label: 'another user\'s email', fields: { email: 'bob@example.test' }, refused: 409 },
   ];
   for (const { label, fields, ifMatch, refused } of cases) {
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideOwnProfileChange(tx, ada, fields, later, ifMatch, outbox)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideOwnProfileChange(tx, actingUser(ada), { fields, ifMatch, outbox }, Date.parse(later))));
     if (refused !== undefined) {
       assert.equal(refusal?.status, refused, label);
       continue;
     }
     assert.equal(refusal, null, label);
-    const { ops, changed } = await decideOnly(store, (tx) => decideOwnProfileChange(tx, ada, fields, later, ifMatch, outbox));
+    const { ops, result: changed } = await decideOnly(store, (tx) => decideOwnProfileChange(tx, actingUser(ada), { fields, ifMatch, outbox }, Date.parse(later)));
     assert.deepEqual(opSummary(ops), ['put users'], label);
     assert.deepEqual(changed, { ...ada, ...fields, updated_at: later }, label);
   }
@@ -123,9 +124,9 @@ test('deciding the operator\'s user create and change: a free email, a user that
   ];
   const nowMs = Date.parse(later);
 
-  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideUserCreate(tx, { profile: { name: 'B', email: 'bob@example.test' }, role: 'member' }, nowMs))))?.status, 409);
-  const made = await decideOnly(store, (tx) => decideUserCreate(tx, { profile: { name: 'Carol' }, role: 'creator' }, nowMs));
-  assert.deepEqual([opSummary(made.ops), made.user.role, made.user.email, made.user.created_at], [['put users'], 'creator', '', later]);
+  assert.equal((await refusalOf(() => decideOnly(store, (tx) => decideUserCreate(tx, OPERATOR, { fields: { profile: { name: 'B', email: 'bob@example.test' }, role: 'member' } }, nowMs))))?.status, 409);
+  const made = await decideOnly(store, (tx) => decideUserCreate(tx, OPERATOR, { fields: { profile: { name: 'Carol' }, role: 'creator' } }, nowMs));
+  assert.deepEqual([opSummary(made.ops), made.result.role, made.result.email, made.result.created_at], [['put users'], 'creator', '', later]);
 
   const cases: Array<{ label: string; userId: string; fields: UserFields; ops?: string[]; narrowed?: string[]; refused?: number }> = [
     { label: 'a new name', userId: ada.id, fields: { profile: { name: 'Ada L.' }, role: undefined }, ops: ['put users'], narrowed: [] },
@@ -136,15 +137,15 @@ test('deciding the operator\'s user create and change: a free email, a user that
     { label: 'a creator kept creator', userId: creator.id, fields: { profile: {}, role: 'creator' }, ops: ['put users'], narrowed: [] },
   ];
   for (const { label, userId, fields, ops, narrowed, refused } of cases) {
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideUserChange(tx, userId, fields, nowMs, routes, outbox)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideUserChange(tx, OPERATOR, { userId, fields, apiRoutes: routes, outbox }, nowMs)));
     if (refused !== undefined) {
       assert.equal(refusal?.status, refused, label);
       continue;
     }
-    const decided = await decideOnly(store, (tx) => decideUserChange(tx, userId, fields, nowMs, routes, outbox));
-    assert.deepEqual([opSummary(decided.ops), decided.narrowed.map(({ after }) => after.id)], [ops, narrowed], label);
-    assert.equal(decided.changed.updated_at, later, label);
+    const decided = await decideOnly(store, (tx) => decideUserChange(tx, OPERATOR, { userId, fields, apiRoutes: routes, outbox }, nowMs));
+    assert.deepEqual([opSummary(decided.ops), decided.result.narrowed.map(({ after }) => after.id)], [ops, narrowed], label);
+    assert.equal(decided.result.changed.updated_at, later, label);
   }
-  const demoted = await decideOnly(store, (tx) => decideUserChange(tx, creator.id, { profile: {}, role: 'member' }, nowMs, routes, outbox));
-  assert.deepEqual(demoted.narrowed[0]!.after.permissions, ['read:listings'], 'the write entry goes, the read stays');
+  const demoted = await decideOnly(store, (tx) => decideUserChange(tx, OPERATOR, { userId: creator.id, fields: { profile: {}, role: 'member' }, apiRoutes: routes, outbox }, nowMs));
+  assert.deepEqual(demoted.result.narrowed[0]!.after.permissions, ['read:listings'], 'the write entry goes, the read stays');
 });

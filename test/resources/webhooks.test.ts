@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { actingUser } from '../../src/domain/actor.ts';
 import { EVENT_TYPES } from '../../src/domain/events.ts';
 import { WEBHOOKS } from '../../src/domain/records.ts';
 import type { WebhookRecord } from '../../src/domain/webhook-records.ts';
@@ -48,34 +49,34 @@ test('deciding registrations: the webhook, its owner\'s targets and its ping in 
   await store.write(seedOps({ users: [owner] }));
   const fields = readWebhookRegistration({ url: URL }, false);
 
-  const first = await commitDecision(store, (tx) => decideWebhookRegistration(tx, owner.id, fields, clock.now(), outbox));
+  const first = await commitDecision(store, (tx) => decideWebhookRegistration(tx, actingUser(owner), { fields, outbox }, clock.now()));
   assert.deepEqual(opSummary(first.ops), ['put webhooks', 'put webhook_targets', 'put events', 'put deliveries']);
-  assert.deepEqual({ user_id: first.webhook.user_id, active: first.webhook.active, created_at: first.webhook.created_at }, { user_id: owner.id, active: true, created_at: '2026-01-01T00:00:00.000Z' });
-  assert.match(first.webhook.secret, /^whsec_/);
+  assert.deepEqual({ user_id: first.result.user_id, active: first.result.active, created_at: first.result.created_at }, { user_id: owner.id, active: true, created_at: '2026-01-01T00:00:00.000Z' });
+  assert.match(first.result.secret, /^whsec_/);
 
   const noPing = readWebhookRegistration({ url: URL, events: ['listing.created'] }, false);
-  const quiet = await decideOnly(store, (tx) => decideWebhookRegistration(tx, owner.id, noPing, clock.now(), outbox));
+  const quiet = await decideOnly(store, (tx) => decideWebhookRegistration(tx, actingUser(owner), { fields: noPing, outbox }, clock.now()));
   assert.deepEqual(opSummary(quiet.ops), ['put webhooks', 'put webhook_targets'], 'no ping for a webhook that does not take pings');
 
-  for (let count = 1; count < MAX_WEBHOOKS_PER_USER; count += 1) await commitDecision(store, (tx) => decideWebhookRegistration(tx, owner.id, noPing, clock.now(), outbox));
+  for (let count = 1; count < MAX_WEBHOOKS_PER_USER; count += 1) await commitDecision(store, (tx) => decideWebhookRegistration(tx, actingUser(owner), { fields: noPing, outbox }, clock.now()));
   assert.equal(store.size(WEBHOOKS), MAX_WEBHOOKS_PER_USER);
-  const refusal = await refusalOf(() => decideOnly(store, (tx) => decideWebhookRegistration(tx, owner.id, fields, clock.now(), outbox)));
+  const refusal = await refusalOf(() => decideOnly(store, (tx) => decideWebhookRegistration(tx, actingUser(owner), { fields, outbox }, clock.now())));
   assert.deepEqual(refusal, { status: 409, message: 'You already have 20 webhooks, the most allowed. Delete one before registering another.', fields: [] });
-  assert.equal(await refusalOf(() => decideOnly(store, (tx) => decideWebhookRegistration(tx, other.id, fields, clock.now(), outbox))), null, 'the cap is per user');
+  assert.equal(await refusalOf(() => decideOnly(store, (tx) => decideWebhookRegistration(tx, actingUser(other), { fields, outbox }, clock.now()))), null, 'the cap is per user');
 });
 
 test('a listing created after a registration carries its event and delivery in the same write', async (t) => {
   const { store, clock, outbox } = await openRulesStore(t);
   await store.write(seedOps({ users: [owner] }));
-  await commitDecision(store, (tx) => decideWebhookRegistration(tx, owner.id, readWebhookRegistration({ url: URL, events: ['listing.created'] }, false), clock.now(), outbox));
-  const decided = await decideOnly(store, (tx) => decideListingCreate(tx, owner, { title: 'T', type: 'TOOL', price: 1 }, clock.now(), outbox));
+  await commitDecision(store, (tx) => decideWebhookRegistration(tx, actingUser(owner), { fields: readWebhookRegistration({ url: URL, events: ['listing.created'] }, false), outbox }, clock.now()));
+  const decided = await decideOnly(store, (tx) => decideListingCreate(tx, actingUser(owner), { fields: { title: 'T', type: 'TOOL', price: 1 }, outbox }, clock.now()));
   assert.deepEqual(opSummary(decided.ops), ['put listings', 'put events', 'put deliveries', 'put webhook_targets']);
 });
 
 test('removal, test ping and lookup: the owner\'s webhook only; anyone else\'s is a missing one', async (t) => {
   const { store, clock, outbox } = await openRulesStore(t);
   await store.write(seedOps({ users: [owner, other] }));
-  const { webhook } = await commitDecision(store, (tx) => decideWebhookRegistration(tx, owner.id, readWebhookRegistration({ url: URL }, false), clock.now(), outbox));
+  const { result: webhook } = await commitDecision(store, (tx) => decideWebhookRegistration(tx, actingUser(owner), { fields: readWebhookRegistration({ url: URL }, false), outbox }, clock.now()));
   const missing = { status: 404, message: 'Webhook not found', fields: [] };
 
   const cases = [
@@ -85,22 +86,23 @@ test('removal, test ping and lookup: the owner\'s webhook only; anyone else\'s i
   ];
   for (const { userId, webhookId, found } of cases) {
     const expected = found ? null : missing;
+    const actor = actingUser(userId === owner.id ? owner : other);
     assert.deepEqual(await refusalOf(() => ownWebhook(store, webhookId, userId)), expected, `lookup ${webhookId} by ${userId}`);
-    assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideWebhookTestPing(tx, userId, webhookId, outbox))), expected, `ping ${webhookId} by ${userId}`);
-    assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideWebhookRemoval(tx, userId, webhookId, clock.now()))), expected, `removal ${webhookId} by ${userId}`);
+    assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideWebhookTestPing(tx, actor, { webhookId, outbox }, clock.now()))), expected, `ping ${webhookId} by ${userId}`);
+    assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideWebhookRemoval(tx, actor, { webhookId }, clock.now()))), expected, `removal ${webhookId} by ${userId}`);
   }
 
-  const ping = await decideOnly(store, (tx) => decideWebhookTestPing(tx, owner.id, webhook.id, outbox));
+  const ping = await decideOnly(store, (tx) => decideWebhookTestPing(tx, actingUser(owner), { webhookId: webhook.id, outbox }, clock.now()));
   assert.deepEqual(opSummary(ping.ops), ['put events', 'put deliveries']);
-  assert.match(ping.eventId!, /^evt_/);
+  assert.match(ping.result.eventId!, /^evt_/);
 
   // The registration's ping is still waiting: the removal takes its delivery with the webhook.
-  const removal = await decideOnly(store, (tx) => decideWebhookRemoval(tx, owner.id, webhook.id, clock.now()));
+  const removal = await decideOnly(store, (tx) => decideWebhookRemoval(tx, actingUser(owner), { webhookId: webhook.id }, clock.now()));
   assert.deepEqual(opSummary(removal.ops), ['del webhooks', 'put webhook_targets', 'del deliveries']);
 
   const switchedOff: WebhookRecord = { ...webhook, active: false };
   await store.write([{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: switchedOff }]);
-  assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideWebhookTestPing(tx, owner.id, webhook.id, outbox))), {
+  assert.deepEqual(await refusalOf(() => decideOnly(store, (tx) => decideWebhookTestPing(tx, actingUser(owner), { webhookId: webhook.id, outbox }, clock.now()))), {
     status: 409,
     message: 'This webhook is switched off (its receiver answered 410 Gone); register it again to receive events.',
     fields: [],
@@ -110,7 +112,7 @@ test('removal, test ping and lookup: the owner\'s webhook only; anyone else\'s i
 test('a redelivery turn is taken only for the user\'s own webhook, and refused with 429 past the hour\'s limit', async (t) => {
   const { store, clock, outbox } = await openRulesStore(t);
   await store.write(seedOps({ users: [owner, other] }));
-  const { webhook } = await commitDecision(store, (tx) => decideWebhookRegistration(tx, owner.id, readWebhookRegistration({ url: URL }, false), clock.now(), outbox));
+  const { result: webhook } = await commitDecision(store, (tx) => decideWebhookRegistration(tx, actingUser(owner), { fields: readWebhookRegistration({ url: URL }, false), outbox }, clock.now()));
   const limiter = new SlidingWindowLimiter({ monotonicNow: () => clock.monotonic(), windowMs: 60 * 60 * 1000 });
 
   for (let asked = 0; asked < REDELIVERY_LIMIT + 5; asked += 1) {

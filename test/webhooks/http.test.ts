@@ -16,7 +16,7 @@ import type { TestResponse, TestServer } from '../helpers/server.ts';
 import { answer, pause, startReceiver, waitFor } from './fixtures.ts';
 import type { ReceivedRequest, Receiver } from './fixtures.ts';
 
-const ALL_EVENTS = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping'];
+const ALL_EVENTS = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping', 'quota.warning', 'quota.exhausted', 'key.expiring', 'plan_request.decided'];
 const PERMISSIONS = ['read:webhooks', 'write:webhooks', 'read:listings', 'write:listings', 'read:users', 'write:users'];
 const LOCAL = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '10,20' };
 

@@ -8,6 +8,8 @@ import { REDELIVERY_WINDOW_MS } from '../../webhooks/redelivery.ts';
 import { RedisConnection, type RedisConnectionOptions } from './redis-connection.ts';
 import { RedisSlidingWindowLimiter } from './redis-limiter.ts';
 import { RedisFailureReservations } from './redis-reservations.ts';
+import { RedisQuotaCounts } from './redis-quota-counts.ts';
+import type { SharedQuotaCounts } from '../../analytics/quota-counters.ts';
 
 const FAILED_AUTH_PREFIX = 'marketplace:limit:auth:';
 const SIGN_IN_PREFIX = 'marketplace:limit:signin:';
@@ -19,6 +21,8 @@ export interface SharedLimiters {
   /** Places taken before a secret is checked: in failed sign-ins per account and in failedAuthLimiter's window. */
   failureReservations: FailureReservations;
   redeliveryLimiter: RateLimiter;
+  /** Plan quota counts, one number per user, plan and period. */
+  quotaCounts: SharedQuotaCounts;
   /** Where the windows are, in words: "Redis at host:6379 (TLS)". */
   description: string;
   close(): void;
@@ -35,6 +39,7 @@ export async function openRedisLimiters(options: RedisConnectionOptions & { mono
       windows: { account: { prefix: SIGN_IN_PREFIX, windowMs: ACCOUNT_FAILURE_WINDOW_MS }, address: { prefix: FAILED_AUTH_PREFIX, windowMs: FAILED_AUTH_WINDOW_MS } },
     }),
     redeliveryLimiter: new RedisSlidingWindowLimiter({ connection, prefix: 'marketplace:limit:redeliver:', windowMs: REDELIVERY_WINDOW_MS, monotonicNow }),
+    quotaCounts: new RedisQuotaCounts(connection),
     description: `Redis at ${connection.describe()}`,
     close: () => connection.close(),
   };

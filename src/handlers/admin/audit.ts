@@ -2,9 +2,9 @@
 
 import { auditView, type AuditLog } from '../../audit/audit-log.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 
-export function auditRoutes(audit: AuditLog): OperatorRoute[] {
+export function auditRoutes(audit: AuditLog): AdminRoute[] {
   function list(context: RequestContext): Reply {
     checkQueryNames(context.query, ['action', 'target_id', 'page', 'limit']);
     const request = readPageRequest(context.query);

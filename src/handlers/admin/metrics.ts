@@ -2,10 +2,10 @@
 // histograms in the text format (what they are is metrics/server-metrics.ts). The path is the one
 // Prometheus scrapes by default, outside /admin; its router and its gate are the operator's.
 
-import type { OperatorRoute } from '../../http/route.ts';
+import type { AdminRoute } from '../../http/route.ts';
 import type { ServerMetrics } from '../../metrics/server-metrics.ts';
 
-export function metricsRoute(metrics: ServerMetrics): OperatorRoute {
+export function metricsRoute(metrics: ServerMetrics): AdminRoute {
   return {
     method: 'GET',
     pattern: '/metrics',

@@ -4,6 +4,7 @@
 
 import type { AuditLog } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
+import { OPERATOR } from '../../domain/actor.ts';
 import { newestFirst } from '../../domain/order.ts';
 import { decidePlanRequestDecision, PLAN_REQUEST_STATUSES, planRequestView, readDecisionNote } from '../../resources/plan-requests.ts';
 import { decidePlanListReplace } from '../../resources/plans.ts';
@@ -11,16 +12,18 @@ import { currentPlans, readPlanList } from '../../auth/plans.ts';
 import { PLAN_REQUESTS, type Plan, type PlanRequestStatus } from '../../domain/records.ts';
 import { badRequest } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
+import type { EventOutbox } from '../../domain/events.ts';
 
 export interface PlanRoutesDeps {
   store: Store;
   clock: Clock;
   audit: AuditLog;
+  outbox: EventOutbox;
 }
 
-export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRoute[] {
+export function planRoutes({ store, clock, audit, outbox }: PlanRoutesDeps): AdminRoute[] {
   function listPlans(): Reply {
     return { status: 200, body: { data: currentPlans(store) } };
   }
@@ -29,9 +32,9 @@ export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRou
   async function replacePlans(context: RequestContext): Promise<Reply> {
     const plans = readPlanList(await context.readJsonBody());
     return context.commit((tx) => {
-      const { ops, before, relimited } = decidePlanListReplace(tx, plans, clock.now());
+      const { ops, result: { before, relimited } } = decidePlanListReplace(tx, OPERATOR, { plans }, clock.now());
       const changes = { plans: { from: before.map(planSummary), to: plans.map(planSummary) }, keys_relimited: relimited };
-      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'plans.replace', target_type: 'plan', target_id: 'plans', changes })], reply: { status: 200, body: { data: plans } } };
+      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'plans.replace', target_type: 'plan', target_id: 'plans', changes })], result: { status: 200, body: { data: plans } } };
     });
   }
 
@@ -59,12 +62,17 @@ export function planRoutes({ store, clock, audit }: PlanRoutesDeps): OperatorRou
     return async (context: RequestContext): Promise<Reply> => {
       const note = await readNote(context);
       return context.commit((tx) => {
-        const decided = decidePlanRequestDecision(tx, context.params.id!, decision, note, clock.now());
+        const { ops, result: decided } = decidePlanRequestDecision(tx, OPERATOR, { requestId: context.params.id!, decision, note }, clock.now());
         const changes = { status: { from: 'pending', to: decision }, key_id: decided.request.key_id, plan: decided.request.plan };
         const action = decision === 'approved' ? 'plan_request.approve' : 'plan_request.decline';
         return {
-          ops: [...decided.ops, audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes })],
-          reply: { status: 200, body: { data: planRequestView(decided.request) } },
+          ops: [
+            ...ops,
+            // The user's webhooks hear of the decision in the same write.
+            ...outbox.eventOps(tx, 'plan_request.decided', decided.request.user_id, planRequestView(decided.request)),
+            audit.entryOp(context.requestId, { action, target_type: 'plan', target_id: decided.request.id, changes }),
+          ],
+          result: { status: 200, body: { data: planRequestView(decided.request) } },
         };
       });
     };

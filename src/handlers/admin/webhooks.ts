@@ -6,17 +6,17 @@ import { WEBHOOKS } from '../../domain/records.ts';
 import { badRequest } from '../../domain/errors.ts';
 import { operatorWebhookView } from '../../domain/webhook-records.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import type { WebhookOutbox } from '../../webhooks/outbox.ts';
 
-export interface OperatorWebhookRouteDeps {
+export interface AdminWebhookRouteDeps {
   store: Store;
   outbox: WebhookOutbox;
 }
 
 /** GET /admin/v1/webhooks?user_id=&page=&limit=: every webhook, or one user's; never a secret. */
-export function operatorWebhookRoutes(deps: OperatorWebhookRouteDeps): OperatorRoute[] {
+export function adminWebhookRoutes(deps: AdminWebhookRouteDeps): AdminRoute[] {
   const { store, outbox } = deps;
 
   function list(context: RequestContext): Reply {

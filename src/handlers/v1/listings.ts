@@ -4,8 +4,8 @@
 
 import type { UsageRecorder } from '../../analytics/recorder.ts';
 import type { Clock } from '../../clock.ts';
-import { LISTINGS, type ListingRecord } from '../../domain/records.ts';
-import { assertIfMatch } from '../../http/conditional.ts';
+import { actingUser } from '../../domain/actor.ts';
+import { LISTINGS } from '../../domain/records.ts';
 import { notFound } from '../../domain/errors.ts';
 import { pagination } from '../../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
@@ -14,7 +14,7 @@ import type { ListingPageCache } from '../../listings/page-cache.ts';
 import { ParsedListingQueries } from '../../listings/parsed-queries.ts';
 import { findListings, isSliceable } from '../../listings/search.ts';
 import { SerialisedListings } from '../../listings/serialised.ts';
-import type { RecordReader, Store } from '../../store/store.ts';
+import type { Store } from '../../store/store.ts';
 import type { EventOutbox } from '../../domain/events.ts';
 import { isListingVisibleTo } from '../../domain/visibility.ts';
 import { changeableListing, decideListingArchive, decideListingChange, decideListingCreate, readListingChange, readNewListing } from '../../resources/listings.ts';
@@ -65,32 +65,30 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
   async function create(context: KeyContext): Promise<Reply> {
     const fields = readNewListing(await context.readJsonBody());
     return context.commit((tx, { user }) => {
-      const { ops, json } = decideListingCreate(tx, user, fields, clock.now(), outbox);
-      return { ops, reply: { status: 201, bytes: Buffer.from(`{"data":${json}}`) } };
+      const { ops, result } = decideListingCreate(tx, actingUser(user), { fields, outbox }, clock.now());
+      return { ops, result: { status: 201, bytes: Buffer.from(`{"data":${result.json}}`) } };
     });
   }
 
-  /** A PUT changes only the fields it sent, on top of the listing as it is when the write commits. */
+  /**
+   * A PUT changes only the fields it sent, on top of the listing as it is when the write commits:
+   * 404 when missing, 403 when not the caller's, then the rule's 412 (If-Match) and 409.
+   */
   async function update(context: KeyContext): Promise<Reply> {
     const fields = readListingChange(await context.readJsonBody());
     return context.commit((tx, { user }) => {
-      const { ops, changed } = decideListingChange(tx, ownedListing(tx, context, user.id), fields, clock.now(), outbox);
-      return { ops, reply: { status: 200, body: { data: changed } } };
+      const listing = changeableListing(tx, context.params.id!, user.id);
+      const { ops, result: changed } = decideListingChange(tx, actingUser(user), { listing, fields, ifMatch: context.req.headers['if-match'], outbox }, clock.now());
+      return { ops, result: { status: 200, body: { data: changed } } };
     });
   }
 
   function archive(context: KeyContext): Promise<Reply> {
     return context.commit((tx, { user }) => {
-      const { ops, archived } = decideListingArchive(tx, ownedListing(tx, context, user.id), clock.now(), outbox);
-      return { ops, reply: { status: 200, body: { data: archived } } };
+      const listing = changeableListing(tx, context.params.id!, user.id);
+      const { ops, result: archived } = decideListingArchive(tx, actingUser(user), { listing, ifMatch: context.req.headers['if-match'], outbox }, clock.now());
+      return { ops, result: { status: 200, body: { data: archived } } };
     });
-  }
-
-  /** The listing as it is now: 404 when missing, 403 when not the caller's, 412 when If-Match names another version. */
-  function ownedListing(reader: RecordReader, context: KeyContext, userId: string): ListingRecord {
-    const listing = changeableListing(reader, context.params.id!, userId);
-    assertIfMatch(context.req.headers['if-match'], () => serialised.shown(listing).etag);
-    return listing;
   }
 
   return [

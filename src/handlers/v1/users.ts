@@ -2,7 +2,7 @@
 // with two-factor sign-in on: that takes the portal), and anyone's public profile.
 
 import type { Clock } from '../../clock.ts';
-import { isoTime } from '../../clock.ts';
+import { actingUser } from '../../domain/actor.ts';
 import { USERS, userStatus } from '../../domain/records.ts';
 import { publicUser } from '../../domain/views.ts';
 import { forbidden, notFound } from '../../domain/errors.ts';
@@ -38,8 +38,8 @@ export function userRoutes(deps: UserRoutesDeps): ApiRoute[] {
       // A key alone must not move the sign-in email of an account that signs in with a second
       // factor: the portal asks for the password and a code for that.
       if (fields.email !== undefined && !isSameEmail(fields.email, user.email) && tx.get(TWO_FACTOR, user.id)?.enabled === true) throw forbidden(EMAIL_IN_PORTAL);
-      const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
-      return { ops, reply: { status: 200, body: ownProfileBody(changed) } };
+      const { ops, result: changed } = decideOwnProfileChange(tx, actingUser(user), { fields, ifMatch: context.req.headers['if-match'], outbox }, clock.now());
+      return { ops, result: { status: 200, body: ownProfileBody(changed) } };
     });
   }
 

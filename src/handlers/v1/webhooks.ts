@@ -5,6 +5,7 @@
 // undelivered events dropped with a removal) are resources/webhooks.ts.
 
 import type { Clock } from '../../clock.ts';
+import { actingUser } from '../../domain/actor.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
 import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
@@ -45,9 +46,9 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   async function register(context: KeyContext): Promise<Reply> {
     const fields = readWebhookRegistration(await context.readJsonBody(), allowPrivate);
     return context.commit((tx, { user }) => {
-      const { ops, webhook } = decideWebhookRegistration(tx, user.id, fields, clock.now(), outbox);
+      const { ops, result: webhook } = decideWebhookRegistration(tx, actingUser(user), { fields, outbox }, clock.now());
       // The only answer that ever carries the secret.
-      return { ops, reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
+      return { ops, result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } } };
     });
   }
 
@@ -55,8 +56,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     const webhookId = context.params.id ?? '';
     // Decided when it commits, so a delivery outcome written meanwhile cannot bring it back.
     return context.commit((tx, { user }) => {
-      const { ops, webhook } = decideWebhookRemoval(tx, user.id, webhookId, clock.now());
-      return { ops, reply: { status: 200, body: { data: webhookView(webhook) } } };
+      const { ops, result: webhook } = decideWebhookRemoval(tx, actingUser(user), { webhookId }, clock.now());
+      return { ops, result: { status: 200, body: { data: webhookView(webhook) } } };
     });
   }
 
@@ -72,7 +73,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     return context.commit((tx, { user }) => {
       const { ops, webhook, changes } = decideWebhookUpdate(tx, user.id, webhookId, patch, clock.now());
       const entry = deps.audit.entryOp(context.requestId, { action: 'webhook.update', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) });
-      return { ops: [...ops, entry], reply: { status: 200, body: { data: webhookView(webhook) } } };
+      return { ops: [...ops, entry], result: { status: 200, body: { data: webhookView(webhook) } } };
     });
   }
 
@@ -83,7 +84,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
       const { ops, webhook, previousExpiresAt } = decideSecretRotation(tx, user.id, webhookId, graceSeconds, clock.now());
       const entry = deps.audit.entryOp(context.requestId, { action: 'webhook.rotate_secret', target_type: 'webhook', target_id: webhook.id, changes: { grace_seconds: graceSeconds }, actor: userActor(user.id) });
       // The only answer that carries the new secret.
-      return { ops: [...ops, entry], reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: webhook.secret, previous_secret_expires_at: previousExpiresAt } } } };
+      return { ops: [...ops, entry], result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: webhook.secret, previous_secret_expires_at: previousExpiresAt } } } };
     });
   }
 
@@ -95,7 +96,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     return context.commit((tx, { user }) => {
       const { ops, webhook, eventIds } = decideRecovery(tx, user.id, webhookId, sinceMs, outbox);
       const entry = deps.audit.entryOp(context.requestId, { action: 'webhook.recover', target_type: 'webhook', target_id: webhook.id, changes: { since: isoTime(sinceMs), events: eventIds.length }, actor: userActor(user.id) });
-      return { ops: [...ops, entry], reply: { status: 202, body: { events: eventIds.length } } };
+      return { ops: [...ops, entry], result: { status: 202, body: { events: eventIds.length } } };
     });
   }
 
@@ -104,8 +105,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     const eventId = context.params.event_id!;
     await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id, eventId);
     return context.commit((tx, { user }) => {
-      const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
-      return { ops, reply: { status: 202, body: { data: queued } } };
+      const { ops, result: queued } = decideRedelivery(tx, actingUser(user), { webhookId, eventId, outbox }, clock.now());
+      return { ops, result: { status: 202, body: { data: queued } } };
     });
   }
 

@@ -11,7 +11,7 @@ export const moderationModule: MarketplaceModule = {
   name: 'moderation',
   install(host) {
     const { store, clock, audit, outbox } = host;
-    host.addOperatorRoutes(moderationRoutes({ store, clock, audit, outbox }));
+    host.addAdminRoutes(moderationRoutes({ store, clock, audit, outbox }));
     host.addOpenApi({ operations: moderationOperations });
   },
 };

@@ -1,11 +1,11 @@
 // OpenAPI paths of the moderation module: one user with counts, erasure, suspensions, and every
 // listing with removal and restore.
 
-import { answer, curl, NOT_BLANK, dataOf, errorAnswer, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from '../../openapi/schema.ts';
+import { answer, curl, NOT_BLANK, dataOf, errorAnswer, jsonBody, listOf, ADMIN_ERRORS, ADMIN_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from '../../openapi/schema.ts';
 
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
-const security = OPERATOR_SECURITY;
-const unauthorized = OPERATOR_ERRORS;
+const security = ADMIN_SECURITY;
+const unauthorized = ADMIN_ERRORS;
 const reasonBody = jsonBody({
   type: 'object',
   additionalProperties: false,

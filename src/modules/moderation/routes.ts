@@ -10,7 +10,7 @@ import { KEYS, LISTINGS, USERS, WEBHOOKS, userStatus, type ListingRecord, type L
 import { operatorUser } from '../../domain/views.ts';
 import { badRequest, conflict, notFound } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 import { BodyChecker, codePointLength } from '../../http/validation.ts';
 import { matchesText } from '../../listings/search.ts';
 import { erasureOps } from './erasure.ts';
@@ -28,7 +28,7 @@ export interface ModerationRoutesDeps {
 const LISTING_STATUSES: readonly ListingStatus[] = ['active', 'archived', 'removed'];
 const MAX_REASON = 500;
 
-export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
+export function moderationRoutes(deps: ModerationRoutesDeps): AdminRoute[] {
   const { store, clock, audit, outbox } = deps;
 
   /** The user as the records are now (404 when unknown). */
@@ -61,7 +61,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
           // Deliveries still waiting are dropped unsent, so none goes out after an unsuspension.
           ...outbox.dropPendingOps(tx, user.id),
         ],
-        reply: { status: 200, body: { data: operatorUser(suspended, tx) } },
+        result: { status: 200, body: { data: operatorUser(suspended, tx) } },
       };
     });
   }
@@ -75,7 +75,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const changes = { status: { from: 'suspended', to: 'active' } };
       return {
         ops: [{ op: 'put', collection: USERS, id: user.id, data: active }, audit.entryOp(context.requestId, { action: 'user.unsuspend', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(active, tx) } },
+        result: { status: 200, body: { data: operatorUser(active, tx) } },
       };
     });
   }
@@ -91,12 +91,12 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
     const reply = await context.commit((tx) => {
       const user = existingUser(tx, context);
       // Asked again (say, after a failed compaction): nothing left to change, but compact again.
-      if (userStatus(user) === 'erased') return { ops: [], reply: { status: 200, body: { data: operatorUser(user, tx) } } };
+      if (userStatus(user) === 'erased') return { ops: [], result: { status: 200, body: { data: operatorUser(user, tx) } } };
       const plan = erasureOps(tx, user, isoTime(clock.now()), earlierVersions);
       const changes = { status: { from: userStatus(user), to: 'erased' }, ...plan.summary };
       return {
         ops: [...plan.ops, audit.entryOp(context.requestId, { action: 'user.erase', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(plan.erased, tx) } },
+        result: { status: 200, body: { data: operatorUser(plan.erased, tx) } },
       };
     });
     // The superseded log lines still hold the personal data: rewrite the log before answering.
@@ -147,7 +147,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
           ...outbox.eventOps(tx, 'listing.removed', listing.owner_id, removed),
           audit.entryOp(context.requestId, { action: 'listing.remove', target_type: 'listing', target_id: listing.id, changes }),
         ],
-        reply: { status: 200, body: { data: removed } },
+        result: { status: 200, body: { data: removed } },
       };
     });
   }
@@ -163,7 +163,7 @@ export function moderationRoutes(deps: ModerationRoutesDeps): OperatorRoute[] {
       const changes = fieldChanges(listing, restored, ['status', 'removal_reason', 'removed_at']);
       return {
         ops: [{ op: 'put', collection: LISTINGS, id: listing.id, data: restored }, audit.entryOp(context.requestId, { action: 'listing.restore', target_type: 'listing', target_id: listing.id, changes })],
-        reply: { status: 200, body: { data: restored } },
+        result: { status: 200, body: { data: restored } },
       };
     });
   }

@@ -6,15 +6,15 @@
 //   3. the live session the cookie names: required (401) unless the route is open
 //   4. the handler.
 // The route is looked up once, on arrival, because it decides the context: a route that needs a
-// session gets a SignedInPortalContext (its commit re-reads the session's user), an open one
-// (sign-in, sign-up, an invitation's password) an OpenPortalRouteContext.
+// session gets a PortalContext (its commit re-reads the session's user), an open one
+// (sign-in, sign-up, an invitation's password) an OpenPortalContext.
 
 import type { IncomingMessage } from 'node:http';
 import { forbidden } from '../../domain/errors.ts';
 import { isJsonContentType } from '../../http/body.ts';
 import { pathOf, type BaseContext } from '../../http/context.ts';
-import { OpenPortalRouteContext } from './open-portal-context.ts';
-import { SignedInPortalContext } from './portal-context.ts';
+import { OpenPortalContext } from './open-portal-context.ts';
+import { PortalContext } from './portal-context.ts';
 import { isSameOriginWrite } from './same-origin.ts';
 import { sessionRequired, type PortalSessions } from './sessions.ts';
 import type { PortalRoute } from '../../http/route.ts';
@@ -51,7 +51,7 @@ export function createPortalGate(deps: PortalDeps, run: Run): Gate {
     const match = deps.portalRoutes.match(req.method ?? 'GET', pathOf(req.url ?? '/'));
     if (match.kind !== 'found') {
       // No such route: its 404 or 405 after the door, as for any other portal request.
-      run(new OpenPortalRouteContext(req, res, store), (context) => {
+      run(new OpenPortalContext(req, res, store), (context) => {
         door(context);
         return refuseUnmatched(match, context);
       }, startedAt);
@@ -59,7 +59,7 @@ export function createPortalGate(deps: PortalDeps, run: Run): Gate {
     }
     const { route } = match;
     if (route.open === true) {
-      run(new OpenPortalRouteContext(req, res, store), (context) => {
+      run(new OpenPortalContext(req, res, store), (context) => {
         door(context);
         routeOf(match, context); // 2. found: its label and parameters recorded
         context.signedIn = sessions.signedIn(req); // 3. a session, if any, for sign-out or a password change
@@ -67,7 +67,7 @@ export function createPortalGate(deps: PortalDeps, run: Run): Gate {
       }, startedAt);
       return;
     }
-    run(new SignedInPortalContext(req, res, services), (context) => {
+    run(new PortalContext(req, res, services), (context) => {
       door(context);
       routeOf(match, context); // 2. found: its label and parameters recorded
       context.signedIn = sessions.signedIn(req); // 3. a live session, required

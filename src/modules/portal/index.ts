@@ -44,7 +44,7 @@ const SESSION_SWEEP_MS = 60 * 60 * 1000;
 export const portalModule: MarketplaceModule = {
   name: 'portal',
   install(host: ModuleHost) {
-    const { store, clock, config, audit, clientAddress, outbox, usage: usageReader, keyLimiter, backends } = host;
+    const { store, clock, config, audit, clientAddress, outbox, usage: usageReader, keyLimiter, quotas, backends } = host;
     const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn: host.warn, clientAddress });
     void prepareDummyHash(config.passwordCost);
     host.measurePasswordWork(scryptLoad);
@@ -69,7 +69,7 @@ export const portalModule: MarketplaceModule = {
       ...portalSessionRoutes({ store, clock, sessions, audit, limits, clientAddress, passwordCost }),
       ...portalTwoFactorRoutes({ store, clock, sessions, audit, limits, rules, clientAddress, wrongCodes }),
       ...portalAccountRoutes({ store, clock, sessions, audit, limits, rules, wrongCodes, clientAddress, outbox, signup, passwordCost }),
-      ...portalKeyRoutes({ store, clock, brand, apiRoutes, audit, usage: usageReader, keyLimiter }),
+      ...portalKeyRoutes({ store, clock, brand, apiRoutes, audit, usage: usageReader, keyLimiter, quotas }),
       ...portalPlanRoutes({ store, clock, audit }),
       ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate, redeliveryLimiter: backends.redeliveryLimiter, eventRetentionDays: config.eventRetentionDays }),
       ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),
@@ -78,7 +78,7 @@ export const portalModule: MarketplaceModule = {
       ...portalSettingsRoutes({ signup, origin: sessions.origin }),
     ];
     host.addPortalRoutes(routes);
-    host.addOperatorRoutes([...invitationRoutes({ store, clock, audit, origin: sessions.origin }), ...twoFactorResetRoutes({ store, audit, sealer, sealerFor: twoFactorSealer })]);
+    host.addAdminRoutes([...invitationRoutes({ clock, audit, origin: sessions.origin }), ...twoFactorResetRoutes({ audit, sealer, sealerFor: twoFactorSealer })]);
     const portalRoutes = new Router<PortalRoute>();
     for (const route of routes) portalRoutes.add(route);
     host.addArea('/portal/v1', (run) => createPortalGate({ store, sessions, portalRoutes }, run));

@@ -5,9 +5,9 @@
 // routes that start or end one.
 
 import { KeylessContext } from '../../http/keyless-context.ts';
-import type { OpenPortalContext, SignedIn } from '../../http/route.ts';
+import type { OpenPortalContext as OpenPortalContextShape, SignedIn } from '../../http/route.ts';
 
-export class OpenPortalRouteContext extends KeylessContext implements OpenPortalContext {
+export class OpenPortalContext extends KeylessContext implements OpenPortalContextShape {
   /** The live session the cookie names, if any; recorded by the gate before the handler runs. */
   signedIn: SignedIn | null = null;
 }

@@ -6,9 +6,9 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { UserRecord } from '../../domain/records.ts';
-import type { Store, Transaction } from '../../store/store.ts';
-import { BaseContext, storeDecisionOf } from '../../http/context.ts';
-import type { Decided, PortalContext, Reply, SignedIn } from '../../http/route.ts';
+import type { Decision, Store, Transaction } from '../../store/store.ts';
+import { BaseContext } from '../../http/context.ts';
+import type { PortalContext as PortalContextShape, Reply, SignedIn } from '../../http/route.ts';
 
 /** What a signed-in portal write goes through: the store, and the sessions to read the user again. */
 export interface SessionCommitServices {
@@ -17,7 +17,7 @@ export interface SessionCommitServices {
   sessions: { userAtCommit(reader: Transaction, sessionId: string): UserRecord };
 }
 
-export class SignedInPortalContext extends BaseContext implements PortalContext {
+export class PortalContext extends BaseContext implements PortalContextShape {
   /** The live session the cookie names, and its user; recorded by the gate before the handler runs. */
   signedIn: SignedIn | null = null;
 
@@ -33,11 +33,11 @@ export class SignedInPortalContext extends BaseContext implements PortalContext 
     return this.session().user;
   }
 
-  commit(decide: (tx: Transaction, user: UserRecord) => Decided): Promise<Reply> {
+  commit(decide: (tx: Transaction, user: UserRecord) => Decision<Reply>): Promise<Reply> {
     const { store, sessions } = this.services;
     const { signedIn } = this;
     if (signedIn === null) return Promise.reject(new Error('A portal write was committed before its session was checked.'));
-    return store.commit((tx) => storeDecisionOf(decide(tx, sessions.userAtCommit(tx, signedIn.sessionId))));
+    return store.commit((tx) => decide(tx, sessions.userAtCommit(tx, signedIn.sessionId)));
   }
 
   private session(): SignedIn {

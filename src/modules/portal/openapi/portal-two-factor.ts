@@ -5,7 +5,7 @@
 
 import { MAX_PASSWORD_INPUT } from '../password-rules.ts';
 import { RECOVERY_CODE_COUNT } from '../two-factor.ts';
-import { answer, curl, dataOf, errorAnswer, jsonBody, OPERATOR_ERRORS, OPERATOR_SECURITY, pathId, ref, type Operations, type Schema } from '../../../openapi/schema.ts';
+import { answer, curl, dataOf, errorAnswer, jsonBody, ADMIN_ERRORS, ADMIN_SECURITY, pathId, ref, type Operations, type Schema } from '../../../openapi/schema.ts';
 
 const ORIGIN = "-H 'Origin: http://127.0.0.1:3000'";
 const JSON_TYPE = "-H 'Content-Type: application/json'";
@@ -140,7 +140,7 @@ export const portalTwoFactorOperations: Operations = {
       'After the operator token changed: every stored two-factor secret sealed under `old_token` is sealed again under the current token, in one write, so codes from authenticator apps work again. ' +
       'Secrets already sealed under the current token are left as they are; ones neither token opens are counted as `unreadable`. Audited (`two_factor.reseal`, with the counts). ' +
       'The CLI sends it as `marketplace reseal --old-token-file <file>`.',
-    security: OPERATOR_SECURITY,
+    security: ADMIN_SECURITY,
     requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['old_token'], properties: { old_token: { type: 'string', minLength: 1, maxLength: 4096 } } }),
     responses: {
       '200': answer(
@@ -152,7 +152,7 @@ export const portalTwoFactorOperations: Operations = {
         }),
       ),
       '400': errorAnswer('Invalid body'),
-      ...OPERATOR_ERRORS,
+      ...ADMIN_ERRORS,
     },
     ...curl(`curl -s -X POST -H "Authorization: Bearer $ADMIN_TOKEN" ${JSON_TYPE} -d '{"old_token":"<the previous token>"}' http://127.0.0.1:3000/admin/v1/two-factor/reseal`),
   },
@@ -161,10 +161,10 @@ export const portalTwoFactorOperations: Operations = {
     description:
       "Turns a user's two-factor sign-in off (they lost their app and recovery codes; also unlocks codes locked after 30 wrong ones) and ends every session of theirs. " +
       'An optional body `{reason}` is kept in the audit entry (`user.two_factor_reset`). 200 also when it was off. CLI: `marketplace users two-factor-reset <id> --reason <text>`.',
-    security: OPERATOR_SECURITY,
+    security: ADMIN_SECURITY,
     parameters: [pathId('User id')],
     requestBody: { ...jsonBody({ type: 'object', additionalProperties: false, properties: { reason: { type: 'string', minLength: 1, maxLength: 500 } } }, 'Optional: why (kept in the audit log)'), required: false },
-    responses: { '200': answer('Off', dataOf(TWO_FACTOR_STATUS)), '400': errorAnswer('Invalid body'), '404': errorAnswer('User not found (or erased)'), ...OPERATOR_ERRORS },
+    responses: { '200': answer('Off', dataOf(TWO_FACTOR_STATUS)), '400': errorAnswer('Invalid body'), '404': errorAnswer('User not found (or erased)'), ...ADMIN_ERRORS },
     ...curl(`curl -s -X DELETE -H "Authorization: Bearer $ADMIN_TOKEN" ${JSON_TYPE} -d '{"reason":"lost phone, identity checked by call"}' http://127.0.0.1:3000/admin/v1/users/usr_8hJ3kQ0pLr5sT2vW9xYz/two-factor`),
   },
 };

@@ -6,7 +6,7 @@
 import { MAX_PASSWORD_INPUT, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../password-rules.ts';
 import { PROFILE_FIELDS } from '../../../openapi/schemas.ts';
 import { PROFILE_CHANGE } from '../../../openapi/users.ts';
-import { answer, curl, dataOf, errorAnswer, jsonBody, OPERATOR_ERRORS, OPERATOR_SECURITY, pathId, ref, type Operations, type Schema } from '../../../openapi/schema.ts';
+import { answer, curl, dataOf, errorAnswer, jsonBody, ADMIN_ERRORS, ADMIN_SECURITY, pathId, ref, type Operations, type Schema } from '../../../openapi/schema.ts';
 
 /** How a browser proves its session: the cookie POST /portal/v1/session sets. */
 export const SESSION_COOKIE_SCHEME: Schema = {
@@ -46,7 +46,7 @@ export const portalOperations: Operations = {
       'A single-use link for the user to set a password in the portal (first time, or after forgetting it: this server sends no email). ' +
       '`url` is `<MARKETPLACE_URL or this request\'s origin>/portal#invitation=<token>`; the token is in the fragment, which browsers never send to a server. ' +
       'Valid 72 hours; shown in this answer only (stored as its SHA-256); a new invitation replaces the previous one. Setting the password ends every session of the user.',
-    security: OPERATOR_SECURITY,
+    security: ADMIN_SECURITY,
     parameters: [pathId('User id')],
     responses: {
       '201': answer(
@@ -60,7 +60,7 @@ export const portalOperations: Operations = {
       '400': errorAnswer('No usable Host header and no MARKETPLACE_URL'),
       '404': errorAnswer('User not found (or erased)'),
       '409': errorAnswer('The user has no email address to sign in with'),
-      ...OPERATOR_ERRORS,
+      ...ADMIN_ERRORS,
     },
     ...curl(`curl -s -X POST -H "Authorization: Bearer $ADMIN_TOKEN" http://127.0.0.1:3000/admin/v1/users/usr_8hJ3kQ0pLr5sT2vW9xYz/invitations`),
   },

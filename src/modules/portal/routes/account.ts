@@ -10,6 +10,7 @@ import type { AuditLog } from '../../../audit/audit-log.ts';
 import { userActor } from '../../../audit/audit-log.ts';
 import type { Clock } from '../../../clock.ts';
 import { isoTime } from '../../../clock.ts';
+import { actingUser, VISITOR } from '../../../domain/actor.ts';
 import { USERS, userStatus, type UserRecord } from '../../../domain/records.ts';
 import { privateUser } from '../../../domain/views.ts';
 import { badRequest, forbidden, HttpError } from '../../../domain/errors.ts';
@@ -90,7 +91,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     } finally {
       await reservation.succeeded();
     }
-    return store.commit((tx): { ops: WriteOp[]; result: Reply } => {
+    return context.commit<Reply>((tx) => {
       // Decided on the invitation as it is now: used, replaced or expired meanwhile → refused.
       const userId = invitationFor(store, tokenHash, clock.now())?.id;
       const invitation = userId === undefined ? undefined : tx.get(INVITATIONS, userId);
@@ -144,7 +145,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const right = await limits.checked(user.email, address, async () => stored !== undefined && (await verifyPassword(current as string, stored.password_hash, address)));
     if (!right || stored === undefined) throw badRequest('The request body is invalid: current_password is wrong.', { current_password: 'is wrong' });
     const passwordHash = await hashPassword(body.password as string, address, deps.passwordCost);
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       // The session and its user as they are now (401 if the session ended meanwhile).
       const now = sessions.userAtCommit(tx, signedIn.sessionId);
       const credential = tx.get(CREDENTIALS, now.id);
@@ -169,8 +170,8 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     if (deps.signup !== 'open') throw new HttpError(404, `No route ${context.method} ${context.path}.`);
     const { password, ...fields } = readSignUp(await context.readJsonBody());
     const passwordHash = await hashPassword(password, deps.clientAddress(context.req), deps.passwordCost);
-    return store.commit((tx) => {
-      const { ops, user } = decideUserCreate(tx, fields, clock.now());
+    return context.commit((tx) => {
+      const { ops, result: user } = decideUserCreate(tx, VISITOR, { fields }, clock.now());
       const started = sessions.start(tx, context.req, user.id, context.signedIn);
       return {
         ops: [
@@ -197,7 +198,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
     const changesEmail = fields.email !== undefined && !isSameEmail(fields.email, context.user.email);
     const proof = changesEmail ? await reauthenticateForEmail(context, { current_password, code, recovery_code }) : null;
     return context.commit((tx, user) => {
-      const { ops, changed } = decideOwnProfileChange(tx, user, fields, isoTime(clock.now()), context.req.headers['if-match'], outbox);
+      const { ops, result: changed } = decideOwnProfileChange(tx, actingUser(user), { fields, ifMatch: context.req.headers['if-match'], outbox }, clock.now());
       const spent = proof === null ? null : rules.spend(tx, user.id, proof);
       if (proof !== null && spent === null) throw badRequest('The request body is invalid: code is wrong or was already used.', { code: 'is wrong or was already used' });
       // An email change ends every other session, as a password change does.
@@ -205,7 +206,7 @@ export function portalAccountRoutes(deps: PortalAccountRoutesDeps): PortalRoute[
       const changes = Object.fromEntries(Object.keys(fields).map((field) => [field, { from: user[field as keyof UserRecord] ?? null, to: changed[field as keyof UserRecord] ?? null }]));
       return {
         ops: [...ops, ...(spent === null ? [] : [spent]), ...ended, audit.entryOp(context.requestId, { action: 'portal.profile_update', target_type: 'user', target_id: user.id, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: ownProfileBody(changed) },
+        result: { status: 200, body: ownProfileBody(changed) },
       };
     });
   }

@@ -10,29 +10,27 @@ import { isoTime } from '../../../clock.ts';
 import { USERS, userStatus } from '../../../domain/records.ts';
 import { conflict, HttpError, notFound } from '../../../domain/errors.ts';
 import { SECRET_ANSWER_HEADERS } from '../../../http/respond.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../../http/route.ts';
 import { INVITATIONS, type InvitationRecord } from '../../../domain/account-records.ts';
 import { ownOrigin, type OriginSettings } from '../same-origin.ts';
 import { digestOf, newSecret } from '../secrets.ts';
-import type { Store } from '../../../store/store.ts';
 
 export const INVITATION_LIFETIME_MS = 72 * 60 * 60 * 1000;
 
 export interface InvitationRoutesDeps {
-  store: Store;
   clock: Clock;
   audit: AuditLog;
   origin: OriginSettings;
 }
 
-export function invitationRoutes(deps: InvitationRoutesDeps): OperatorRoute[] {
-  const { store, clock, audit } = deps;
+export function invitationRoutes(deps: InvitationRoutesDeps): AdminRoute[] {
+  const { clock, audit } = deps;
 
   function invite(context: RequestContext): Promise<Reply> {
     const base = ownOrigin(context.req, deps.origin);
     if (base === null) throw new HttpError(400, 'Cannot make the link: the request has no usable Host header. Set MARKETPLACE_URL to the address users reach the server at.');
     const token = newSecret();
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       const user = tx.get(USERS, context.params.id!);
       if (!user || userStatus(user) === 'erased') throw notFound('User');
       // The email is what the user signs in with.

@@ -8,6 +8,7 @@ import type { AuditLog } from '../../../audit/audit-log.ts';
 import { decideKeyRoll, decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, ownKey, readKeyRoll, readOwnKeyChange, readOwnKeyCreate } from '../../../resources/keys.ts';
 import { generateApiKey } from '../../../auth/keys.ts';
 import { fieldChanges, userActor } from '../../../audit/audit-log.ts';
+import { actingUser } from '../../../domain/actor.ts';
 import { newestFirst } from '../../../domain/order.ts';
 import { KEYS } from '../../../domain/records.ts';
 import { keyView, rolledKeyView } from '../../../domain/views.ts';
@@ -41,12 +42,12 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
     const fields = readOwnKeyCreate(await context.readJsonBody(), apiRoutes, clock.now());
     const secret = generateApiKey('live', deps.brand);
     return context.commit((tx, user) => {
-      const { ops, key } = decideOwnKeyCreate(tx, user, fields, secret, clock.now(), apiRoutes);
+      const { ops, result: key } = decideOwnKeyCreate(tx, actingUser(user), { fields, secret, apiRoutes }, clock.now());
       const changes = { name: key.name, permissions: key.permissions, plan: key.plan, rate_limit: key.rate_limit, expires_at: key.expires_at };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_create', target_type: 'key', target_id: key.id, changes, actor: userActor(user.id) })],
         // The plain key is in this answer only; the store keeps its SHA-256.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: secret.key } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: secret.key } } },
       };
     });
   }
@@ -55,11 +56,11 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
     const fields = readOwnKeyChange(await context.readJsonBody(), apiRoutes);
     const keyId = context.params.id!;
     return context.commit((tx, user) => {
-      const { ops, key, changed } = decideOwnKeyChange(tx, user, keyId, fields, clock.now(), apiRoutes);
+      const { ops, result: { key, changed } } = decideOwnKeyChange(tx, actingUser(user), { keyId, fields, apiRoutes }, clock.now());
       const changes = fieldChanges({ ...key, plan: key.plan ?? null }, changed, ['name', 'permissions', 'plan', 'rate_limit']);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_update', target_type: 'key', target_id: keyId, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: keyView(changed, lastUsedAt(keyId)) } },
+        result: { status: 200, body: { data: keyView(changed, lastUsedAt(keyId)) } },
       };
     });
   }
@@ -67,23 +68,22 @@ export function portalKeyRoutes(deps: PortalKeyRoutesDeps): PortalRoute[] {
   function revoke(context: PortalContext): Promise<Reply> {
     const keyId = context.params.id!;
     return context.commit((tx, user) => {
-      const { ops, key } = decideOwnKeyRevoke(tx, user, keyId, clock.now());
+      const { ops, result: key } = decideOwnKeyRevoke(tx, actingUser(user), { keyId }, clock.now());
       const reply: Reply = { status: 200, body: { data: keyView(key, lastUsedAt(keyId)) } };
-      if (ops.length === 0) return { ops, reply };
+      if (ops.length === 0) return { ops, result: reply };
       const audited = audit.entryOp(context.requestId, { action: 'portal.key_revoke', target_type: 'key', target_id: keyId, changes: { revoked_at: { from: null, to: key.revoked_at } }, actor: userActor(user.id) });
-      return { ops: [...ops, audited], reply };
+      return { ops: [...ops, audited], result: reply };
     });
   }
   async function roll(context: PortalContext): Promise<Reply> {
     const { graceSeconds } = readKeyRoll(await context.readJsonBody());
     const keyId = context.params.id!;
     return context.commit((tx, user) => {
-      const key = ownKey(tx, keyId, user);
-      const { ops, rolled, secret } = decideKeyRoll(key, deps.brand, graceSeconds, clock.now());
+      const { ops, result: { key, rolled, secret } } = decideKeyRoll(tx, actingUser(user), { keyId, brand: deps.brand, graceSeconds }, clock.now());
       const changes = { grace_seconds: graceSeconds, previous_secret_expires_at: rolled.previous_hash_expires_at, last_four: { from: key.last_four, to: rolled.last_four } };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.key_roll', target_type: 'key', target_id: keyId, changes, actor: userActor(user.id) })],
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, lastUsedAt(keyId), clock.now()) } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, lastUsedAt(keyId), clock.now()) } },
       };
     });
   }

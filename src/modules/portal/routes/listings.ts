@@ -9,6 +9,7 @@ import type { UsageReader } from '../../../analytics/reader.ts';
 import type { AuditLog } from '../../../audit/audit-log.ts';
 import { userActor } from '../../../audit/audit-log.ts';
 import type { Clock } from '../../../clock.ts';
+import { actingUser } from '../../../domain/actor.ts';
 import { newestFirst } from '../../../domain/order.ts';
 import { LISTINGS, type ListingRecord, type ListingStatus } from '../../../domain/records.ts';
 import { badRequest } from '../../../domain/errors.ts';
@@ -49,11 +50,11 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
   async function create(context: PortalContext): Promise<Reply> {
     const fields = readNewListing(await context.readJsonBody());
     return context.commit((tx, user) => {
-      const { ops, listing } = decideListingCreate(tx, user, fields, clock.now(), outbox);
+      const { ops, result: { listing } } = decideListingCreate(tx, actingUser(user), { fields, outbox }, clock.now());
       const changes = { title: listing.title, type: listing.type, price: listing.price };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_create', target_type: 'listing', target_id: listing.id, changes, actor: userActor(user.id) })],
-        reply: { status: 201, body: { data: withPerformance(listing) } },
+        result: { status: 201, body: { data: withPerformance(listing) } },
       };
     });
   }
@@ -64,11 +65,11 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
       // The role as it is now: a creator made member by the operator edits nothing more.
       assertCreator(user, 'edit or archive');
       const listing = ownListing(tx, context.params.id!, user);
-      const { ops, changed } = decideListingChange(tx, listing, fields, clock.now(), outbox);
+      const { ops, result: changed } = decideListingChange(tx, actingUser(user), { listing, fields, outbox }, clock.now());
       const changes = Object.fromEntries(Object.keys(fields).filter((field) => fields[field as keyof typeof fields] !== undefined).map((field) => [field, { from: listing[field as keyof ListingRecord], to: changed[field as keyof ListingRecord] }]));
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.listing_update', target_type: 'listing', target_id: listing.id, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: withPerformance(changed) } },
+        result: { status: 200, body: { data: withPerformance(changed) } },
       };
     });
   }
@@ -77,9 +78,9 @@ export function portalListingRoutes(deps: PortalListingRoutesDeps): PortalRoute[
     return context.commit((tx, user) => {
       assertCreator(user, 'edit or archive');
       const listing = ownListing(tx, context.params.id!, user);
-      const { ops, archived } = decideListingArchive(tx, listing, clock.now(), outbox);
+      const { ops, result: archived } = decideListingArchive(tx, actingUser(user), { listing, outbox }, clock.now());
       const audited = ops.length === 0 ? [] : [audit.entryOp(context.requestId, { action: 'portal.listing_archive', target_type: 'listing', target_id: listing.id, changes: { status: { from: listing.status, to: 'archived' } }, actor: userActor(user.id) })];
-      return { ops: [...ops, ...audited], reply: { status: 200, body: { data: withPerformance(archived) } } };
+      return { ops: [...ops, ...audited], result: { status: 200, body: { data: withPerformance(archived) } } };
     });
   }
 

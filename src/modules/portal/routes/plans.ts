@@ -7,6 +7,7 @@
 import type { AuditLog } from '../../../audit/audit-log.ts';
 import { userActor } from '../../../audit/audit-log.ts';
 import type { Clock } from '../../../clock.ts';
+import { actingUser } from '../../../domain/actor.ts';
 import { newestFirst } from '../../../domain/order.ts';
 import { decideOwnPlanRequest, decidePlanRequestCancel, planRequestView, readPlanRequest } from '../../../resources/plan-requests.ts';
 import { currentPlans } from '../../../auth/plans.ts';
@@ -38,11 +39,11 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
 
   function cancelRequest(context: PortalContext): Promise<Reply> {
     return context.commit((tx, user) => {
-      const cancelled = decidePlanRequestCancel(tx, context.params.id!, user.id, clock.now());
-      const changes = { status: { from: 'pending', to: 'cancelled' }, key_id: cancelled.request.key_id, plan: cancelled.request.plan };
+      const { ops, result: cancelled } = decidePlanRequestCancel(tx, actingUser(user), { requestId: context.params.id! }, clock.now());
+      const changes = { status: { from: 'pending', to: 'cancelled' }, key_id: cancelled.key_id, plan: cancelled.plan };
       return {
-        ops: [...cancelled.ops, audit.entryOp(context.requestId, { action: 'portal.plan_request_cancel', target_type: 'plan', target_id: cancelled.request.id, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: planRequestView(cancelled.request) } },
+        ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.plan_request_cancel', target_type: 'plan', target_id: cancelled.id, changes, actor: userActor(user.id) })],
+        result: { status: 200, body: { data: planRequestView(cancelled) } },
       };
     });
   }
@@ -50,13 +51,13 @@ export function portalPlanRoutes({ store, clock, audit }: PortalPlanRoutesDeps):
   async function requestPlan(context: PortalContext): Promise<Reply> {
     const fields = readPlanRequest(await context.readJsonBody());
     return context.commit((tx, user) => {
-      const { ops, request, key } = decideOwnPlanRequest(tx, user, fields, clock.now());
+      const { ops, result: { request, key } } = decideOwnPlanRequest(tx, actingUser(user), { fields }, clock.now());
       return {
         ops: [
           ...ops,
           audit.entryOp(context.requestId, { action: 'portal.plan_request', target_type: 'plan', target_id: request.id, changes: { key_id: key.id, plan: request.plan }, actor: userActor(user.id) }),
         ],
-        reply: { status: 201, body: { data: planRequestView(request) } },
+        result: { status: 201, body: { data: planRequestView(request) } },
       };
     });
   }

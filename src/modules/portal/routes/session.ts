@@ -48,7 +48,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
   /** An audit entry on the account (no actor: whoever tried is not known), for its owner's activity log. */
   async function recordFailedSignIn(context: OpenPortalContext, userId: string): Promise<void> {
     const entry = audit.entryOp(context.requestId, { action: 'portal.sign_in_failed', target_type: 'user', target_id: userId, changes: {}, origin: originOf(context) });
-    await store.commit(() => ({ ops: [entry], result: undefined }));
+    await context.commit(() => ({ ops: [entry], result: undefined }));
   }
 
   async function signIn(context: OpenPortalContext): Promise<Reply> {
@@ -75,8 +75,8 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     // Only someone holding the right password learns the account is suspended.
     if (userStatus(user) === 'suspended') throw forbidden('This account is suspended. Contact the marketplace operator.');
 
-    // Through the store itself: whatever session the browser had before plays no part (it ends).
-    return store.commit((tx): { ops: WriteOp[]; result: Reply } => {
+    // Decided on the records alone (an open route's commit): whatever session the browser had before plays no part (it ends).
+    return context.commit((tx): { ops: WriteOp[]; result: Reply } => {
       // Decided on the account as it is now: a password changed or an account suspended or
       // erased while scrypt ran makes this sign-in fail as if the password were wrong.
       const current = tx.get(USERS, user.id);
@@ -104,7 +104,7 @@ export function portalSessionRoutes(deps: PortalSessionRoutesDeps): PortalRoute[
     const signedIn = context.signedIn;
     if (signedIn === null) return { status: 204, headers };
     // 204 even when the session ended meanwhile: signing out twice is no error.
-    return store.commit((tx): { ops: WriteOp[]; result: Reply } => {
+    return context.commit((tx): { ops: WriteOp[]; result: Reply } => {
       if (tx.get(SESSIONS, signedIn.sessionId) === undefined) return { ops: [], result: { status: 204, headers } };
       const userId = signedIn.user.id;
       return {

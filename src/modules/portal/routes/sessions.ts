@@ -59,7 +59,7 @@ export function portalSessionListRoutes({ store, clock, sessions, audit, clientA
           audit.entryOp(context.requestId, { action: 'portal.session_end', target_type: 'user', target_id: user.id, changes: { session: shownId, current }, actor: userActor(user.id), origin: originOf(context) }),
         ],
         // Ending this very session signs this browser out as well.
-        reply: current ? { status: 204, headers: { 'Set-Cookie': sessions.clearCookie(context.req) } } : { status: 204 },
+        result: current ? { status: 204, headers: { 'Set-Cookie': sessions.clearCookie(context.req) } } : { status: 204 },
       };
     });
   }
@@ -71,7 +71,7 @@ export function portalSessionListRoutes({ store, clock, sessions, audit, clientA
         .filter((session) => session.id !== currentId)
         .map((session) => ({ op: 'del', collection: SESSIONS, id: session.id }));
       const entry = ended.length === 0 ? [] : [audit.entryOp(context.requestId, { action: 'portal.sessions_end', target_type: 'user', target_id: user.id, changes: { ended: ended.length }, actor: userActor(user.id), origin: originOf(context) })];
-      return { ops: [...ended, ...entry], reply: { status: 200, body: { data: { ended: ended.length } } } };
+      return { ops: [...ended, ...entry], result: { status: 200, body: { data: { ended: ended.length } } } };
     });
   }
 

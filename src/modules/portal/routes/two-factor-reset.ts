@@ -7,17 +7,16 @@
 import type { AuditLog } from '../../../audit/audit-log.ts';
 import { USERS, userStatus } from '../../../domain/records.ts';
 import { notFound } from '../../../domain/errors.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../../http/route.ts';
+import type { AdminRoute, Reply, RequestContext } from '../../../http/route.ts';
 import { endSessionsOps } from '../../../domain/end-access.ts';
 import { TWO_FACTOR } from '../../../domain/account-records.ts';
 import { endTicketsOps } from '../sign-in-tickets.ts';
-import type { Store, WriteOp } from '../../../store/store.ts';
+import type { WriteOp } from '../../../store/store.ts';
 import { BodyChecker } from '../../../http/validation.ts';
 import type { SecretSealer } from '../sealed-secrets.ts';
 import { resealOps } from '../two-factor.ts';
 
 export interface TwoFactorResetRoutesDeps {
-  store: Store;
   audit: AuditLog;
   /** The sealer under the current operator token. */
   sealer: SecretSealer;
@@ -25,7 +24,7 @@ export interface TwoFactorResetRoutesDeps {
   sealerFor: (operatorToken: string) => SecretSealer;
 }
 
-export function twoFactorResetRoutes({ store, audit, sealer, sealerFor }: TwoFactorResetRoutesDeps): OperatorRoute[] {
+export function twoFactorResetRoutes({ audit, sealer, sealerFor }: TwoFactorResetRoutesDeps): AdminRoute[] {
   /** POST /admin/v1/two-factor/reseal {old_token}: every secret the old token sealed, sealed again under the current one. */
   async function reseal(context: RequestContext): Promise<Reply> {
     const checker = new BodyChecker(await context.readJsonBody(), ['old_token']);
@@ -33,7 +32,7 @@ export function twoFactorResetRoutes({ store, audit, sealer, sealerFor }: TwoFac
     const oldToken = checker.string('old_token', 1, 4096);
     checker.finish();
     const previous = sealerFor(oldToken!.trim());
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       const { ops, ...counts } = resealOps(tx, previous, sealer);
       const entry = audit.entryOp(context.requestId, { action: 'two_factor.reseal', target_type: 'store', target_id: 'two_factor', changes: { ...counts } });
       return { ops: [...ops, entry], result: { status: 200, body: { data: counts } } };
@@ -47,7 +46,7 @@ export function twoFactorResetRoutes({ store, audit, sealer, sealerFor }: TwoFac
     const checker = new BodyChecker(hasBody ? await context.readJsonBody() : {}, ['reason']);
     const reason = checker.string('reason', 1, 500);
     checker.finish();
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       const user = tx.get(USERS, context.params.id!);
       if (!user || userStatus(user) === 'erased') throw notFound('User');
       const wasOn = tx.get(TWO_FACTOR, user.id)?.enabled === true;

@@ -45,7 +45,7 @@ export const INVALID_TICKET = 'This sign-in has expired or was already completed
 export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRoute[] {
   const { store, clock, sessions, limits, rules, audit, wrongCodes } = deps;
   const reauthentication: ReauthenticationDeps = { store, limits, rules, wrongCodes };
-  const originOf = (context: OpenPortalContext) => requestOrigin(context.req, deps.clientAddress);
+  const originOf = (context: { req: OpenPortalContext['req'] }) => requestOrigin(context.req, deps.clientAddress);
 
   function status(context: PortalContext): Reply {
     return { status: 200, body: { data: twoFactorStatus(store, context.user.id) } };
@@ -68,7 +68,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           audit.entryOp(context.requestId, { action: 'portal.two_factor_enrol', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
         // The secret is in this answer only; the store keeps it sealed.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: secretBase32, otpauth_uri: otpauthUri(issuer, user.email, secretBase32) } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: secretBase32, otpauth_uri: otpauthUri(issuer, user.email, secretBase32) } } },
       };
     });
   }
@@ -97,7 +97,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           ...endSessionsOps(tx, user.id, context.signedIn?.sessionId ?? null),
           audit.entryOp(context.requestId, { action: 'portal.two_factor_on', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
-        reply: { status: 200, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { recovery_codes: recoveryCodes } } },
+        result: { status: 200, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { recovery_codes: recoveryCodes } } },
       };
     });
   }
@@ -122,7 +122,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           ...endTicketsOps(tx, user.id),
           audit.entryOp(context.requestId, { action: 'portal.two_factor_off', target_type: 'user', target_id: user.id, changes: {}, actor: userActor(user.id) }),
         ],
-        reply: { status: 200, body: { data: twoFactorStatus(tx, user.id, true) } },
+        result: { status: 200, body: { data: twoFactorStatus(tx, user.id, true) } },
       };
     });
   }
@@ -151,7 +151,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
           audit.entryOp(context.requestId, { action: 'portal.two_factor_recovery_codes', target_type: 'user', target_id: user.id, changes: { recovery_codes: recoveryCodes.length }, actor: userActor(user.id), origin: originOf(context) }),
         ],
         // Shown in this answer only; the store keeps their SHA-256.
-        reply: { status: 200, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { recovery_codes: recoveryCodes } } },
+        result: { status: 200, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { recovery_codes: recoveryCodes } } },
       };
     });
   }
@@ -176,7 +176,7 @@ export function portalTwoFactorRoutes(deps: PortalTwoFactorRoutesDeps): PortalRo
       await wrongCodes.record(context.requestId, context.req, user.id, input!, 'sign_in');
       throw wrongCode(input!);
     }
-    return store.commit((tx) => {
+    return context.commit((tx) => {
       // Decided on the ticket, account and codes as they are now: used meanwhile → refused.
       const current = tx.get(USERS, held.user_id);
       if (liveTicket(tx, ticket, clock.now())?.id !== held.id || current === undefined || userStatus(current) !== 'active') throw invalidTicket();

@@ -6,6 +6,7 @@
 
 import type { AuditLog } from '../../../audit/audit-log.ts';
 import { userActor } from '../../../audit/audit-log.ts';
+import { actingUser } from '../../../domain/actor.ts';
 import type { Clock } from '../../../clock.ts';
 import type { RateLimiter } from '../../../limits/rate-limiter.ts';
 import { deliveryOutcomes } from '../../../webhooks/redelivery.ts';
@@ -44,12 +45,12 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   async function register(context: PortalContext): Promise<Reply> {
     const fields = readWebhookRegistration(await context.readJsonBody(), deps.allowPrivate);
     return context.commit((tx, user) => {
-      const { ops, webhook } = decideWebhookRegistration(tx, user.id, fields, clock.now(), outbox);
+      const { ops, result: webhook } = decideWebhookRegistration(tx, actingUser(user), { fields, outbox }, clock.now());
       const changes = { url: webhook.url, events: webhook.events, description: webhook.description };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_create', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) })],
         // The only answer that ever carries the secret.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...webhookView(webhook), secret: webhook.secret } } },
       };
     });
   }
@@ -57,10 +58,10 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   function remove(context: PortalContext): Promise<Reply> {
     const webhookId = context.params.id!;
     return context.commit((tx, user) => {
-      const { ops, webhook } = decideWebhookRemoval(tx, user.id, webhookId, clock.now());
+      const { ops, result: webhook } = decideWebhookRemoval(tx, actingUser(user), { webhookId }, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_delete', target_type: 'webhook', target_id: webhook.id, changes: { url: webhook.url }, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: webhookView(webhook) } },
+        result: { status: 200, body: { data: webhookView(webhook) } },
       };
     });
   }
@@ -69,10 +70,10 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
   function test(context: PortalContext): Promise<Reply> {
     const webhookId = context.params.id!;
     return context.commit((tx, user) => {
-      const { ops, webhook, eventId } = decideWebhookTestPing(tx, user.id, webhookId, outbox);
+      const { ops, result: { webhook, eventId } } = decideWebhookTestPing(tx, actingUser(user), { webhookId, outbox }, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_test', target_type: 'webhook', target_id: webhook.id, changes: { event_id: eventId }, actor: userActor(user.id) })],
-        reply: { status: 202, body: { data: { webhook_id: webhook.id, event_id: eventId, type: 'ping', status: 'pending' } } },
+        result: { status: 202, body: { data: { webhook_id: webhook.id, event_id: eventId, type: 'ping', status: 'pending' } } },
       };
     });
   }
@@ -90,7 +91,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
       const { ops, webhook, changes } = decideWebhookUpdate(tx, user.id, webhookId, patch, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_update', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) })],
-        reply: { status: 200, body: { data: webhookView(webhook) } },
+        result: { status: 200, body: { data: webhookView(webhook) } },
       };
     });
   }
@@ -103,7 +104,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_rotate_secret', target_type: 'webhook', target_id: webhook.id, changes: { grace_seconds: graceSeconds }, actor: userActor(user.id) })],
         // The only answer that carries the new secret.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: webhook.secret, previous_secret_expires_at: previousExpiresAt } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: webhook.secret, previous_secret_expires_at: previousExpiresAt } } },
       };
     });
   }
@@ -116,7 +117,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
       const { ops, webhook, eventIds } = decideRecovery(tx, user.id, webhookId, sinceMs, outbox);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_recover', target_type: 'webhook', target_id: webhook.id, changes: { since: isoTime(sinceMs), events: eventIds.length }, actor: userActor(user.id) })],
-        reply: { status: 202, body: { events: eventIds.length } },
+        result: { status: 202, body: { events: eventIds.length } },
       };
     });
   }
@@ -126,10 +127,10 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     const eventId = context.params.event_id!;
     await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id, eventId);
     return context.commit((tx, user) => {
-      const { ops, queued } = decideRedelivery(tx, user.id, webhookId, eventId, outbox);
+      const { ops, result: queued } = decideRedelivery(tx, actingUser(user), { webhookId, eventId, outbox }, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_redeliver', target_type: 'webhook', target_id: webhookId, changes: { event_id: eventId }, actor: userActor(user.id) })],
-        reply: { status: 202, body: { data: queued } },
+        result: { status: 202, body: { data: queued } },
       };
     });
   }

@@ -1,11 +1,11 @@
 // OpenAPI details of the operator API (/admin/v1), authenticated with the operator token.
 
 import { PROFILE_FIELDS } from './schemas.ts';
-import { answer, curl, NOT_BLANK, PERMISSION_ENTRY, dataOf, errorAnswer, jsonBody, listOf, OPERATOR_ERRORS, OPERATOR_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
+import { answer, curl, NOT_BLANK, PERMISSION_ENTRY, dataOf, errorAnswer, jsonBody, listOf, ADMIN_ERRORS, ADMIN_SECURITY, PAGE_PARAMS, pathId, queryParam, ref, type Operations } from './schema.ts';
 
 const TOKEN = '-H "Authorization: Bearer $ADMIN_TOKEN"';
-const security = OPERATOR_SECURITY;
-const unauthorized = OPERATOR_ERRORS;
+const security = ADMIN_SECURITY;
+const unauthorized = ADMIN_ERRORS;
 const permissions = { type: 'array', items: PERMISSION_ENTRY, description: 'Route entries, route prefixes or scopes (read:R / write:R); each must match the pattern, and a route or prefix must name a route the server has (400 otherwise).' };
 const rateLimit = { type: 'integer', minimum: 1, maximum: 1_000_000 };
 const keyName = { type: 'string', maxLength: 100, description: 'Trimmed; the length counts after trimming.' };
@@ -19,7 +19,7 @@ const expiresAt = { type: ['string', 'null'], format: 'date-time', description: 
 const role = { enum: ['creator', 'member'] };
 const userFields = { name: PROFILE_FIELDS.name, email: PROFILE_FIELDS.email, bio: PROFILE_FIELDS.bio };
 
-export const operatorOperations: Operations = {
+export const adminOperations: Operations = {
   'POST /admin/v1/users': {
     operationId: 'adminCreateUser',
     description: 'Creates a user (a member unless role says creator). Strings are trimmed; emails are stored in NFC, lower-cased, and must be unique in that form.',
@@ -125,7 +125,7 @@ export const operatorOperations: Operations = {
     description:
       'Replaces the whole list (1 to 20 plans, ids unique). Keys on a plan whose rate_limit changes get the new limit in the same write; a plan still used by an active key cannot be removed (409).',
     security,
-    requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['plans'], properties: { plans: { type: 'array', minItems: 1, maxItems: 20, items: ref('Plan') } } }),
+    requestBody: jsonBody({ type: 'object', additionalProperties: false, required: ['plans'], properties: { plans: { type: 'array', minItems: 1, maxItems: 20, items: ref('PlanInput') } } }),
     responses: {
       '200': answer('Replaced', dataOf({ type: 'array', items: ref('Plan') })),
       '400': errorAnswer('Invalid list'),

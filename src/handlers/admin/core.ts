@@ -9,19 +9,20 @@ import { generateApiKey } from '../../auth/keys.ts';
 import type { PermissionRoute } from '../../auth/permissions.ts';
 import type { Clock } from '../../clock.ts';
 import { isoTime } from '../../clock.ts';
+import { OPERATOR } from '../../domain/actor.ts';
 import { byCreation } from '../../domain/order.ts';
 import { KEYS, USERS, type KeyRecord } from '../../domain/records.ts';
 import { operatorUser, keyView, rolledKeyView } from '../../domain/views.ts';
-import { badRequest, notFound } from '../../domain/errors.ts';
+import { badRequest } from '../../domain/errors.ts';
 import { checkQueryNames, pageOf, readPageRequest } from '../../http/lists.ts';
 import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
-import type { OperatorRoute, Reply, RequestContext } from '../../http/route.ts';
+import type { KeylessContext, AdminRoute, Reply, RequestContext } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
 import type { EventOutbox } from '../../domain/events.ts';
 import { decideUserChange, decideUserCreate, OPERATOR_USER_FIELDS, readUserChange, readUserCreate } from '../../resources/profile.ts';
 import { VERSION } from '../../version.ts';
 
-export interface CoreOperatorRoutesDeps {
+export interface CoreAdminRoutesDeps {
   store: Store;
   clock: Clock;
   brand: string;
@@ -38,16 +39,16 @@ export interface CoreOperatorRoutesDeps {
 
 const KEY_AUDITED_FIELDS = ['permissions', 'rate_limit', 'plan', 'expires_at', 'name'] as const;
 
-export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[] {
+export function coreAdminRoutes(deps: CoreAdminRoutesDeps): AdminRoute[] {
   const { store, clock, audit } = deps;
   async function createUser(context: RequestContext): Promise<Reply> {
     const fields = readUserCreate(await context.readJsonBody());
     return context.commit((tx) => {
-      const { ops, user } = decideUserCreate(tx, fields, clock.now());
+      const { ops, result: user } = decideUserCreate(tx, OPERATOR, { fields }, clock.now());
       const changes = { name: user.name, email: user.email, role: user.role, bio: user.bio };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'user.create', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 201, body: { data: operatorUser(user, tx) } },
+        result: { status: 201, body: { data: operatorUser(user, tx) } },
       };
     });
   }
@@ -64,7 +65,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
   async function updateUser(context: RequestContext): Promise<Reply> {
     const fields = readUserChange(await context.readJsonBody());
     return context.commit((tx) => {
-      const { ops, user, changed, narrowed } = decideUserChange(tx, context.params.id!, fields, clock.now(), deps.apiRoutes, deps.outbox);
+      const { ops, result: { user, changed, narrowed } } = decideUserChange(tx, OPERATOR, { userId: context.params.id!, fields, apiRoutes: deps.apiRoutes, outbox: deps.outbox }, clock.now());
       const changes = fieldChanges(user, changed, OPERATOR_USER_FIELDS);
       // Each narrowing audited on its key, then the change on the user.
       const keyAudits = narrowed.map(({ before, after }) =>
@@ -77,7 +78,7 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
       );
       return {
         ops: [...ops, ...keyAudits, audit.entryOp(context.requestId, { action: 'user.update', target_type: 'user', target_id: user.id, changes })],
-        reply: { status: 200, body: { data: operatorUser(changed, tx) } },
+        result: { status: 200, body: { data: operatorUser(changed, tx) } },
       };
     });
   }
@@ -86,12 +87,12 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     const fields = readKeyCreate(await context.readJsonBody(), deps.apiRoutes, clock.now());
     const generated = generateApiKey(fields.prefixKind!, deps.brand);
     return context.commit((tx) => {
-      const { ops, key } = decideKeyCreate(tx, fields, generated, clock.now());
+      const { ops, result: key } = decideKeyCreate(tx, OPERATOR, { fields, secret: generated }, clock.now());
       const changes = { user_id: key.user_id, name: key.name, prefix: key.prefix, permissions: key.permissions, rate_limit: key.rate_limit, plan: key.plan, expires_at: key.expires_at };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'key.create', target_type: 'key', target_id: key.id, changes })],
         // The plain key is in this answer only; the store keeps its SHA-256.
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: generated.key } } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { ...keyView(key, null), key: generated.key } } },
       };
     });
   }
@@ -109,24 +110,22 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
   async function updateKey(context: RequestContext): Promise<Reply> {
     const fields = readKeyChange(await context.readJsonBody(), deps.apiRoutes, clock.now());
     return context.commit((tx) => {
-      const { ops, key, changed } = decideKeyChange(tx, context.params.id!, fields, clock.now());
+      const { ops, result: { key, changed } } = decideKeyChange(tx, OPERATOR, { keyId: context.params.id!, fields }, clock.now());
       const changes = fieldChanges(withKeyDefaults(key), changed, KEY_AUDITED_FIELDS);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'key.update', target_type: 'key', target_id: key.id, changes })],
-        reply: { status: 200, body: { data: keyView(changed, deps.lastUsedAt(changed.id)) } },
+        result: { status: 200, body: { data: keyView(changed, deps.lastUsedAt(changed.id)) } },
       };
     });
   }
 
   function revokeKey(context: RequestContext): Promise<Reply> {
     return context.commit((tx) => {
-      const key = tx.get(KEYS, context.params.id!);
-      if (!key) throw notFound('Key');
-      const { ops, key: revoked } = decideKeyRevoke(key, clock.now());
+      const { ops, result: revoked } = decideKeyRevoke(tx, OPERATOR, { keyId: context.params.id! }, clock.now());
       const reply: Reply = { status: 200, body: { data: keyView(revoked, deps.lastUsedAt(revoked.id)) } };
-      if (ops.length === 0) return { ops, reply };
+      if (ops.length === 0) return { ops, result: reply };
       const changes = { revoked_at: { from: null, to: revoked.revoked_at } };
-      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'key.revoke', target_type: 'key', target_id: key.id, changes })], reply };
+      return { ops: [...ops, audit.entryOp(context.requestId, { action: 'key.revoke', target_type: 'key', target_id: revoked.id, changes })], result: reply };
     });
   }
 
@@ -135,13 +134,11 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     const { graceSeconds } = readKeyRoll(await context.readJsonBody());
     const keyId = context.params.id!;
     return context.commit((tx) => {
-      const key = tx.get(KEYS, keyId);
-      if (!key) throw notFound('Key');
-      const { ops, rolled, secret } = decideKeyRoll(key, deps.brand, graceSeconds, clock.now());
+      const { ops, result: { key, rolled, secret } } = decideKeyRoll(tx, OPERATOR, { keyId, brand: deps.brand, graceSeconds }, clock.now());
       const changes = { grace_seconds: graceSeconds, previous_secret_expires_at: rolled.previous_hash_expires_at, last_four: { from: key.last_four, to: rolled.last_four } };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'key.roll', target_type: 'key', target_id: keyId, changes })],
-        reply: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, deps.lastUsedAt(keyId), clock.now()) } },
+        result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: rolledKeyView(rolled, secret.key, deps.lastUsedAt(keyId), clock.now()) } },
       };
     });
   }
@@ -162,9 +159,9 @@ export function coreOperatorRoutes(deps: CoreOperatorRoutesDeps): OperatorRoute[
     };
   }
 
-  async function compact(context: RequestContext): Promise<Reply> {
+  async function compact(context: KeylessContext): Promise<Reply> {
     // Recorded first, so the compacted log already holds its own entry.
-    await store.write([audit.entryOp(context.requestId, { action: 'store.compact', target_type: 'store', target_id: 'log', changes: {} })]);
+    await context.commit(() => ({ ops: [audit.entryOp(context.requestId, { action: 'store.compact', target_type: 'store', target_id: 'log', changes: {} })], result: undefined }));
     const result = await store.compact();
     return { status: 200, body: { data: { bytes_before: result.bytesBefore, bytes_after: result.bytesAfter, records: result.records } } };
   }
