@@ -124,6 +124,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sweeps: ModuleTimer[] = [
     { everyMs: IDEMPOTENCY_SWEEP_MS, what: 'could not sweep idempotency records', task: () => idempotency.sweepExpired() },
     { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
+    // Events older than EVENT_RETENTION_DAYS leave the users' event logs (src/webhooks/event-log.ts).
+    { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep the event logs', task: async () => void (await core.eventLog.sweep()) },
     { everyMs: EXPIRY_NOTICE_SWEEP_MS, what: 'could not send key.expiring events', task: async () => void (await sendExpiryNotices(store, core.outbox, clock)) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));
@@ -143,6 +145,8 @@ export async function createApp(options: AppOptions): Promise<App> {
         for (const timer of timers) clearInterval(timer);
         core.readiness.markStopping();
         stopSocketLimits();
+        // Open event streams end now: the server would otherwise wait out graceMs for them.
+        core.eventStreams.closeAll();
         await stopServer(server, graceMs);
         accessLog?.flush(); // the last requests' lines, before the process may exit
         for (const task of added.closeTasks) await task();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The operator CLI: turns a command line into one AdminClient call against a running server
 // (or, offline, one call into the store: `repair`, `migrate`) and prints the result as JSON.
-// Two webhook commands (`webhooks deliveries`, `webhooks redeliver`) act for a key holder
+// Three commands (`webhooks deliveries`, `webhooks redeliver`, `events tail`) act for a key holder
 // instead, through MarketplaceClient with an API key: the operator API has no such routes.
 // Exit codes: 0 done, 1 the call failed, 2 the command line is wrong (or `migrate` refused). `marketplace serve` starts
 // the server itself (main.ts) and `marketplace --version` prints the version.
@@ -28,6 +28,8 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   /** Where relative paths start; default the process's working directory. */
   cwd?: string;
+  /** Ends a command that runs until stopped (`events tail`); otherwise it runs until the process is interrupted. */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_URL = 'http://127.0.0.1:3000';
@@ -65,6 +67,7 @@ const OPTION_SPECS = {
   q: { type: 'string' },
   action: { type: 'string' },
   'target-id': { type: 'string' },
+  after: { type: 'string' },
   yes: { type: 'boolean' },
   force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -481,6 +484,18 @@ const COMMANDS: Record<string, Command> = {
       return keyHolder().webhooks.redeliver(args[0] ?? '', args[1] ?? '');
     },
   },
+  'events tail': {
+    usage: 'events tail [--after <event-id>]',
+    summary: 'with an API key (read:webhooks): your events as they happen, one JSON line each, from your oldest kept (or after one); resumes by itself; runs until interrupted',
+    options: ['after'],
+    args: 0,
+    keyHolder: true,
+    async run({ options, keyHolder, io }) {
+      const events = keyHolder().events.stream({ ...(options.after === undefined ? {} : { lastEventId: options.after }), ...(io.signal === undefined ? {} : { signal: io.signal }) });
+      for await (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`);
+      return new RawText('');
+    },
+  },
   stats: {
     usage: 'stats',
     summary: 'uptime, user and key counts, and the store\'s counters',
@@ -763,7 +778,7 @@ function helpText(): string {
     `  --url <url>        server address; else MARKETPLACE_URL, else ${DEFAULT_URL}`,
     `  --token <token>    admin token; else MARKETPLACE_ADMIN_TOKEN, else the file <data-dir>/${OPERATOR_TOKEN_FILE_NAME}`,
     `  --data-dir <dir>   where to find ${OPERATOR_TOKEN_FILE_NAME}; else DATA_DIR, else ./data`,
-    '  --key <key>        webhooks deliveries and redeliver only, instead of the token: an API key;',
+    '  --key <key>        webhooks deliveries and redeliver, events tail only, instead of the token: an API key;',
     '                     else MARKETPLACE_KEY (the variable keeps it out of the process list)',
     '',
     'Results are printed as JSON. Exit codes: 0 done, 1 failed, 2 wrong command line.',

@@ -35,6 +35,8 @@ export interface Config {
   maxConnections: number;
   /** Deadlines of idle, slow and non-reading clients: not an environment setting (tests shorten them). */
   socketTimeouts: SocketTimeouts;
+  /** Open event streams (GET /v1/events/stream): their caps and heartbeat; not an environment setting (tests shorten the heartbeat). */
+  eventStreams: EventStreamLimits;
   /** How often usage counts are saved, the most a crash can lose: not an environment setting (tests set it). */
   usageFlushMs: number;
   /**
@@ -129,6 +131,7 @@ export function loadConfig(env: Env): Config {
     corsOrigins: corsOriginsSetting(env.CORS_ORIGINS),
     maxConnections: integerSetting(env, 'MAX_CONNECTIONS', 1_000, 1, 1_000_000),
     socketTimeouts: { ...DEFAULT_SOCKET_TIMEOUTS },
+    eventStreams: { ...DEFAULT_EVENT_STREAM_LIMITS },
     usageFlushMs: USAGE_FLUSH_MS,
     passwordCost: DEFAULT_PASSWORD_COST,
     publicOrigin: publicOriginSetting(env.MARKETPLACE_URL),
@@ -328,4 +331,23 @@ export const DEFAULT_SOCKET_TIMEOUTS: Readonly<SocketTimeouts> = Object.freeze({
   requestMs: REQUEST_TIMEOUT_MS,
   writeStallMs: WRITE_STALL_MS,
   checkEveryMs: CHECK_EVERY_MS,
+});
+
+/** The limits of GET /v1/events/stream (src/webhooks/event-streams.ts applies them). */
+export interface EventStreamLimits {
+  /** A `: keep-alive` comment line this often, so proxies keep an idle stream open; the key is checked then too. */
+  heartbeatMs: number;
+  /** Streams one key may hold open at once; the next is answered 429. */
+  perKey: number;
+  /** Streams the whole server holds open at once (each holds one of MAX_CONNECTIONS' connections). */
+  total: number;
+  /** Bytes a stream may have waiting for a reader that does not read: past them it is dropped. */
+  maxBufferedBytes: number;
+}
+
+export const DEFAULT_EVENT_STREAM_LIMITS: Readonly<EventStreamLimits> = Object.freeze({
+  heartbeatMs: 15_000,
+  perKey: 5,
+  total: 500,
+  maxBufferedBytes: 256 * 1024,
 });

@@ -1,16 +1,20 @@
 // The typed client for the public API (/v1): one method per endpoint, grouped by resource.
 // Single resources come back unwrapped (the `data` field); lists come back whole, with pagination.
 
-import type { RetryOptions, SleepFunction } from './retry.ts';
+import { abortableWait, timerSleep, type RetryOptions, type SleepFunction } from './retry.ts';
+import { MarketplaceApiError } from './errors.ts';
 import { segment, Transport } from './transport.ts';
 import type {
   DeliveryOutcome,
+  EventPage,
+  EventQuery,
   Listing,
   ListingPatch,
   ListingQuery,
   ListingStatsQuery,
   ListingStatsResponse,
   ListResponse,
+  MarketplaceEvent,
   NewListing,
   NewWebhook,
   PageQuery,
@@ -68,6 +72,7 @@ export class MarketplaceClient {
   readonly users: UsersApi;
   readonly analytics: AnalyticsApi;
   readonly webhooks: WebhooksApi;
+  readonly events: EventsApi;
   private readonly transport: Transport;
 
   constructor(options: ClientOptions) {
@@ -77,6 +82,7 @@ export class MarketplaceClient {
     this.users = new UsersApi(this.transport);
     this.analytics = new AnalyticsApi(this.transport);
     this.webhooks = new WebhooksApi(this.transport);
+    this.events = new EventsApi(this.transport, options.sleep);
   }
 
   /** X-RateLimit-Limit/Remaining/Reset of the latest answer, null before the first one. */
@@ -283,5 +289,99 @@ export class WebhooksApi {
       waitOnlyForKeyWindow: true,
     });
     return answer.data;
+  }
+}
+
+export interface EventStreamOptions extends CallOptions {
+  /** Start after this event (one of your kept events); without it, from your oldest kept event. */
+  lastEventId?: string;
+  /** How long to wait before reconnecting a stream that ended or dropped (default 1,000 ms). */
+  reconnectDelayMs?: number;
+}
+
+/** Your event log (needs `read:webhooks`): the events your webhooks would receive, kept 30 days. */
+export class EventsApi {
+  private readonly transport: Transport;
+  private readonly sleep: SleepFunction;
+
+  constructor(transport: Transport, sleep?: SleepFunction) {
+    this.transport = transport;
+    this.sleep = sleep ?? timerSleep;
+  }
+
+  /** A page of your events, oldest first, after `after`. */
+  list(query: EventQuery = {}, options: CallOptions = {}): Promise<EventPage> {
+    return this.transport.json({ method: 'GET', path: '/v1/events', query: { ...query }, signal: options.signal });
+  }
+
+  /**
+   * Your events as they happen (GET /v1/events/stream), oldest kept first or after
+   * `lastEventId`. When the stream ends or drops (a server restart, a network failure) it
+   * reconnects by itself with the last id it yielded, so nothing is missed or repeated. Ends
+   * when `signal` aborts; throws the server's refusal (401 for a revoked key, 403, 400 for an
+   * id no longer kept).
+   * @example for await (const event of client.events.stream({ signal })) console.log(event.type, event.data);
+   */
+  async *stream(options: EventStreamOptions = {}): AsyncGenerator<MarketplaceEvent, void, undefined> {
+    const { signal } = options;
+    let lastEventId = options.lastEventId;
+    const delayMs = options.reconnectDelayMs ?? 1_000;
+    for (;;) {
+      if (signal?.aborted) return;
+      const headers: Record<string, string> | undefined = lastEventId === undefined ? undefined : { 'Last-Event-ID': lastEventId };
+      let body: ReadableStream<Uint8Array> | null = null;
+      try {
+        body = await this.transport.stream({ method: 'GET', path: '/v1/events/stream', accept: 'text/event-stream', headers, signal });
+        for await (const frame of serverSentEvents(body, signal)) {
+          if (frame.id === undefined || frame.data === undefined) continue;
+          lastEventId = frame.id;
+          yield JSON.parse(frame.data) as MarketplaceEvent;
+        }
+      } catch (error) {
+        if (signal?.aborted) return;
+        // The server refused (a revoked key, a lost permission, an unknown id): reconnecting cannot help.
+        if (error instanceof MarketplaceApiError) throw error;
+      }
+      if (signal?.aborted) return;
+      try {
+        await abortableWait(this.sleep, delayMs, signal);
+      } catch {
+        return;
+      }
+    }
+  }
+}
+
+/** The frames of a text/event-stream body as they arrive: id, event and data of each (comments skipped). */
+async function* serverSentEvents(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<{ id?: string; event?: string; data?: string }> {
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener('abort', cancel, { once: true });
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+      for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const frame: { id?: string; event?: string; data?: string } = {};
+        for (const line of block.split('\n')) {
+          if (line === '' || line.startsWith(':')) continue;
+          const colon = line.indexOf(':');
+          const field = colon === -1 ? line : line.slice(0, colon);
+          const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+          if (field === 'id') frame.id = value;
+          else if (field === 'event') frame.event = value;
+          else if (field === 'data') frame.data = frame.data === undefined ? value : `${frame.data}\n${value}`;
+        }
+        if (frame.id !== undefined || frame.data !== undefined) yield frame;
+      }
+    }
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+    cancel();
   }
 }

@@ -42,6 +42,8 @@ export interface RequestSpec {
    */
   waitOnlyForKeyWindow?: boolean;
   accept?: string;
+  /** Headers of this call beyond the usual ones (e.g. Last-Event-ID). */
+  headers?: Record<string, string> | undefined;
 }
 
 /** `encodeURIComponent` for a path segment, so an id can never change the path. */
@@ -112,6 +114,7 @@ export class Transport {
     };
     if (spec.body !== undefined) headers['Content-Type'] = 'application/json';
     if (idempotencyKey !== undefined) headers['Idempotency-Key'] = idempotencyKey;
+    if (spec.headers !== undefined) Object.assign(headers, spec.headers);
     return headers;
   }
 

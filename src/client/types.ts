@@ -521,3 +521,24 @@ export interface RateLimitInfo {
   /** Unix seconds at which the window has room again. */
   reset: number;
 }
+
+/** One of your events (GET /v1/events and its stream): the same id and body your webhooks get. */
+export interface MarketplaceEvent {
+  id: string;
+  type: WebhookEventType;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+/** A page of your events, oldest first; ask again with `after` = the last id while `has_more`. */
+export interface EventPage {
+  data: MarketplaceEvent[];
+  has_more: boolean;
+}
+
+export interface EventQuery {
+  /** The id of one of your kept events: the page starts after it. */
+  after?: string;
+  /** 1-100, default 50. */
+  limit?: number;
+}

@@ -94,6 +94,25 @@ export interface EventRecord {
 }
 
 /**
+ * One event of a user's event log (GET /v1/events and its stream), kept EVENT_RETENTION_DAYS
+ * whether or not a webhook receives it; same id, type and time as the webhook event.
+ */
+export interface EventLogRecord {
+  readonly id: string;
+  readonly owner_id: string;
+  readonly type: EventType;
+  readonly created_at: string;
+  /** Order among all logged events, increasing with each one written (a user's events are read in this order). */
+  readonly seq: number;
+  /**
+   * The event's JSON body, the bytes its webhooks get. Absent while the webhook event record
+   * (EVENTS) of the same id holds them: the payload is stored once, and moves here in the write
+   * that deletes that record (webhooks/outbox.ts).
+   */
+  readonly payload?: string;
+}
+
+/**
  * One event on its way to one webhook. It exists while the event is pending or retrying;
  * the write that records a final outcome (delivered or failed) on the webhook deletes it.
  * Its body is the event record's (`event_id`); deliveries written before events were stored

@@ -41,6 +41,8 @@ export function sendBytes(res: ServerResponse, status: number, body: Buffer | st
 export function sendReply(context: BaseContext, reply: Reply, charge: ((context: BaseContext, ms: number) => void) | null = null): number | Promise<number> {
   const headers = context.responseHeaders;
   if (reply.headers) Object.assign(headers, reply.headers);
+  // A response that stays open writes itself; it is counted once it ends.
+  if (reply.stream !== undefined) return reply.stream(context.res, headers);
   let bytes = reply.bytes ?? (reply.body === undefined ? null : Buffer.from(JSON.stringify(reply.body)));
   if (bytes === null) {
     sendBytes(context.res, reply.status, null, headers);

@@ -6,7 +6,7 @@
 // the portal's PortalContext and OpenPortalContext (modules/portal/); RequestContext is what
 // they all share. Handlers see the interface, so they import no class.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from '../auth/authenticate.ts';
 import type { Resource } from '../auth/key-rules.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
@@ -27,6 +27,12 @@ export interface Reply {
   bytes?: Buffer;
   etag?: string;
   headers?: Record<string, string>;
+  /**
+   * A response that stays open (an event stream): called with the response and the request's
+   * headers instead of sending a body; it writes the head and the body itself and resolves with
+   * the status once the response has ended, when the request is counted and logged.
+   */
+  stream?: (res: ServerResponse, headers: Headers) => Promise<number>;
 }
 
 export interface RequestContext {

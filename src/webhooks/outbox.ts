@@ -15,7 +15,7 @@
 
 import type { Clock } from '../clock.ts';
 import { isoTime } from '../clock.ts';
-import { DELIVERIES, DELIVERY_OUTCOME_ENTRIES, DELIVERY_OUTCOMES, EVENTS, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
+import { DELIVERIES, DELIVERY_OUTCOME_ENTRIES, DELIVERY_OUTCOMES, EVENT_LOG, EVENTS, WEBHOOK_TARGETS, WEBHOOKS } from '../domain/records.ts';
 import { newId } from '../domain/ids.ts';
 import { isUserBarred } from '../domain/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
@@ -23,9 +23,10 @@ import type { ChangeEvent, DecisionReader, Store } from '../store/store.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { EventOutbox, EventType } from '../domain/events.ts';
 import type { DeliveryCounts } from './delivery-counts.ts';
-import type { DeliveryOutcome, DeliveryRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
+import type { DeliveryOutcome, DeliveryRecord, EventLogRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
 import { isPaused, isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
 import { eventsNamedBy, outcomeLogged } from './outcome-log.ts';
+import type { EventLog } from './event-log.ts';
 
 export const MAX_PENDING_PER_WEBHOOK = 1_000;
 
@@ -45,6 +46,8 @@ export interface WebhookOutboxOptions {
   counts?: DeliveryCounts;
   maxPendingPerWebhook?: number;
   warn?: (message: string) => void;
+  /** Where every event is also logged for its owner (GET /v1/events), webhooks or not. */
+  eventLog?: EventLog;
 }
 
 export class WebhookOutbox implements EventOutbox {
@@ -64,9 +67,11 @@ export class WebhookOutbox implements EventOutbox {
   private readonly counts: DeliveryCounts | undefined;
   private readonly maxPendingPerWebhook: number;
   private readonly warn: (message: string) => void;
+  private readonly eventLog: EventLog | null;
 
   constructor(options: WebhookOutboxOptions) {
     this.store = options.store;
+    this.eventLog = options.eventLog ?? null;
     this.clock = options.clock;
     this.counts = options.counts;
     this.maxPendingPerWebhook = Math.max(1, options.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK);
@@ -116,9 +121,14 @@ export class WebhookOutbox implements EventOutbox {
     const subscribed = this.webhooksOf(ownerId).filter((webhook) => webhook.events.includes(type));
     const targets = subscribed.filter((webhook) => webhook.active);
     const paused = subscribed.filter(isPaused);
-    if (targets.length === 0 && paused.length === 0) return [];
+    if (targets.length === 0 && paused.length === 0) return this.logOnlyOps(type, ownerId, data);
     const ops = this.deliveryOps(tx, type, ownerId, data, targets);
     const eventId = (ops[0] as Extract<WriteOp, { op: 'put' }>).id;
+    if (this.eventLog !== null) {
+      // The event record just made holds the payload; the log's record refers to it by id.
+      const event = (ops[0] as Extract<WriteOp, { op: 'put' }>).data as EventRecord;
+      ops.push(this.eventLog.recordOp(ownerId, eventId, type, event.created_at, null));
+    }
     // A paused webhook is sent nothing: the event is a `skipped` outcome of it, which keeps the
     // event (so a recovery can send it once resumed). Read through tx: a resume or another
     // outcome written meanwhile makes this write decided again. Paused, it has no delivery
@@ -213,13 +223,21 @@ export class WebhookOutbox implements EventOutbox {
     return false;
   }
 
+  /** The event for the owner's log alone, when no webhook of theirs receives it. */
+  private logOnlyOps(type: EventType, ownerId: string, data: object): WriteOp[] {
+    if (this.eventLog === null) return [];
+    const eventId = newId('evt');
+    const createdAt = isoTime(this.clock.now());
+    return [this.eventLog.recordOp(ownerId, eventId, type, createdAt, eventPayload(eventId, type, createdAt, data))];
+  }
+
   /** The event record first, then the drops that keep each target at its cap, then a delivery per target. */
   private deliveryOps(tx: DecisionReader, type: EventType, ownerId: string, data: object, targets: readonly WebhookRecord[]): WriteOp[] {
     const nowMs = this.clock.now();
     const createdAt = isoTime(nowMs);
     const eventId = newId('evt');
     // Serialised once and stored once: every webhook, and every retry, gets exactly these bytes.
-    const event: EventRecord = { id: eventId, owner_id: ownerId, type, payload: JSON.stringify({ id: eventId, type, created_at: createdAt, data }), created_at: createdAt };
+    const event: EventRecord = { id: eventId, owner_id: ownerId, type, payload: eventPayload(eventId, type, createdAt, data), created_at: createdAt };
     const drops = targets.flatMap((webhook) => this.dropOldestOps(tx, webhook.id));
     this.countDropsOnCommit(tx, drops.length);
     const puts = targets.map((webhook): WriteOp => {
@@ -346,7 +364,15 @@ export class WebhookOutbox implements EventOutbox {
         .commit((tx) => {
           const ops: WriteOp[] = [];
           for (const eventId of candidates) {
-            if (!this.isReferenced(eventId) && tx.get(EVENTS, eventId) !== undefined) ops.push({ op: 'del', collection: EVENTS, id: eventId });
+            const event = tx.get(EVENTS, eventId);
+            if (this.isReferenced(eventId) || event === undefined) continue;
+            ops.push({ op: 'del', collection: EVENTS, id: eventId });
+            // The owner's event log still keeps it: the payload moves there, in the same write.
+            const logged = tx.get(EVENT_LOG, eventId);
+            if (logged !== undefined && logged.payload === undefined) {
+              const complete: EventLogRecord = { ...logged, payload: event.payload };
+              ops.push({ op: 'put', collection: EVENT_LOG, id: eventId, data: complete });
+            }
           }
           return { ops, result: undefined };
         })
@@ -389,6 +415,11 @@ export function skippedOutcomeOps(tx: RecordReader, webhook: WebhookRecord, even
   const outcome: DeliveryOutcome = { at, event_id: eventId, event: type, status: 'skipped', attempts: 0, response_status: null, duration_ms: 0, next_attempt_at: null };
   const logged = outcomeLogged(webhook, outcome, tx.get(DELIVERY_OUTCOMES, webhook.id));
   return [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: logged.webhook }, ...logged.ops];
+}
+
+/** The JSON body of an event, as every webhook and the event log get it. */
+function eventPayload(eventId: string, type: EventType, createdAt: string, data: object): string {
+  return JSON.stringify({ id: eventId, type, created_at: createdAt, data });
 }
 
 /** A delivery of `eventId` to `webhookId`, due now. */

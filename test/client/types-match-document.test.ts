@@ -40,6 +40,8 @@ const PAIRS: Array<[client: string, document: string]> = [
   ['Client.Plan', "S['Plan']"],
   ['Client.PlanRequest', "S['PlanRequest']"],
   ['Client.Webhook', "S['Webhook']"],
+  ['Client.MarketplaceEvent', "S['Event']"],
+  ['Client.EventPage', answerOf('listEvents', 200)],
   // The document's LastDelivery is nullable itself (a webhook with no delivery yet); the client's is `LastDelivery | null` where used.
   ['Client.LastDelivery', "NonNullable<S['LastDelivery']>"],
   ['Client.WebhookWithSecret', "S['NewWebhookWithSecret']"],

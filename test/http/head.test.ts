@@ -22,7 +22,8 @@ test('HEAD on every GET route answers the GET status and headers with no body', 
     ...apiRoutes.map((route) => ({ route, auth: { authorization: `Bearer ${key}` } })),
     ...adminRoutes.map((route) => ({ route, auth: { authorization: `Bearer ${ADMIN_TOKEN}` } })),
     ...publicRoutes.map((route) => ({ route, auth: {} })),
-  ].filter(({ route }) => route.method === 'GET');
+    // The event stream's GET never ends, so it cannot be read whole: its HEAD is tried in test/webhooks/events.test.ts.
+  ].filter(({ route }) => route.method === 'GET' && route.pattern !== '/v1/events/stream');
   assert.ok(getRoutes.length >= 10, `walked ${getRoutes.length} GET routes`);
   for (const path of ['/healthz', '/openapi.json']) assert.ok(getRoutes.some(({ route }) => route.pattern === path), `${path} is walked`);
 

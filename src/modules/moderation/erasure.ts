@@ -14,6 +14,7 @@ import {
   AUDIT,
   DELIVERIES,
   EVENTS,
+  EVENT_LOG,
   IDEMPOTENCY,
   KEYS,
   LISTINGS,
@@ -86,6 +87,8 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
   for (const delivery of store.values(DELIVERIES)) if (webhookIds.has(delivery.webhook_id)) del(DELIVERIES, delivery.id);
   // The payloads themselves, stored once per event.
   for (const event of store.values(EVENTS)) if (event.owner_id === user.id) del(EVENTS, event.id);
+  // Her event log (GET /v1/events): the same payloads, kept for days.
+  for (const event of store.values(EVENT_LOG)) if (event.owner_id === user.id) del(EVENT_LOG, event.id);
 
   // Her listings stay (removed) so ids resolve, but their text is hers and may hold anything:
   // title, description and tags are emptied, and an earlier removal's reason replaced.
