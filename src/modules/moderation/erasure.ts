@@ -136,6 +136,19 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
     summary.reasons_scrubbed += 1;
   }
 
+  // Events told to others that quote her (an operator's reason on another user's listing): the
+  // payload kept for their webhooks or their event log loses the strings that mention her.
+  for (const event of store.values(EVENTS)) {
+    if (event.owner_id === user.id || !mentions(event.payload)) continue;
+    put(EVENTS, { ...event, payload: JSON.stringify(scrub(JSON.parse(event.payload), mentions)) });
+    summary.reasons_scrubbed += 1;
+  }
+  for (const logged of store.values(EVENT_LOG)) {
+    if (logged.owner_id === user.id || logged.payload === undefined || !mentions(logged.payload)) continue;
+    put(EVENT_LOG, { ...logged, payload: JSON.stringify(scrub(JSON.parse(logged.payload), mentions)) });
+    summary.reasons_scrubbed += 1;
+  }
+
   // Portal access: sessions end, the stored password and any open invitation are forgotten.
   ops.push(...forgetPortalAccountOps(store, user.id));
 
