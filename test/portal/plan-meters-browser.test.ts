@@ -1,10 +1,11 @@
 // What a plan meters for the account, as the portal shows it (contract section 23), in headless
 // Chromium against a real server at 390 and 1280 px: after real requests with real keys, "Your
 // plans" shows the window the user's keys on Free share, the quota used, what is left and its
-// reset, and each key's share — the same figures the API's X-Quota-* headers give; a 429 past the
-// quota counts in no share; an operator's top-up shows at once, with a word on why the shares no
-// longer add up. A key's usage shows the quota too. Nothing scrolls sideways at 390 px, and axe
-// finds nothing serious or critical. Skipped, with the reason, only when no Chromium is found.
+// reset, and each key's share — the same figures the API's X-Quota-* headers give; a 429 past
+// the quota counts in no share, a key revoked today keeps its share; an operator's top-up shows
+// at once, with a word on why the shares no longer add up. A key's usage shows the quota too.
+// Nothing scrolls sideways at 390 px, and axe finds nothing serious or critical. Skipped, with
+// the reason, only when no Chromium is found.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -35,7 +36,7 @@ async function sharesOf(card: Locator): Promise<Record<string, string>> {
 
 test("the portal shows per plan the shared window, the quota used, left and its reset, and each key's share, after real requests", { skip, timeout: 240_000 }, async (t) => {
   const server = await startServer(t);
-  const plans = DEFAULT_PLANS.map((plan) => (plan.id === 'free' ? { ...plan, quota: { requests: 5, period: 'day' } } : plan));
+  const plans = DEFAULT_PLANS.map((plan) => (plan.id === 'free' ? { ...plan, quota: { requests: 6, period: 'day' } } : plan));
   assert.equal((await server.admin('PUT', '/admin/v1/plans', { plans })).status, 200);
   const user = await signedInUser(server);
   const makeKey = async (name: string) => (await server.request('POST', '/portal/v1/keys', { headers: user.headers, body: { name } })).body.data;
@@ -44,11 +45,16 @@ test("the portal shows per plan the shared window, the quota used, left and its 
   assert.equal(shop.plan, 'free');
   const call = (key: { key: string }) => server.request('GET', '/v1/listings', { headers: { authorization: `Bearer ${key.key}` } });
 
+  // A key used once today, then revoked: its request still counts, and it keeps its share.
+  const old = await makeKey('old');
+  await call(old);
+  assert.equal((await server.request('DELETE', `/portal/v1/keys/${old.id}`, { headers: user.headers })).status, 200);
+
   // Real requests with the real keys: three on one, one on the other.
-  let last = await call(shop);
+  await call(shop);
   await call(shop);
   await call(reports);
-  last = await call(shop);
+  const last = await call(shop);
   assert.equal(last.headers.get('x-quota-remaining'), '1');
 
   const browser = await browserFor(t);
@@ -66,39 +72,39 @@ test("the portal shows per plan the shared window, the quota used, left and its 
     await free.waitFor();
 
     if (width === 390) {
-      // Before the quota is used up: 4 of 5, one left, shares 3 and 1.
+      // Before the quota is used up: 5 of 6, one left, shares 3, 1 and the revoked key's 1.
       const facts = await factsOf(free);
       assert.match(facts['Per minute']!, /^100 requests, shared by your 2 keys on Free$/, `${width} px: ${JSON.stringify(facts)}`);
       assert.match(facts['Window now']!, /^9[0-9] of 100 left; resets /, `${width} px: the shared window`);
-      assert.equal(facts.Quota, '5 a day: 4 of 5 used today (UTC)');
+      assert.equal(facts.Quota, '6 a day: 5 of 6 used today (UTC)');
       assert.match(facts.Left!, /^1 left; resets /);
-      assert.deepEqual(await sharesOf(free), { '"shop"': '3', '"reports"': '1' });
+      assert.deepEqual(await sharesOf(free), { '"shop"': '3', '"reports"': '1', '"old" (no longer active)': '1' });
       assert.equal(await free.locator('.hint').count(), 0, 'the shares add up to the count: nothing to explain');
     } else {
       // Use the quota up, and one more: refused with 429, which counts in no share.
       assert.equal((await call(reports)).status, 200);
       const refused = await call(shop);
       assert.equal(refused.status, 429);
-      assert.equal(refused.body.quota.used, 5);
+      assert.equal(refused.body.quota.used, 6);
       await page.reload();
       await free.waitFor();
       const facts = await factsOf(free);
-      assert.equal(facts.Quota, '5 a day: 5 of 5 used today (UTC)');
+      assert.equal(facts.Quota, '6 a day: 6 of 6 used today (UTC)');
       assert.match(facts.Left!, /^0 left; resets /);
       assert.equal(await free.locator('.badge', { hasText: 'quota used up' }).count(), 1);
-      assert.deepEqual(await sharesOf(free), { '"shop"': '3', '"reports"': '2' }, 'the refused request is in no share');
+      assert.deepEqual(await sharesOf(free), { '"shop"': '3', '"reports"': '2', '"old" (no longer active)': '1' }, 'the refused request is in no share');
 
-      // The operator tops up two requests: the page shows 3 used and says why the shares differ.
+      // The operator tops up two requests: the page shows 4 used and says why the shares differ.
       assert.equal((await server.admin('POST', `/admin/v1/keys/${shop.id}/quota`, { add: 2 })).status, 200);
       await page.reload();
       await free.waitFor();
-      assert.equal((await factsOf(free)).Quota, '5 a day: 3 of 5 used today (UTC)');
-      assert.match(await free.locator('.hint').innerText(), /shares add up to 5: the operator set or topped up the count/);
+      assert.equal((await factsOf(free)).Quota, '6 a day: 4 of 6 used today (UTC)');
+      assert.match(await free.locator('.hint').innerText(), /shares add up to 6: the operator set or topped up the count/);
       const api = await call(reports);
-      assert.equal(api.headers.get('x-quota-remaining'), '1', 'the API agrees with the page (this request the 4th)');
+      assert.equal(api.headers.get('x-quota-remaining'), '1', 'the API agrees with the page (this request the 5th)');
       await page.reload();
       await free.waitFor();
-      assert.equal((await factsOf(free)).Quota, '5 a day: 4 of 5 used today (UTC)');
+      assert.equal((await factsOf(free)).Quota, '6 a day: 5 of 6 used today (UTC)');
     }
     findings.push(...(await seriousFindings(page, `${width} px keys with plans`)));
 
@@ -107,7 +113,7 @@ test("the portal shows per plan the shared window, the quota used, left and its 
     await card.locator('button', { hasText: /^Usage$/ }).click();
     const usage = card.locator('section.usage[aria-busy="false"]');
     await usage.locator('.stat.quota').waitFor();
-    assert.match(await usage.locator('.stat.quota').innerText(), /of 5 used today \(UTC\)/);
+    assert.match(await usage.locator('.stat.quota').innerText(), /of 6 used today \(UTC\)/);
     assert.match(await usage.locator('.stat', { hasText: 'Window now' }).innerText(), /shared by the account's keys on this plan/);
     findings.push(...(await seriousFindings(page, `${width} px usage with a quota`)));
 

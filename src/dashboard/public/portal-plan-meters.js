@@ -20,6 +20,12 @@ function isLive(key, now = Date.now()) {
   return !key.revoked_at && !(key.expires_at && Date.parse(key.expires_at) <= now);
 }
 
+/** When a key stopped working (revoked or expired), in ms; Infinity while it works. */
+function endOf(key) {
+  const ends = [key.revoked_at, key.expires_at].filter(Boolean).map((time) => Date.parse(time));
+  return ends.length === 0 ? Infinity : Math.min(...ends);
+}
+
 /** Requests of one key that counted against the quota: answered, not refused with 429. */
 function countedRequests(usage) {
   const totals = usage?.totals ?? {};
@@ -60,8 +66,11 @@ export function planMeters({ loadUsage }) {
     let shares = [];
     if (quota) {
       const period = { granularity: 'day', from: quotaPeriodStart(quota), to: quota.resets_at };
-      // Revoked or expired keys of the plan may have counted this period too.
-      shares = await Promise.all(keys.map(async (key) => ({ key, counted: countedRequests((await loadUsage(key.id, period)).data) })));
+      // Keys of the plan revoked or expired during the period may have counted in it too; those
+      // that ended before it cannot have, and are not asked about.
+      const periodStart = Date.parse(period.from);
+      const counting = keys.filter((key) => isLive(key) || endOf(key) > periodStart);
+      shares = await Promise.all(counting.map(async (key) => ({ key, counted: countedRequests((await loadUsage(key.id, period)).data) })));
       shares = shares.filter((share) => isLive(share.key) || share.counted > 0);
     }
     return { plan, live, window: shared.window ?? null, quota, shares };
