@@ -1,7 +1,7 @@
 // The Plans page: the operator's plans (each plan's quota edited here, with plan-editor.js; the
-// other fields through the API and CLI) and the
-// users' plan requests, pending ones first, each approved or declined with one button. A request
-// names its user (name, email) and key (name, current plan), never a bare id; each load tells
+// other fields through the API and CLI) and the users' plan requests, pending ones first, each
+// approved or declined with one button. A request names its user (name, email) and key (name,
+// current plan), never a bare id; each load tells
 // the page's tab how many requests wait (the `pending-plan-requests` event, see app.js).
 
 import { api } from './api.js';

@@ -89,8 +89,8 @@ export function usagePanel(initialKey, { onRefresh, onClose, loadUsage = api.key
           [
             window.reset ? `resets ${new Date(Number(window.reset) * 1000).toLocaleTimeString()}` : null,
             // A plan's window is the account's, not the key's (contract section 23).
-            key.plan ? `; shared by the account's keys on this plan` : null,
-          ].filter(Boolean).join(''),
+            key.plan ? "shared by the account's keys on this plan" : null,
+          ].filter(Boolean).join('; '),
         ),
         usage.quota ? stat('Quota', quotaUsedWords(usage.quota), `quota ${usage.quota.remaining === 0 ? 'warn' : ''}`, quotaLeftWords(usage.quota)) : null,
       ),
