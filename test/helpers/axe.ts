@@ -1,7 +1,7 @@
 // axe-core for the browser tests of one screen or flow: load it into every page of a context
 // (as an init script, which comes through the DevTools protocol, so the pages' CSP does not block
 // it), and list the findings of impact serious or critical under the WCAG 2.2 AA rules, one
-// readable line each. test/portal/accessibility-browser.test.ts walks every screen the same way.
+// readable line each. test/portal/accessibility-browser.test.ts walks every screen with it.
 
 import { createRequire } from 'node:module';
 import type { BrowserContext, Page } from 'playwright-core';
