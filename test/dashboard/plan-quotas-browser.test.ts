@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { ManualClock } from '../../src/clock.ts';
 import { findChromium, sharedChromium, watchPages } from './browser.ts';
 import { loadAxe, seriousFindings, sidewaysScroll } from '../helpers/axe.ts';
 import { ADMIN_TOKEN, startServer } from '../helpers/server.ts';
@@ -21,7 +22,8 @@ async function openTab(page: Page, tab: string): Promise<void> {
 }
 
 test("the operator edits a plan's quota, the API follows it, and a top-up from the key's usage changes what the page and the API report", { skip, timeout: 300_000 }, async (t) => {
-  const server = await startServer(t);
+  // The server's clock stands still at the real time, so no UTC midnight can reset a count mid-test.
+  const server = await startServer(t, { clock: new ManualClock(Date.now()) });
   const browser = await browserFor(t);
   const findings: string[] = [];
   for (const width of [390, 1280]) {

@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Locator } from 'playwright-core';
+import { ManualClock } from '../../src/clock.ts';
 import { DEFAULT_PLANS } from '../../src/auth/plans.ts';
 import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
 import { loadAxe, seriousFindings, sidewaysScroll } from '../helpers/axe.ts';
@@ -35,7 +36,8 @@ async function sharesOf(card: Locator): Promise<Record<string, string>> {
 }
 
 test("the portal shows per plan the shared window, the quota used, left and its reset, and each key's share, after real requests", { skip, timeout: 240_000 }, async (t) => {
-  const server = await startServer(t);
+  // The server's clock stands still at the real time, so no UTC midnight can reset the day's count mid-test.
+  const server = await startServer(t, { clock: new ManualClock(Date.now()) });
   const plans = DEFAULT_PLANS.map((plan) => (plan.id === 'free' ? { ...plan, quota: { requests: 6, period: 'day' } } : plan));
   assert.equal((await server.admin('PUT', '/admin/v1/plans', { plans })).status, 200);
   const user = await signedInUser(server);
