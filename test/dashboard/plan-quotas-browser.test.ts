@@ -140,6 +140,13 @@ test("the operator edits a plan's quota, the API follows it, and a top-up from t
       const free = await call();
       assert.equal(free.status, 200);
       assert.equal(free.headers.get('x-quota-limit'), null);
+
+      // Saving the quota it already has replaces nothing: no new plans.replace in the audit.
+      const replaced = (await server.admin('GET', '/admin/v1/audit?action=plans.replace')).body.data.length;
+      await page.locator('.plans-table tbody tr', { hasText: 'free' }).locator('button', { hasText: 'Edit quota' }).click();
+      await dialog.locator('button[type=submit]').click();
+      await dialog.waitFor({ state: 'detached' });
+      assert.equal((await server.admin('GET', '/admin/v1/audit?action=plans.replace')).body.data.length, replaced);
     }
     assert.deepEqual(watch.problems(), []);
   }

@@ -42,6 +42,11 @@ export async function editPlanQuota(plan) {
     read: () => (none.checked ? { quota: null } : { quota: { requests: requests.value === '' ? null : Number(requests.value), period: period.value } }),
     focus: () => (plan.quota ? requests : none).focus(),
     send: async ({ quota }) => {
+      // Nothing changed: nothing to replace (or audit).
+      if (JSON.stringify(quota) === JSON.stringify(plan.quota ?? null)) {
+        saved = quota;
+        return;
+      }
       const plans = (await api.listPlans()).data ?? [];
       const index = plans.findIndex((candidate) => candidate.id === plan.id);
       if (index === -1) throw new Error(`The plan ${plan.name} is no longer in the list; reload the page.`);
