@@ -9,6 +9,7 @@ import type { Caller } from '../auth/authenticate.ts';
 import { callerAtCommit } from '../auth/authorize-commit.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
+import type { Watermark } from '../store/instance-sync.ts';
 import type { Decision, Store, Transaction } from '../store/store.ts';
 import { BaseContext } from './context.ts';
 import type { IdempotencyClaim, IdempotencyGuard } from './idempotency.ts';
@@ -25,6 +26,8 @@ export class KeyContext extends BaseContext implements KeyContextShape {
   caller: Caller | null = null;
   /** The store's memoryGeneration() when `caller` was read (v1-gate.ts reads the key again once memory moved on). */
   keyReadAt = 0;
+  /** A watermark the gate did not wait for (a route checked at its commit): the commit's refusals must cover it. */
+  freshAs: Watermark | undefined = undefined;
   /** Step 3 (route): the route matched, whose permission a write checks again when it commits. */
   apiRoute: PermissionRoute | null = null;
   /** A POST with Idempotency-Key that claimed its key: its answer is recorded with its write. */
@@ -57,7 +60,7 @@ export class KeyContext extends BaseContext implements KeyContextShape {
       // The key and its user are part of what a keyed write is decided on.
       const { ops, result: reply } = decide(tx, callerAtCommit(tx, caller.key.id, route, path));
       return { ops: claim && reply.status < 300 ? [...ops, idempotency.recordOp(claim, reply)] : ops, result: reply };
-    });
+    }, this.freshAs === undefined ? {} : { freshAs: this.freshAs });
   }
 
   private knownCaller(): Caller {

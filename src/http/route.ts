@@ -83,6 +83,13 @@ export interface ApiRoute {
   pattern: string;
   resource: Resource;
   summary: string;
+  /**
+   * Many instances: everything the handler reads is read inside its commit (and a refusal is
+   * decided there too), so the request need not wait for its instance to catch up before it is
+   * decided: the commit's check of what it read, and the store's second decision of a refusal
+   * made behind the watermark, keep its answer current (v1-gate.ts, store.ts `commit`).
+   */
+  checkedAtCommit?: true;
   handle(context: KeyContext): Promise<Reply> | Reply;
 }
 

@@ -131,8 +131,28 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return catchingUp === null ? recheck() : catchingUp.then(recheck);
   }
 
+  /** The route asked for is one whose handler reads everything inside its commit. */
+  function checkedAtCommit(context: KeyContext): boolean {
+    const match = routes.match(context.method, context.path);
+    return match.kind === 'found' && match.route.checkedAtCommit === true;
+  }
+
   /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key, once the instance is caught up. */
   function admitted(context: KeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
+    const { watermark } = decision;
+    if (watermark !== undefined && decision.allowed && deps.store.trustsWatermark(watermark) && checkedAtCommit(context)) {
+      // A write whose every read is checked at its commit: decided at once, with no wait for a
+      // catch-up (writes spread over instances would otherwise each wait for one); the store
+      // decides a refusal again once caught up (KeyContext.commit → Store.commit's freshAs).
+      context.freshAs = watermark;
+      try {
+        return decided(context, decision, meterId, quota, taken);
+      } catch (error) {
+        if (!(error instanceof HttpError)) throw error;
+        // A refusal of this gate (suspension, permission) made on older state: caught up first, as any other request.
+        context.freshAs = undefined;
+      }
+    }
     return freshThen(context, () => decided(context, underCurrentLimit(decision, context.key.rate_limit), meterId, quota, taken), decision.watermark);
   }
 

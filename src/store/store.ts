@@ -100,6 +100,8 @@ export class StoreClosedError extends Error {
 interface QueuedWrite {
   kind: 'write';
   decide: Decide<unknown>;
+  /** A watermark the request learned and did not wait for: an answer that writes nothing must cover it (commit's `options`). */
+  freshAs?: Watermark;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
 }
@@ -270,10 +272,12 @@ export class Store implements RecordReader {
    *   return { ops: [{ op: 'put', collection: LISTINGS, id, data: archived }], result: archived };
    * });
    */
-  commit<R>(decide: Decide<R>): Promise<R> {
+  commit<R>(decide: Decide<R>, options: { freshAs?: Watermark } = {}): Promise<R> {
     if (this.closing) return Promise.reject(new StoreClosedError());
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ kind: 'write', decide, resolve: resolve as (result: unknown) => void, reject });
+      const write: QueuedWrite = { kind: 'write', decide, resolve: resolve as (result: unknown) => void, reject };
+      if (options.freshAs !== undefined) write.freshAs = options.freshAs;
+      this.queue.push(write);
       this.pump();
     });
   }
@@ -433,6 +437,7 @@ export class Store implements RecordReader {
     const pending = new PendingWrites();
     const decided: DecidedWrite[] = [];
     const again: QueuedWrite[] = [];
+    let behind = false;
     for (const write of batch) {
       const tx = new Transaction(this.collections, pending);
       let decision;
@@ -441,13 +446,23 @@ export class Store implements RecordReader {
       } catch (error) {
         // It read what an earlier write of the batch changes: decide it again after that one.
         if (error instanceof StaleRead) again.push(write);
-        else write.reject(error as Error);
+        else if (this.decidedBehind(write)) {
+          behind = true;
+          again.push(write);
+        } else write.reject(error as Error);
         continue;
       }
       const invalid = decision.ops.find((op) => op.op === 'put' && (typeof op.data !== 'object' || op.data === null || op.data.id !== op.id));
       if (invalid) {
         // Such a line would be refused as damaged at the next start; refuse it now instead.
         write.reject(new TypeError(`a put's data.id must equal its id (${invalid.collection}/${invalid.id})`));
+        continue;
+      }
+      if (decision.ops.length === 0 && this.decidedBehind(write)) {
+        // A refusal (or an answer writing nothing) decided before this server had caught up with
+        // the watermark its request learned: no commit will check what it read, so catch up and decide it again.
+        behind = true;
+        again.push(write);
         continue;
       }
       if (decision.ops.length === 0) {
@@ -459,7 +474,7 @@ export class Store implements RecordReader {
       pending.add(decision.ops);
       decided.push({ write, entry: { ops: decision.ops, reads: tx.reads }, result: decision.result, committedActions: tx.committedActions });
     }
-    if (decided.length === 0) return again;
+    if (decided.length === 0) return behind ? this.catchUpBeforeDeciding(again) : again;
 
     let outcomes;
     try {
@@ -490,18 +505,50 @@ export class Store implements RecordReader {
     this.acknowledge(committed, outcomes);
     // Another server changed what these read: catch up with it before deciding them again, on the new state. Only a shared
     // log answers conflict; a write refused with nobody to catch up with is refused for good.
-    if (conflicts.length > 0) {
+    if (conflicts.length > 0 || behind) {
       try {
         await this.pullOthers();
       } catch (error) {
         // Cannot catch up (the shared log is unreachable): refuse them rather than leave them waiting.
         const failure = new StoreUnavailableError(error);
         for (const write of conflicts) write.reject(failure);
-        return again;
+        return this.refuseBehind(again, error);
       }
     }
     this.maybeScheduleCompaction();
-    return [...conflicts, ...again];
+    const toDecide = [...conflicts, ...again];
+    return conflicts.length > 0 || behind ? this.caughtUp(toDecide) : toDecide;
+  }
+
+  /** The write's request learned a watermark this server's memory does not cover yet (it was decided on older state). */
+  private decidedBehind(write: QueuedWrite): boolean {
+    return write.freshAs !== undefined && this.instanceSync !== null && !this.instanceSync.covers(write.freshAs);
+  }
+
+  /** Catches up, then hands back the writes to decide again (those decided behind refused with 503 if it cannot). */
+  private async catchUpBeforeDeciding(again: QueuedWrite[]): Promise<QueuedWrite[]> {
+    try {
+      await this.pullOthers();
+    } catch (error) {
+      return this.refuseBehind(again, error);
+    }
+    return this.caughtUp(again);
+  }
+
+  /** After a catch-up every watermark learned before it is covered; one that is not (never expected) no longer holds a write back. */
+  private caughtUp(again: QueuedWrite[]): QueuedWrite[] {
+    for (const write of again) if (this.decidedBehind(write)) delete write.freshAs;
+    return again;
+  }
+
+  /** Writes decided behind are answered 503 when the catch-up failed; the others go on. */
+  private refuseBehind(again: QueuedWrite[], error: unknown): QueuedWrite[] {
+    const failure = new InstanceBehindError(`this instance cannot catch up with the other instances (${(error as Error)?.message ?? String(error)})`);
+    return again.filter((write) => {
+      if (!this.decidedBehind(write)) return true;
+      write.reject(failure);
+      return false;
+    });
   }
 
   /** A decision's afterCommit actions; the write is durable, so a failing one is only reported. */
@@ -542,6 +589,11 @@ export class Store implements RecordReader {
   /** Changes whenever memory does: a request compares it to tell whether what it read may have changed since. */
   memoryGeneration(): number {
     return this.appliedWrites;
+  }
+
+  /** A watermark a request learned may be used as is (read from a source that cannot have gone back in time). */
+  trustsWatermark(watermark: Watermark): boolean {
+    return this.instanceSync !== null && this.instanceSync.trusts(watermark);
   }
 
   /**

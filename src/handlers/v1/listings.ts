@@ -93,9 +93,9 @@ export function listingRoutes(deps: ListingRoutesDeps): ApiRoute[] {
 
   return [
     { method: 'GET', pattern: '/v1/listings', resource: 'listings', summary: 'List active listings', handle: browse },
-    { method: 'POST', pattern: '/v1/listings', resource: 'listings', summary: 'Create a listing (creators only)', handle: create },
+    { method: 'POST', pattern: '/v1/listings', resource: 'listings', summary: 'Create a listing (creators only)', checkedAtCommit: true, handle: create },
     { method: 'GET', pattern: '/v1/listings/:id', resource: 'listings', summary: 'Get one listing', handle: show },
-    { method: 'PUT', pattern: '/v1/listings/:id', resource: 'listings', summary: 'Update your listing', handle: update },
-    { method: 'DELETE', pattern: '/v1/listings/:id', resource: 'listings', summary: 'Archive your listing', handle: archive },
+    { method: 'PUT', pattern: '/v1/listings/:id', resource: 'listings', summary: 'Update your listing', checkedAtCommit: true, handle: update },
+    { method: 'DELETE', pattern: '/v1/listings/:id', resource: 'listings', summary: 'Archive your listing', checkedAtCommit: true, handle: archive },
   ];
 }
