@@ -117,7 +117,7 @@ try {
       await page.evaluate("window.scrollTo(0, document.querySelector('.webhook-cards').getBoundingClientRect().top + window.scrollY - 12)");
     });
     await shoot(390, 844, 'activity', async (page) => {
-      await page.locator('.tab[data-page=activity]').click();
+      await page.locator('.tab[data-page=security]').click();
       await page.locator('.activity li').first().waitFor();
     });
     await shoot(390, 1100, 'usage', async (page) => {
