@@ -63,7 +63,7 @@ test('Security page: the sessions with this device marked; sign out one device, 
     await page.locator('.tab[data-page=security]').click();
     const cards = page.locator('.session-card');
     // The invitation's session, the two above and this browser's.
-    await page.waitForFunction(() => document.querySelectorAll('.session-card').length === 4);
+    await page.waitForFunction(`document.querySelectorAll('.session-card').length === 4`);
     const current = page.locator('.session-card.current');
     assert.equal(await current.count(), 1, 'exactly one session is this device');
     assert.match(await current.innerText(), /This device/);
@@ -88,7 +88,7 @@ test('Security page: the sessions with this device marked; sign out one device, 
     await page.locator('#end-other-sessions').click();
     await page.locator('dialog').getByRole('button', { name: 'Sign out the others' }).click();
     await page.locator('#notice', { hasText: '2 other sessions are signed out' }).waitFor();
-    await page.waitForFunction(() => document.querySelectorAll('.session-card').length === 1);
+    await page.waitForFunction(`document.querySelectorAll('.session-card').length === 1`);
     assert.equal((await meWith(server, phone.cookie)).status, 401, "the other devices' cookies get 401");
     assert.equal((await meWith(server, user.cookie)).status, 401, "the invitation's session too");
     assert.equal(await page.locator('#end-other-sessions').isHidden(), true, 'nothing left to sign out');
@@ -145,7 +145,7 @@ test('two-factor setup: the QR code read back gives the secret, a code from it t
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
     await page.locator('#two-factor-secret-copy').click();
     await page.locator('#two-factor-confirm-form .copy-status', { hasText: 'Copied.' }).waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+    assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), secret);
 
     // A code made from the scanned secret turns it on.
     await page.locator('#two-factor-code').fill(codeAt(secret, clock.now()));
@@ -164,7 +164,7 @@ test('two-factor setup: the QR code read back gives the secret, a code from it t
     assert.deepEqual(file.split('\n').filter((line) => shown.includes(line)), shown, 'every code shown, in order');
     await page.locator('#recovery-codes-copy').click();
     await page.locator('.recovery-actions .copy-status', { hasText: 'Copied.' }).waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), shown.join('\n'));
+    assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), shown.join('\n'));
     await page.locator('#recovery-codes-hide').click();
     await page.locator('#two-factor-state', { hasText: '10 unused recovery codes left' }).waitFor();
 
