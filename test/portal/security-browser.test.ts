@@ -64,7 +64,7 @@ test('Security page: the sessions with this device marked; sign out one device, 
     const cards = page.locator('.session-card');
     // The invitation's session, the two above and this browser's.
     await page.waitForFunction(`document.querySelectorAll('.session-card').length === 4`);
-    const current = page.locator('.session-card.current');
+    const current = page.locator('.session-card.this-device');
     assert.equal(await current.count(), 1, 'exactly one session is this device');
     assert.match(await current.innerText(), /This device/);
     assert.match(await current.innerText(), /Chrome on Linux/);

@@ -47,7 +47,7 @@ export function securityPage() {
     const browser = describeBrowser(session.user_agent) ?? 'Unknown browser';
     return el(
       'li',
-      { class: `session-card panel${session.current ? ' current' : ''}`, dataset: { sessionId: session.id } },
+      { class: `session-card panel${session.current ? ' this-device' : ''}`, dataset: { sessionId: session.id } },
       el(
         'div',
         { class: 'card-head' },
