@@ -3,7 +3,7 @@
 // error correction level M (or L), versions 1 to 10 (up to 213 bytes at M, plenty for an
 // otpauth:// address of ~120 bytes), the mask with the lowest penalty, format and version
 // information. Pure functions and no DOM, so Node tests import it directly; the page draws the
-// matrix as SVG (portal-two-factor.js).
+// matrix as SVG (qr-svg.js).
 
 /** Error correction per level: its two format bits, and per version [codewords per block, blocks]. */
 const LEVELS = Object.freeze({
@@ -326,7 +326,7 @@ export function penalty(modules) {
  * the smallest version that holds it: `modules[row][column]` is true for a dark module. The mask
  * is the one with the lowest penalty unless `mask` (0–7) names one. Throws for text longer than
  * version 10 holds.
- * @example encodeQr('otpauth://totp/Marketplace:ada%40example.com?secret=…').size // 45 (version 7)
+ * @example encodeQr('hello world').size // 21 (version 1); a 120-byte otpauth:// address is version 7 (45)
  */
 export function encodeQr(text, { level = 'M', mask: forcedMask = null } = {}) {
   if (!LEVELS[level]) throw new Error(`Unknown error correction level ${level}: use L or M.`);
