@@ -1,5 +1,5 @@
 // The portal's Security page: where the account is signed in (each session's browser, address,
-// when it signed in and was last used, this device marked), with *Sign out* per other device and
+// when it signed in and was last used, this device marked and first), with *Sign out* per other device and
 // *Sign out every other session*, then the account's activity (portal-activity.js) — so someone
 // who sees a sign-in they do not recognise can end it from the same screen.
 
@@ -31,7 +31,8 @@ export function securityPage() {
       const sessions = listOf(await portal.listSessions());
       const others = sessions.filter((session) => !session.current);
       endOthersButton.hidden = others.length === 0;
-      replaceChildren(list, sessions.map(sessionCard));
+      // This device first, then the others newest first (as the server lists them).
+      replaceChildren(list, [...sessions.filter((session) => session.current), ...others].map(sessionCard));
     } catch (error) {
       showError(error, 'Could not load your sessions');
     }
