@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
-import { findChromium, sharedChromium, signInThroughForm, watchPages } from './browser.ts';
+import { findChromium, sharedChromium, signInThroughForm, waitForCount, watchPages } from './browser.ts';
 import { AXE_PATH, seriousFindings } from '../helpers/axe.ts';
 import { signedInUser } from '../helpers/portal.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
@@ -61,14 +61,14 @@ test('users found by name or email; two-factor shown per user and reset with a r
 
     // Search by part of the name, then by part of the email, any case.
     await page.locator('#users-search').fill(`HOPPER ${tag}`);
-    await page.waitForFunction(`document.querySelectorAll('.users-panel tr[data-user-id]').length === 1`);
+    await waitForCount(page, '.users-panel tr[data-user-id]', 1);
     assert.deepEqual(await rowNames(page), [`Grace Hopper ${tag}`]);
     await page.locator('#users-search').fill(`alan-${tag}@BLETCHLEY`);
-    await page.waitForFunction(`[...document.querySelectorAll('.users-panel .user-choice')].map((node) => node.textContent).join('|') === ${JSON.stringify(`Alan Turing ${tag}`)}`);
+    await page.waitForFunction((name) => [...(globalThis as any).document.querySelectorAll('.users-panel .user-choice')].map((node: { textContent: string }) => node.textContent).join('|') === name, `Alan Turing ${tag}`);
     await page.locator('#users-search').fill('nobody-has-this');
     await page.locator('.users-panel .empty', { hasText: 'No user' }).waitFor();
     await page.locator('#users-search').fill(tag);
-    await page.waitForFunction(`document.querySelectorAll('.users-panel tr[data-user-id]').length === 3`);
+    await waitForCount(page, '.users-panel tr[data-user-id]', 3);
     assert.deepEqual(await seriousFindings(page, `${width} px users search`), []);
 
     // Two-factor on: a badge in the list, "On" in the detail, and the reset.
@@ -111,7 +111,7 @@ test('decline with a note the portal then shows; the plan dialog reads the plans
 
     // A user without keys: the new-key form opens by itself; nothing scrolls sideways.
     await page.locator('#users-search').fill(`Keyless ${tag}`);
-    await page.waitForFunction(`document.querySelectorAll('.users-panel tr[data-user-id]').length === 1`);
+    await waitForCount(page, '.users-panel tr[data-user-id]', 1);
     await page.locator(`.users-panel tr[data-user-id="${keyless.id}"] .user-choice`).click();
     await page.locator('.keys .empty', { hasText: 'no keys' }).waitFor();
     await noSidewaysScroll(page, `${width} px user without keys`);
@@ -145,7 +145,7 @@ test('decline with a note the portal then shows; the plan dialog reads the plans
     assert.equal((await server.admin('PUT', '/admin/v1/plans', { plans: [...plans.map(({ id, name, rate_limit, self_service, quota }: any) => ({ id, name, rate_limit, self_service, quota })), team] })).status, 200);
     await page.locator('.tab[data-page=users]').click();
     await page.locator('#users-search').fill(`Ada ${tag}`);
-    await page.waitForFunction(`document.querySelectorAll('.users-panel tr[data-user-id]').length === 1`);
+    await waitForCount(page, '.users-panel tr[data-user-id]', 1);
     await page.locator(`.users-panel tr[data-user-id="${ada.userId}"] .user-choice`).click();
     await page.locator(`.keys tr[data-key-id="${key.id}"]`).getByRole('button', { name: /^Change plan/ }).click();
     await page.locator('dialog').getByText(`Team ${tag}`).waitFor();

@@ -16,7 +16,7 @@ import { test, type TestContext } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import { ManualClock } from '../../src/clock.ts';
 import type { Page } from 'playwright-core';
-import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
+import { findChromium, sharedChromium, signInThroughForm, waitForCount, watchPages } from '../dashboard/browser.ts';
 import { AXE_PATH, seriousFindings } from '../helpers/axe.ts';
 import { signedInUser, signIn, sameOrigin, type PortalUser } from '../helpers/portal.ts';
 import { decodeQr } from '../helpers/qr-decode.ts';
@@ -63,7 +63,7 @@ test('Security page: the sessions with this device marked; sign out one device, 
     await page.locator('.tab[data-page=security]').click();
     const cards = page.locator('.session-card');
     // The invitation's session, the two above and this browser's.
-    await page.waitForFunction(`document.querySelectorAll('.session-card').length === 4`);
+    await waitForCount(page, '.session-card', 4);
     const current = page.locator('.session-card.this-device');
     assert.equal(await current.count(), 1, 'exactly one session is this device');
     assert.match(await current.innerText(), /This device/);
@@ -88,7 +88,7 @@ test('Security page: the sessions with this device marked; sign out one device, 
     await page.locator('#end-other-sessions').click();
     await page.locator('dialog').getByRole('button', { name: 'Sign out the others' }).click();
     await page.locator('#notice', { hasText: '2 other sessions are signed out' }).waitFor();
-    await page.waitForFunction(`document.querySelectorAll('.session-card').length === 1`);
+    await waitForCount(page, '.session-card', 1);
     assert.equal((await meWith(server, phone.cookie)).status, 401, "the other devices' cookies get 401");
     assert.equal((await meWith(server, user.cookie)).status, 401, "the invitation's session too");
     assert.equal(await page.locator('#end-other-sessions').isHidden(), true, 'nothing left to sign out');
