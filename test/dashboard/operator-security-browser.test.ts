@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import { findChromium, sharedChromium, signInThroughForm, waitForCount, watchPages } from './browser.ts';
-import { AXE_PATH, seriousFindings } from '../helpers/axe.ts';
+import { loadAxe, seriousFindings } from '../helpers/axe.ts';
 import { signedInUser } from '../helpers/portal.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
 import { enrolTwoFactor } from '../helpers/two-factor.ts';
@@ -26,7 +26,7 @@ async function dashboard(t: TestContext, server: TestServer, width: number, expe
   const context = await browser.newContext({ viewport: { width, height: 900 } });
   t.after(() => context.close());
   const watch = await watchPages(context, expected);
-  await context.addInitScript({ path: AXE_PATH });
+  await loadAxe(context);
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   await page.goto(`${server.url}/dashboard`);

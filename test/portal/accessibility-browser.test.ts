@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
-import { AXE_PATH, seriousFindings } from '../helpers/axe.ts';
+import { loadAxe, seriousFindings } from '../helpers/axe.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
@@ -26,7 +26,7 @@ async function axePage(t: TestContext, width: number, url: string): Promise<{ pa
   t.after(() => context.close());
   // Before signing in, the portal's GET /portal/v1/me is answered 401: expected.
   const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
-  await context.addInitScript({ path: AXE_PATH });
+  await loadAxe(context);
   const page = await context.newPage();
   await page.goto(url);
   await page.locator('#sign-in-form').waitFor();

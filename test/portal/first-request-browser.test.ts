@@ -9,7 +9,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
-import { AXE_PATH, seriousFindings } from '../helpers/axe.ts';
+import { loadAxe, seriousFindings } from '../helpers/axe.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser } from '../helpers/portal.ts';
 import { startServer } from '../helpers/server.ts';
@@ -36,7 +36,7 @@ test('a profile-only key: its curl line calls GET /v1/users/me and, run as shown
     const context = await browser.newContext({ viewport: { width, height: 900 } });
     t.after(() => context.close());
     const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
-    await context.addInitScript({ path: AXE_PATH });
+    await loadAxe(context);
     const page = await context.newPage();
     page.setDefaultTimeout(20_000);
     await page.goto(`${server.url}/portal`);

@@ -17,7 +17,7 @@ import * as OTPAuth from 'otpauth';
 import { ManualClock } from '../../src/clock.ts';
 import type { Page } from 'playwright-core';
 import { findChromium, sharedChromium, signInThroughForm, waitForCount, watchPages } from '../dashboard/browser.ts';
-import { AXE_PATH, seriousFindings } from '../helpers/axe.ts';
+import { loadAxe, seriousFindings } from '../helpers/axe.ts';
 import { signedInUser, signIn, sameOrigin, type PortalUser } from '../helpers/portal.ts';
 import { decodeQr } from '../helpers/qr-decode.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -37,7 +37,7 @@ async function signedInPage(t: TestContext, server: TestServer, user: PortalUser
   t.after(() => context.close());
   // Before signing in, the portal's GET /portal/v1/me is answered 401: expected.
   const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
-  await context.addInitScript({ path: AXE_PATH });
+  await loadAxe(context);
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   await page.goto(`${server.url}/portal`);

@@ -102,6 +102,8 @@ export const api = {
   restoreListing: (id) => request('POST', `/listings/${encodeURIComponent(id)}/restore`),
   listAudit: (query) => request('GET', '/audit', { query }),
   listPlans: () => request('GET', '/plans'),
+  replacePlans: (plans) => request('PUT', '/plans', { body: { plans } }),
+  setKeyQuota: (id, change) => request('POST', `/keys/${encodeURIComponent(id)}/quota`, { body: change }),
   listPlanRequests: (query) => request('GET', '/plan-requests', { query }),
   approvePlanRequest: (id) => request('POST', `/plan-requests/${encodeURIComponent(id)}/approve`),
   declinePlanRequest: (id, note = null) => request('POST', `/plan-requests/${encodeURIComponent(id)}/decline`, note ? { body: { note } } : {}),
