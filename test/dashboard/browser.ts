@@ -117,3 +117,11 @@ export async function watchPages(context: BrowserContext, expected: RegExp[] = [
   });
   return { problems: () => [...problems] };
 }
+
+/**
+ * Waits until exactly `count` elements on `page` match `selector`. A function, not a string: the
+ * pages' CSP (no 'unsafe-eval') refuses a string predicate once Playwright polls it.
+ */
+export function waitForCount(page: Page, selector: string, count: number): Promise<unknown> {
+  return page.waitForFunction(([css, expected]) => (globalThis as any).document.querySelectorAll(css).length === expected, [selector, count] as const);
+}

@@ -2,8 +2,8 @@
 // with the demo listings, one user's keys (a plan request pending, one declined with the
 // operator's note), a few hours of real API traffic laid down on a manual clock, two webhooks
 // answering 204 and 503 from receivers on 127.0.0.1, then the portal in Chromium, signed in
-// through its own form: keys and webhook deliveries at 1280 px, activity and a key's usage at
-// 390 px. Run: node --import tsx test/docs/portal-screenshots.ts [output-directory]
+// through its own form: keys and webhook deliveries at 1280 px; the Security page's sessions and
+// activity, the two-factor setup with its QR code, and a key's usage at 390 px. Run: node --import tsx test/docs/portal-screenshots.ts [output-directory]
 // (not part of npm test; it fails on a script error or a Content-Security-Policy violation).
 
 import assert from 'node:assert/strict';
@@ -116,9 +116,21 @@ try {
       }
       await page.evaluate("window.scrollTo(0, document.querySelector('.webhook-cards').getBoundingClientRect().top + window.scrollY - 12)");
     });
+    await shoot(390, 844, 'security', async (page) => {
+      await page.locator('.tab[data-page=security]').click();
+      await page.locator('.session-card').first().waitFor();
+    });
     await shoot(390, 844, 'activity', async (page) => {
-      await page.locator('.tab[data-page=activity]').click();
+      await page.locator('.tab[data-page=security]').click();
       await page.locator('.activity li').first().waitFor();
+      await page.evaluate("window.scrollTo(0, document.querySelector('#activity-title').getBoundingClientRect().top + window.scrollY - 12)");
+    });
+    await shoot(390, 844, 'two-factor', async (page) => {
+      await page.locator('.tab[data-page=profile]').click();
+      await page.locator('#two-factor-enrol-form input[type=password]').fill(person.password);
+      await page.locator('#two-factor-enrol-button').click();
+      await page.locator('#two-factor-qr').waitFor();
+      await page.evaluate("window.scrollTo(0, document.querySelector('#two-factor-panel').getBoundingClientRect().top + window.scrollY - 8)");
     });
     await shoot(390, 1100, 'usage', async (page) => {
       await page.locator(`[data-key-id="${storefront.id}"] button`, { hasText: /^Usage$/ }).click();

@@ -74,7 +74,7 @@ test('axe finds nothing serious or critical on any /portal screen at 390 and 128
     for (const [tab, ready] of [
       ['webhooks', '[data-webhook-id]'],
       ['listings', '.view form, .view .empty, .view ul'],
-      ['activity', '.view li, .view .empty'],
+      ['security', '.view .session-card'],
       ['profile', '.view form'],
     ] as const) {
       await page.locator(`.tab[data-page=${tab}]`).click();

@@ -140,12 +140,12 @@ test('"Create an account" is offered only when PORTAL_SIGNUP=open; the page know
   }
 });
 
-test('the Activity page lists the sign-in just made, with its address and browser, newest first', { skip, timeout: 120_000 }, async (t) => {
+test("the Security page's activity lists the sign-in just made, with its address and browser, newest first", { skip, timeout: 120_000 }, async (t) => {
   const server = await startServer(t, { env: ENV });
   const user = await signedInUser(server);
   await portal(server, user, 'POST', '/keys', { name: 'laptop' });
   const { page, problems } = await signedInPage(t, server, user, 390);
-  await page.locator('.tab[data-page=activity]').click();
+  await page.locator('.tab[data-page=security]').click();
   const first = page.locator('.activity li').first();
   await first.waitFor();
   const text = await first.innerText();

@@ -82,7 +82,7 @@ export async function checkToken(token) {
 }
 
 export const api = {
-  listUsers: (page, limit) => request('GET', '/users', { query: { page, limit } }),
+  listUsers: (page, limit, q) => request('GET', '/users', { query: { page, limit, q } }),
   createUser: (user) => request('POST', '/users', { body: user }),
   updateUser: (id, changes) => request('PATCH', `/users/${encodeURIComponent(id)}`, { body: changes }),
   listKeys: (userId, page, limit) => request('GET', '/keys', { query: { user_id: userId, page, limit } }),
@@ -96,6 +96,7 @@ export const api = {
   unsuspendUser: (id) => request('POST', `/users/${encodeURIComponent(id)}/unsuspend`),
   eraseUser: (id) => request('DELETE', `/users/${encodeURIComponent(id)}`),
   inviteUser: (id) => request('POST', `/users/${encodeURIComponent(id)}/invitations`),
+  resetTwoFactor: (id, reason) => request('DELETE', `/users/${encodeURIComponent(id)}/two-factor`, { body: { reason } }),
   listListings: (query) => request('GET', '/listings', { query }),
   removeListing: (id, reason) => request('POST', `/listings/${encodeURIComponent(id)}/remove`, { body: { reason } }),
   restoreListing: (id) => request('POST', `/listings/${encodeURIComponent(id)}/restore`),
@@ -105,7 +106,7 @@ export const api = {
   setKeyQuota: (id, change) => request('POST', `/keys/${encodeURIComponent(id)}/quota`, { body: change }),
   listPlanRequests: (query) => request('GET', '/plan-requests', { query }),
   approvePlanRequest: (id) => request('POST', `/plan-requests/${encodeURIComponent(id)}/approve`),
-  declinePlanRequest: (id) => request('POST', `/plan-requests/${encodeURIComponent(id)}/decline`),
+  declinePlanRequest: (id, note = null) => request('POST', `/plan-requests/${encodeURIComponent(id)}/decline`, note ? { body: { note } } : {}),
 };
 
 /** Every item of a paginated list, fetching pages of 100 until done (capped, to stay bounded). */

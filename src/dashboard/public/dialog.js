@@ -94,16 +94,20 @@ export function reasonDialog({ title, message, confirmLabel }) {
   });
 }
 
-/** Resolves the chosen rate limit (requests per minute), or null if cancelled. */
-export function tierDialog({ title, current }) {
-  const picker = tierPicker({ name: 'dialog-tier', initial: current, markCurrent: true });
+/**
+ * Resolves `{plan}` (one of `tiers`, the server's plans as `{id, label, rateLimit}`) or
+ * `{rate_limit}` (a custom limit), or null if cancelled. `currentId` is the key's plan (null: a
+ * limit of its own of `current` requests per minute).
+ */
+export function tierDialog({ title, current, tiers, currentId = null }) {
+  const picker = tierPicker({ name: 'dialog-tier', initial: current, markCurrent: true, tiers, initialId: currentId });
   return formDialog({
     title,
     fields: [picker.element],
     confirmLabel: 'Change plan',
     confirmClass: 'primary',
     read: () => {
-      const value = picker.value();
+      const value = picker.choice();
       if (value === null) picker.focusProblem();
       return value;
     },

@@ -6,8 +6,7 @@ import { copyOnceBox } from './copy-once.js';
 import { api, fetchAll } from './api.js';
 import { confirmDialog, tierDialog } from './dialog.js';
 import { el, replaceChildren } from './dom.js';
-import { tierFor } from './catalog.js';
-import { formatCount, formatDay, formatRateLimit, formatRelative } from './format.js';
+import { formatCount, formatDay, formatRelative } from './format.js';
 import { keyForm } from './key-form.js';
 import { clearNotice, showError, showNotice } from './notice.js';
 import { quotaTopUpButton } from './quota-top-up.js';
@@ -25,14 +24,14 @@ function displayName(key) {
 
 /** The keys section for `user`: an element that loads and redraws itself. */
 export function keysSection(user) {
-  const state = { keys: [], loaded: false, revealed: null, usageKeyId: null };
+  const state = { keys: [], plans: [], loaded: false, revealed: null, usageKeyId: null };
   const body = el('div', { class: 'keys-body' });
   const usageArea = el('div', { class: 'usage-area' });
   let usage = null;
 
   async function load() {
     try {
-      state.keys = await fetchAll((page, limit) => api.listKeys(user.id, page, limit));
+      [state.keys, state.plans] = await Promise.all([fetchAll((page, limit) => api.listKeys(user.id, page, limit)), api.listPlans().then((answer) => answer.data ?? [], () => state.plans)]);
       state.loaded = true;
     } catch (error) {
       showError(error, 'Could not load the keys');
@@ -70,15 +69,32 @@ export function keysSection(user) {
   }
 
   async function changeTier(key) {
-    const rateLimit = await tierDialog({ title: `Change the plan of ${displayName(key)}`, current: key.rate_limit });
-    if (rateLimit === null || rateLimit === key.rate_limit) return;
+    // The plans as they are now: the operator may have changed them since this page loaded.
+    let plans;
     try {
-      await api.updateKey(key.id, { rate_limit: rateLimit });
-      showNotice(`Key ${displayName(key)} now allows ${formatRateLimit(rateLimit)}.`);
+      plans = (await api.listPlans()).data ?? [];
+    } catch (error) {
+      showError(error, 'Could not read the plans');
+      return;
+    }
+    state.plans = plans;
+    const tiers = plans.map((plan) => ({ id: plan.id, label: plan.name, rateLimit: plan.rate_limit }));
+    const choice = await tierDialog({ title: `Change the plan of ${displayName(key)}`, current: key.rate_limit, tiers, currentId: key.plan ?? null });
+    if (choice === null) return;
+    if (choice.plan !== undefined ? choice.plan === key.plan : !key.plan && choice.rate_limit === key.rate_limit) return;
+    try {
+      const changed = (await api.updateKey(key.id, choice)).data;
+      showNotice(`Key ${displayName(key)} now allows ${planText(changed)}.`);
     } catch (error) {
       showError(error, 'Could not change the plan');
     }
     await load();
+  }
+
+  /** "Pro · 1,000/min" from the key's plan (the server's name for it), or "Custom · 250/min". */
+  function planText(key) {
+    const plan = key.plan ? state.plans.find((candidate) => candidate.id === key.plan) : null;
+    return `${plan ? plan.name : key.plan ?? 'Custom'} · ${formatCount(key.rate_limit)}/min`;
   }
 
   function revealBox(created) {
@@ -102,7 +118,8 @@ export function keysSection(user) {
   function keyRow(key) {
     const revoked = Boolean(key.revoked_at);
     const showingUsage = state.usageKeyId === key.id;
-    const tier = tierFor(key.rate_limit);
+    const plan = key.plan ? state.plans.find((candidate) => candidate.id === key.plan) : null;
+    const expired = !revoked && Boolean(key.expires_at) && Date.parse(key.expires_at) <= Date.now();
     return el(
       'tr',
       { class: revoked ? 'revoked' : null, dataset: { keyId: key.id } },
@@ -113,7 +130,7 @@ export function keysSection(user) {
         el('code', { class: 'key-label' }, keyLabel(key)),
       ),
       el('td', { class: 'entries' }, (key.permissions ?? []).map((entry) => el('code', {}, entry))),
-      el('td', { class: 'nowrap' }, el('div', { class: 'tier-name' }, tier ? tier.label : 'Custom'), el('div', { class: 'muted small' }, `${formatCount(key.rate_limit)}/min`)),
+      el('td', { class: 'nowrap' }, el('div', { class: 'tier-name' }, plan ? plan.name : key.plan ?? 'Custom'), el('div', { class: 'muted small' }, `${formatCount(key.rate_limit)}/min`)),
       el(
         'td',
         { class: 'nowrap small' },
@@ -125,7 +142,9 @@ export function keysSection(user) {
         { class: 'nowrap' },
         revoked
           ? [el('span', { class: 'badge danger' }, 'Revoked'), el('div', { class: 'muted small', title: key.revoked_at }, formatDay(key.revoked_at))]
-          : el('span', { class: 'badge ok' }, 'Active'),
+          : expired
+            ? el('span', { class: 'badge danger' }, 'Expired')
+            : el('span', { class: 'badge ok' }, 'Active'),
       ),
       el(
         'td',
@@ -134,7 +153,8 @@ export function keysSection(user) {
           'div',
           { class: 'row-actions' },
           el('button', { type: 'button', class: 'secondary small', 'aria-pressed': showingUsage ? 'true' : 'false', 'aria-label': `Usage of ${key.name || keyLabel(key)}`, onclick: () => showUsage(key) }, 'Usage'),
-          revoked ? null : el('button', { type: 'button', class: 'secondary small', 'aria-label': `Change plan of ${key.name || keyLabel(key)}`, onclick: () => changeTier(key) }, 'Plan'),
+          // An expired key's plan can no longer change (the server answers 409).
+          revoked || expired ? null : el('button', { type: 'button', class: 'secondary small', 'aria-label': `Change plan of ${key.name || keyLabel(key)}`, onclick: () => changeTier(key) }, 'Plan'),
           revoked ? null : el('button', { type: 'button', class: 'danger small', 'aria-label': `Revoke ${key.name || keyLabel(key)}`, onclick: () => revoke(key) }, 'Revoke'),
         ),
       ),

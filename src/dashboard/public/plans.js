@@ -1,11 +1,12 @@
 // The Plans page: the operator's plans (each plan's quota edited here, with plan-editor.js; the
 // other fields through the API and CLI) and the users' plan requests, pending ones first, each
-// approved or declined with one button. A request names its user (name, email) and key (name,
-// current plan), never a bare id; each load tells
-// the page's tab how many requests wait (the `pending-plan-requests` event, see app.js).
+// approved with one button or declined with an optional note the user reads in the portal, and
+// the decided ones with their note. A request names its user (name, email) and key (name,
+// current plan), never a bare id; each load tells the page's tab how many requests wait (the
+// `pending-plan-requests` event, see app.js).
 
 import { api } from './api.js';
-import { confirmDialog } from './dialog.js';
+import { confirmDialog, formDialog } from './dialog.js';
 import { el, replaceChildren } from './dom.js';
 import { formatCount, formatDate } from './format.js';
 import { showError, showNotice } from './notice.js';
@@ -129,20 +130,41 @@ export function plansPage() {
   }
 
   async function decide(request, approve) {
-    const verb = approve ? 'Approve' : 'Decline';
+    if (!approve) return decline(request);
     const confirmed = await confirmDialog({
-      title: `${verb} the request for ${planLabel(request.plan)}?`,
-      message: approve ? `Key ${keyName(request)} moves to ${planLabel(request.plan)} from its next request.` : `Key ${keyName(request)} stays on its plan.`,
-      confirmLabel: verb,
-      danger: !approve,
+      title: `Approve the request for ${planLabel(request.plan)}?`,
+      message: `Key ${keyName(request)} moves to ${planLabel(request.plan)} from its next request.`,
+      confirmLabel: 'Approve',
     });
     if (!confirmed) return;
     try {
-      await (approve ? api.approvePlanRequest(request.id) : api.declinePlanRequest(request.id));
-      showNotice(`${approve ? 'Approved' : 'Declined'}: key ${keyName(request)}, ${planLabel(request.plan)}.`);
+      await api.approvePlanRequest(request.id);
+      showNotice(`Approved: key ${keyName(request)}, ${planLabel(request.plan)}.`);
     } catch (error) {
-      showError(error, `Could not ${verb.toLowerCase()} the request`);
+      showError(error, 'Could not approve the request');
     }
+    load();
+  }
+
+  /** Declines with an optional note, which the user reads beside the key in the portal. */
+  async function decline(request) {
+    const note = el('textarea', { id: 'dialog-note', name: 'note', rows: 3, maxlength: 500, 'aria-describedby': 'dialog-note-hint' });
+    const sent = await formDialog({
+      title: `Decline the request for ${planLabel(request.plan)}?`,
+      fields: [
+        el('p', {}, `Key ${keyName(request)} stays on its plan.`),
+        el('div', { class: 'field' }, el('label', { for: 'dialog-note' }, 'Note to the user (optional)'), note, el('p', { class: 'hint', id: 'dialog-note-hint' }, 'Shown with the decision in their portal, e.g. why, or what to ask for instead. At most 500 characters.')),
+      ],
+      confirmLabel: 'Decline',
+      confirmClass: 'danger',
+      read: () => note.value.trim(),
+      focus: () => note.focus(),
+      send: (text) => api.declinePlanRequest(request.id, text || null),
+      controls: { note },
+      errorPrefix: 'Could not decline the request',
+    });
+    if (sent === null) return;
+    showNotice(`Declined: key ${keyName(request)}, ${planLabel(request.plan)}${sent ? ', with your note' : ''}.`);
     load();
   }
 
@@ -172,14 +194,17 @@ export function plansPage() {
               el('td', {}, el('span', { class: `badge ${STATUS_BADGES[request.status] ?? ''}` }, request.status)),
               el(
                 'td',
-                { class: 'nowrap' },
+                { class: request.status === 'pending' ? 'nowrap' : null },
                 request.status === 'pending'
                   ? [
                       el('button', { type: 'button', class: 'primary small', 'aria-label': `Approve ${keyName(request)} for ${planLabel(request.plan)}`, onclick: () => decide(request, true) }, 'Approve'),
                       ' ',
                       el('button', { type: 'button', class: 'secondary small', 'aria-label': `Decline ${keyName(request)} for ${planLabel(request.plan)}`, onclick: () => decide(request, false) }, 'Decline'),
                     ]
-                  : el('span', { class: 'muted small', title: request.decided_at ?? '' }, request.decided_at ? formatDate(request.decided_at) : ''),
+                  : [
+                      el('span', { class: 'muted small', title: request.decided_at ?? '' }, request.decided_at ? formatDate(request.decided_at) : ''),
+                      request.note ? el('div', { class: 'small request-note' }, `Note: ${request.note}`) : null,
+                    ],
               ),
             ),
           ),

@@ -10,7 +10,18 @@ import { listOf, portal } from './portal-api.js';
 const WORDS = {
   sign_in: 'Signed in',
   sign_in_failed: 'Failed sign-in (wrong password)',
+  sign_in_recovery_code: 'Signed in with a recovery code',
+  sign_in_wrong_code: 'Right password, wrong code',
+  wrong_code: 'Wrong code for an account change',
+  two_factor_locked: 'Codes locked after too many wrong ones',
+  two_factor_enrol: 'Two-factor setup started',
+  two_factor_on: 'Two-factor sign-in turned on',
+  two_factor_off: 'Two-factor sign-in turned off',
+  two_factor_recovery_codes: 'New recovery codes made',
+  'user.two_factor_reset': 'Two-factor sign-in reset by the operator',
   sign_out: 'Signed out',
+  'session.ended': 'A session signed out',
+  'sessions.ended': 'Every other session signed out',
   'account.created': 'Account created',
   'account.invited': 'Invitation made by the operator',
   'account.suspended': 'Account suspended by the operator',
@@ -33,13 +44,16 @@ const WORDS = {
   'webhook.deleted': 'Webhook removed',
 };
 
+/** Entries shown in red: someone tried and failed, or was stopped. */
+const FAILURES = new Set(['sign_in_failed', 'sign_in_wrong_code', 'wrong_code', 'two_factor_locked']);
+
 const PAGE_SIZE = 20;
 
 function entryItem(entry) {
   const where = [entry.client_address, entry.user_agent].filter(Boolean).join(' · ');
   return el(
     'li',
-    { class: entry.action === 'sign_in_failed' ? 'failed' : '' },
+    { class: FAILURES.has(entry.action) ? 'failed' : '' },
     el('span', { class: 'activity-what' }, WORDS[entry.action] ?? entry.action.replace(/[._]/g, ' ')),
     el('span', { class: 'activity-when' }, formatDate(entry.at)),
     where ? el('span', { class: 'activity-where' }, where) : null,

@@ -79,6 +79,11 @@ export const portal = {
   enrolTwoFactor: (currentPassword) => request('POST', '/two-factor', { body: { current_password: currentPassword } }),
   confirmTwoFactor: (code) => request('POST', '/two-factor/confirm', { body: { code } }),
   disableTwoFactor: (currentPassword, code) => request('DELETE', '/two-factor', { body: { current_password: currentPassword, code } }),
+  newRecoveryCodes: (currentPassword, code) => request('POST', '/two-factor/recovery-codes', { body: { current_password: currentPassword, code } }),
+  // Where the user is signed in: each session's device, and signing devices out.
+  listSessions: () => request('GET', '/sessions'),
+  endSession: (sessionId) => request('DELETE', `/sessions/${id(sessionId)}`),
+  endOtherSessions: () => request('DELETE', '/sessions'),
 
   listKeys: () => request('GET', '/keys'),
   createKey: (key) => request('POST', '/keys', { body: key }),

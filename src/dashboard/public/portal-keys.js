@@ -178,7 +178,7 @@ export function keysPage(user) {
       warning: 'This is the only time the whole key is shown; the server keeps only a hash of it. If you lose it, roll the key to get a new secret.',
       extra: [
         graceUntil && Date.parse(graceUntil) > Date.now() ? el('p', { class: 'grace' }, `The old secret keeps working until ${formatDate(graceUntil)}; then only this one does.`) : null,
-        firstRequestBox(state.apiBase, created.key),
+        firstRequestBox(state.apiBase, created.key, created.permissions, user.id),
       ],
       hideLabel: 'I have stored it: hide the key',
       onHide: () => {
@@ -214,7 +214,8 @@ export function keysPage(user) {
           // An expired key's plan can no longer change (the server refuses it too).
           expired ? null : el('button', { type: 'button', class: 'secondary small', onclick: () => changePlan(key, request) }, 'Plan'),
           request?.status === 'pending' ? el('button', { type: 'button', class: 'secondary small', onclick: () => cancelRequest(key, request) }, 'Cancel request') : null,
-          el('button', { type: 'button', class: 'secondary small', onclick: () => roll(key) }, 'Roll'),
+          // Nor can an expired key be rolled: its new secret would be refused all the same.
+          expired ? null : el('button', { type: 'button', class: 'secondary small', onclick: () => roll(key) }, 'Roll'),
           el('button', { type: 'button', class: 'danger small', onclick: () => revoke(key) }, 'Revoke'),
         ];
     return el(

@@ -77,6 +77,6 @@ export function profilePage(user, { onUserChanged }) {
       el('h3', {}, 'Password'),
       el('form', { id: 'password-form', novalidate: true, onsubmit: changePassword }, field('Current password', current), field('New password', next, '12 to 128 characters; a common password is refused.'), field('New password again', repeat), el('div', { class: 'actions' }, change)),
     ),
-    twoFactorPanel(),
+    twoFactorPanel(user),
   );
 }

@@ -1,12 +1,14 @@
 // Two-factor sign-in on the portal page: the second step of signing in (a 6-digit code from an
 // authenticator app, or a recovery code), and the profile's panel to turn it on (the secret
-// shown once as text and as an otpauth:// URI, confirmed with a first code, then the recovery
-// codes shown once) and off (password and a code).
+// shown once as a QR code drawn here, as text in groups of four with a copy button and as its
+// otpauth:// URI, confirmed with a first code, then the recovery codes shown once, to copy or
+// download as a .txt), to make new recovery codes (password and a code) and to turn it off.
 
 import { el, field, replaceChildren } from './dom.js';
 import { fieldCheckedSubmit } from './field-errors.js';
 import { showError, showNotice } from './notice.js';
 import { portal } from './portal-api.js';
+import { qrSvg } from './qr-svg.js';
 
 function codeInput(name) {
   return el('input', { type: 'text', name, inputmode: 'numeric', autocomplete: 'one-time-code', pattern: '[0-9]{6}', maxlength: 6, required: true, spellcheck: 'false' });
@@ -49,15 +51,15 @@ export function secondFactorForm(ticket, { onSignedIn, onStartAgain }) {
   );
 }
 
-/** The profile's two-factor panel; reads the state itself. */
-export function twoFactorPanel() {
+/** The profile's two-factor panel for `user`; reads the state itself. */
+export function twoFactorPanel(user = null) {
   const panel = el('div', { class: 'panel', id: 'two-factor-panel', 'aria-labelledby': 'two-factor-title' });
   const body = el('div', {});
   replaceChildren(panel, el('h3', { id: 'two-factor-title' }, 'Two-factor sign-in'), body);
   const refresh = async () => {
     try {
       const state = (await portal.twoFactorStatus()).data;
-      replaceChildren(body, state.enabled ? disableForm(state, refresh) : enrolForm(body, refresh));
+      replaceChildren(body, state.enabled ? enabledForms(body, state, refresh, user) : enrolForm(body, refresh, user));
     } catch (error) {
       showError(error, 'Could not read the two-factor state');
     }
@@ -66,13 +68,13 @@ export function twoFactorPanel() {
   return panel;
 }
 
-function enrolForm(body, refresh) {
+function enrolForm(body, refresh, user) {
   const password = passwordInput('two-factor-password');
   const submit = el('button', { type: 'submit', class: 'primary', id: 'two-factor-enrol-button' }, 'Set up two-factor sign-in');
   const onsubmit = fieldCheckedSubmit(submit, { current_password: password }, 'Could not start two-factor sign-in', async () => {
     const { secret, otpauth_uri: uri } = (await portal.enrolTwoFactor(password.value)).data;
     password.value = '';
-    replaceChildren(body, confirmForm(body, secret, uri, refresh));
+    replaceChildren(body, confirmForm(body, secret, uri, refresh, user));
     body.querySelector('#two-factor-code')?.focus();
   });
   return el(
@@ -84,38 +86,136 @@ function enrolForm(body, refresh) {
   );
 }
 
-function confirmForm(body, secret, uri, refresh) {
+/** "JBSW Y3DP EHPK 3PXP": easier to type into an app and to check by eye. */
+export function groupedSecret(secret) {
+  return (secret.match(/.{1,4}/g) ?? []).join(' ');
+}
+
+/** A button that copies `text()`; where the clipboard is refused, `fallback()` selects the text instead. */
+function copyButton(label, text, { id = null, fallback = () => {} } = {}) {
+  const status = el('span', { class: 'copy-status', 'aria-live': 'polite' });
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(text());
+      status.textContent = 'Copied.';
+    } catch {
+      fallback();
+      status.textContent = 'Selected: press Ctrl+C (⌘C).';
+    }
+  }
+  return el('span', { class: 'copy-control' }, el('button', { type: 'button', class: 'secondary small', id, onclick: copy }, label), status);
+}
+
+function confirmForm(body, secret, uri, refresh, user) {
   const code = codeInput('two-factor-code');
   code.id = 'two-factor-code';
+  const secretField = el('input', { type: 'text', readonly: true, class: 'secret', id: 'two-factor-secret', value: groupedSecret(secret), spellcheck: 'false' });
   const submit = el('button', { type: 'submit', class: 'primary', id: 'two-factor-confirm-button' }, 'Turn on');
   const onsubmit = fieldCheckedSubmit(submit, { code }, 'Could not turn it on', async () => {
     const codes = (await portal.confirmTwoFactor(code.value.trim())).data.recovery_codes;
     showNotice('Two-factor sign-in is on. Every other session of yours has been signed out.');
-    replaceChildren(body, recoveryCodesBox(codes, refresh));
+    replaceChildren(body, recoveryCodesBox(codes, refresh, user));
+    body.querySelector('#recovery-codes-title')?.focus();
   });
   return el(
     'form',
     { id: 'two-factor-confirm-form', novalidate: true, onsubmit },
     el('p', { class: 'warning' }, 'Add this secret to your authenticator app now: it is shown only this once.'),
-    field('Secret', el('input', { type: 'text', readonly: true, class: 'secret', id: 'two-factor-secret', value: secret, spellcheck: 'false' })),
-    field('Or this otpauth:// address', el('input', { type: 'text', readonly: true, class: 'secret', id: 'two-factor-uri', value: uri, spellcheck: 'false' })),
+    el(
+      'figure',
+      { class: 'qr-figure' },
+      qrSvg(uri, { id: 'two-factor-qr', label: 'QR code for your authenticator app: it holds the otpauth:// address below' }),
+      el('figcaption', { class: 'hint' }, 'Scan this with your authenticator app (the code is drawn by this page; nothing is sent anywhere).'),
+    ),
+    el(
+      'div',
+      { class: 'field' },
+      el('label', { for: 'two-factor-secret' }, 'Or type this secret into the app (spaces are optional)'),
+      el('div', { class: 'secret-row' }, secretField, copyButton('Copy secret', () => secret, { id: 'two-factor-secret-copy', fallback: () => secretField.select() })),
+    ),
+    el('details', {}, el('summary', {}, 'Show the otpauth:// address'), field('The otpauth:// address', el('input', { type: 'text', readonly: true, class: 'secret', id: 'two-factor-uri', value: uri, spellcheck: 'false' }))),
     field('Code from the app', code, 'The 6 digits the app shows now, to check it has the secret.'),
     el('div', { class: 'actions' }, submit),
   );
 }
 
-function recoveryCodesBox(codes, refresh) {
+/** The text of the downloaded recovery codes: what they are, for which account, one code a line. */
+function recoveryCodesText(codes, user) {
+  const account = user?.email ? ` for ${user.email}` : '';
+  return [
+    `Marketplace developer portal: two-factor recovery codes${account} (${window.location.origin})`,
+    `Made ${new Date().toISOString()}. Each code signs in once, in place of a code from your app; making new codes voids these.`,
+    '',
+    ...codes,
+    '',
+  ].join('\n');
+}
+
+function recoveryCodesBox(codes, refresh, user) {
+  const list = el('ul', { class: 'recovery-codes', id: 'recovery-codes' }, codes.map((text) => el('li', {}, el('code', {}, text))));
+  // A link made for this box alone, forgotten (and its object URL freed) when the box closes.
+  const fileUrl = URL.createObjectURL(new Blob([recoveryCodesText(codes, user)], { type: 'text/plain;charset=utf-8' }));
+  const download = () => {
+    const link = el('a', { href: fileUrl, download: 'marketplace-recovery-codes.txt', hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+  };
+  const done = () => {
+    URL.revokeObjectURL(fileUrl);
+    refresh();
+  };
   return el(
     'section',
     { class: 'secret-reveal', 'aria-labelledby': 'recovery-codes-title' },
-    el('h4', { id: 'recovery-codes-title' }, 'Your recovery codes'),
+    el('h4', { id: 'recovery-codes-title', tabindex: '-1' }, 'Your recovery codes'),
     el('p', { class: 'warning' }, 'Keep these somewhere safe: each signs you in once if you lose your phone. They are shown only this once.'),
-    el('ul', { class: 'recovery-codes', id: 'recovery-codes' }, codes.map((text) => el('li', {}, el('code', {}, text)))),
-    el('button', { type: 'button', class: 'secondary', id: 'recovery-codes-hide', onclick: refresh }, 'I have saved them'),
+    list,
+    el(
+      'div',
+      { class: 'actions recovery-actions' },
+      copyButton('Copy codes', () => codes.join('\n'), { id: 'recovery-codes-copy', fallback: () => window.getSelection()?.selectAllChildren(list) }),
+      el('button', { type: 'button', class: 'secondary small', id: 'recovery-codes-download', onclick: download }, 'Download (.txt)'),
+    ),
+    el('button', { type: 'button', class: 'secondary', id: 'recovery-codes-hide', onclick: done }, 'I have saved them'),
   );
 }
 
-function disableForm(state, refresh) {
+/** With two-factor sign-in on: how many recovery codes are left, new ones, and turning it off. */
+function enabledForms(body, state, refresh, user) {
+  return [
+    el('p', { id: 'two-factor-state' }, `On. ${state.recovery_codes_left} unused recovery code${state.recovery_codes_left === 1 ? '' : 's'} left.`),
+    newCodesForm(body, refresh, user),
+    disableForm(refresh),
+  ];
+}
+
+function newCodesForm(body, refresh, user) {
+  const password = passwordInput('new-codes-password');
+  const code = codeInput('new-codes-code');
+  const submit = el('button', { type: 'submit', class: 'secondary', id: 'new-codes-button' }, 'Make new codes');
+  const onsubmit = fieldCheckedSubmit(submit, { current_password: password, code }, 'Could not make new codes', async () => {
+    const codes = (await portal.newRecoveryCodes(password.value, code.value.trim())).data.recovery_codes;
+    showNotice('New recovery codes made: the old ones no longer work.');
+    replaceChildren(body, recoveryCodesBox(codes, refresh, user));
+    body.querySelector('#recovery-codes-title')?.focus();
+  });
+  return el(
+    'details',
+    { class: 'new-codes' },
+    el('summary', {}, 'Make new recovery codes'),
+    el(
+      'form',
+      { id: 'new-codes-form', novalidate: true, onsubmit },
+      el('p', {}, 'Ten new codes replace every earlier one (used or not): do this when codes ran low or a copy may have been seen.'),
+      field('Current password', password),
+      field('Code from the app', code),
+      el('div', { class: 'actions' }, submit),
+    ),
+  );
+}
+
+function disableForm(refresh) {
   const password = passwordInput('two-factor-off-password');
   const code = codeInput('two-factor-off-code');
   const submit = el('button', { type: 'submit', class: 'secondary', id: 'two-factor-disable-button' }, 'Turn off');
@@ -127,7 +227,7 @@ function disableForm(state, refresh) {
   return el(
     'form',
     { id: 'two-factor-disable-form', novalidate: true, onsubmit },
-    el('p', {}, `On. ${state.recovery_codes_left} unused recovery code${state.recovery_codes_left === 1 ? '' : 's'} left.`),
+    el('h4', {}, 'Turn it off'),
     field('Current password', password),
     field('Code from the app', code),
     el('div', { class: 'actions' }, submit),

@@ -1,15 +1,16 @@
 // Entry point of the developer portal (/portal): the way in when there is no session, then the
-// signed-in user's pages (keys, webhooks, listings for creators, activity, profile) and signing out.
+// signed-in user's pages (keys, webhooks, listings for creators, security: sessions and activity,
+// profile) and signing out.
 
 import { el, replaceChildren } from './dom.js';
 import { clearErrorNotice, clearNotice, showError, showNotice } from './notice.js';
 import { onSignedOut, portal } from './portal-api.js';
 import { invitationFromHash, showEntrance } from './portal-entrance.js';
 import { linkChoice } from './portal-link-choice.js';
-import { activityPage } from './portal-activity.js';
 import { keysPage } from './portal-keys.js';
 import { listingsPage } from './portal-listings.js';
 import { profilePage } from './portal-profile.js';
+import { securityPage } from './portal-security.js';
 import { webhooksPage } from './portal-webhooks.js';
 
 const entrance = document.getElementById('entrance');
@@ -21,7 +22,7 @@ function pagesFor(user) {
     { id: 'keys', label: 'Keys', build: () => keysPage(user) },
     { id: 'webhooks', label: 'Webhooks', build: () => webhooksPage() },
     user.role === 'creator' ? { id: 'listings', label: 'Listings', build: () => listingsPage() } : null,
-    { id: 'activity', label: 'Activity', build: () => activityPage() },
+    { id: 'security', label: 'Security', build: () => securityPage() },
     { id: 'profile', label: 'Profile', build: () => profilePage(user, { onUserChanged: (changed) => Object.assign(user, changed) }) },
   ].filter(Boolean);
 }

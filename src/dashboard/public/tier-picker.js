@@ -1,16 +1,22 @@
 // The rate-limit tier control: one radio per tier plus "Custom" with a number, checked as typed.
-// Used by the new-key form and the change-tier dialog.
+// Used by the new-key form (the catalog's tiers) and the key's plan dialog (the server's plans,
+// read when the dialog opens, so a plan the operator just added or changed is offered).
 
-import { checkRateLimit, TIERS, tierFor } from './catalog.js';
+import { checkRateLimit, TIERS } from './catalog.js';
 import { KEY_RULES } from './key-rules.js';
 import { el, uniqueId } from './dom.js';
 import { formatCount } from './format.js';
 
-/** { element, value() → rate limit or null when the custom value is invalid, focusFirst(), focusProblem() } */
-export function tierPicker({ name, initial = TIERS[0].rateLimit, markCurrent = false }) {
-  const initialTier = tierFor(initial);
+/**
+ * `tiers` are `{id, label, rateLimit}`; the one checked first is `initialId`'s when given (null
+ * meaning a custom limit), else the one whose limit is `initial`.
+ * → { element, value() → rate limit or null when the custom value is invalid, choice() → {plan}
+ * or {rate_limit} or null, focusFirst(), focusProblem() }
+ */
+export function tierPicker({ name, initial = TIERS[0].rateLimit, markCurrent = false, tiers = TIERS, initialId = undefined }) {
+  const initialTier = initialId === undefined ? tiers.find((tier) => tier.rateLimit === initial) ?? null : tiers.find((tier) => tier.id === initialId) ?? null;
   const radios = [];
-  const options = TIERS.map((tier) => {
+  const options = tiers.map((tier) => {
     const id = uniqueId(name);
     const radio = el('input', { type: 'radio', name, id, value: tier.id, checked: initialTier?.id === tier.id });
     radios.push(radio);
@@ -71,7 +77,15 @@ export function tierPicker({ name, initial = TIERS[0].rateLimit, markCurrent = f
         return text ? null : Number(number.value);
       }
       const checked = radios.find((radio) => radio.checked);
-      return TIERS.find((tier) => tier.id === checked?.value)?.rateLimit ?? null;
+      return tiers.find((tier) => tier.id === checked?.value)?.rateLimit ?? null;
+    },
+    choice() {
+      if (customRadio.checked) {
+        const limit = this.value();
+        return limit === null ? null : { rate_limit: limit };
+      }
+      const checked = radios.find((radio) => radio.checked);
+      return checked ? { plan: checked.value } : null;
     },
     focusFirst() {
       (radios.find((radio) => radio.checked) ?? radios[0]).focus();

@@ -1,6 +1,7 @@
 // The right-hand column for one user: who they are, their role (changeable), their standing
-// (suspend, unsuspend, erase, each confirmed with what will happen), a portal invitation link,
-// keys and webhooks.
+// (suspend, unsuspend, erase, each confirmed with what will happen), whether two-factor sign-in
+// is on (reset with a reason, for someone who lost their phone and recovery codes), a portal
+// invitation link, keys and webhooks.
 
 import { api } from './api.js';
 import { confirmDialog, reasonDialog } from './dialog.js';
@@ -107,12 +108,47 @@ export function userDetail(user, { onUserChanged }) {
 
   drawStanding();
 
+  const twoFactorState = el('dd', { id: 'two-factor-state' });
+  const twoFactorActions = el('div', { class: 'toolbar two-factor-actions' });
+  function drawTwoFactor() {
+    twoFactorState.textContent = current.two_factor ? 'On' : 'Off';
+    replaceChildren(
+      twoFactorActions,
+      current.two_factor && (current.status ?? 'active') !== 'erased'
+        ? el('button', { type: 'button', class: 'secondary', id: 'reset-two-factor', onclick: resetTwoFactor }, 'Reset two-factor')
+        : null,
+    );
+  }
+
+  async function resetTwoFactor() {
+    const reason = await reasonDialog({
+      title: `Reset two-factor sign-in of "${current.name}"?`,
+      message:
+        'Two-factor sign-in is turned off for this user (codes locked after wrong tries are unlocked too) and every session of theirs ends. ' +
+        'Whoever has the password can then sign in with it alone, so do this only once you are sure the request comes from them. ' +
+        'The reason is kept in the audit log.',
+      confirmLabel: 'Reset two-factor',
+    });
+    if (reason === null) return;
+    try {
+      await api.resetTwoFactor(current.id, reason);
+      current = (await api.getUser(current.id)).data;
+      drawTwoFactor();
+      showNotice(`Two-factor sign-in of "${current.name}" is off and their sessions have ended.`);
+      onUserChanged(current);
+    } catch (error) {
+      showError(error, 'Could not reset two-factor sign-in');
+    }
+  }
+  drawTwoFactor();
+
   const facts = el(
     'dl',
     { class: 'facts' },
     el('div', {}, el('dt', {}, 'Id'), el('dd', {}, el('code', {}, user.id))),
     el('div', {}, el('dt', {}, 'Email'), el('dd', {}, user.email || '—')),
     el('div', {}, el('dt', {}, 'Created'), el('dd', { title: user.created_at }, formatDate(user.created_at))),
+    el('div', {}, el('dt', {}, 'Two-factor sign-in'), twoFactorState),
     user.bio ? el('div', {}, el('dt', {}, 'Bio'), el('dd', {}, user.bio)) : null,
   );
 
@@ -123,6 +159,7 @@ export function userDetail(user, { onUserChanged }) {
     facts,
     el('form', { class: 'role-form inline', novalidate: true, onsubmit: changeRole }, field('Role of this user', roleChoice), saveRole),
     standing,
+    twoFactorActions,
     (user.status ?? 'active') !== 'erased' ? invitationSection(user) : null,
     keysSection(user),
     webhooksSection(user),

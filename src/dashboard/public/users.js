@@ -1,4 +1,6 @@
-// The users column: a paginated list to choose a user from, and the form to create one.
+// The users column: a search by part of the name or email, a paginated list to choose a user
+// from (each with their role, standing and whether two-factor sign-in is on), and the form to
+// create one.
 
 import { api } from './api.js';
 import { el, field, replaceChildren } from './dom.js';
@@ -12,14 +14,18 @@ function roleSelect(name) {
 
 /** { element, reload(), select(id) }; `onSelect(user)` is called when a user is chosen. */
 export function usersPanel({ onSelect }) {
-  const state = { page: 1, users: [], pagination: null, selectedId: null };
+  const state = { page: 1, users: [], pagination: null, selectedId: null, query: '' };
+  // Answers to searches typed quickly one after another can arrive out of order: only the last counts.
+  let latestLoad = 0;
   const count = el('span', { class: 'count' });
   const list = el('div', { class: 'users-list' }, el('p', { class: 'empty' }, 'Loading users…'));
   const pager = el('nav', { class: 'pager', 'aria-label': 'Users pages' });
 
   async function load() {
+    const thisLoad = ++latestLoad;
     try {
-      const answer = await api.listUsers(state.page, PAGE_SIZE);
+      const answer = await api.listUsers(state.page, PAGE_SIZE, state.query);
+      if (thisLoad !== latestLoad) return;
       state.users = answer.data ?? [];
       state.pagination = answer.pagination ?? null;
       if (state.users.length === 0 && state.page > 1) {
@@ -38,7 +44,7 @@ export function usersPanel({ onSelect }) {
     replaceChildren(
       list,
       state.users.length === 0
-        ? el('p', { class: 'empty' }, 'No users yet. Create the first one below.')
+        ? el('p', { class: 'empty' }, state.query ? `No user's name or email contains "${state.query}".` : 'No users yet. Create the first one below.')
         : el(
             'table',
             { class: 'users-table' },
@@ -63,6 +69,7 @@ export function usersPanel({ onSelect }) {
                     {},
                     el('span', { class: `badge role-${user.role === 'creator' ? 'creator' : 'member'}` }, String(user.role)),
                     user.status && user.status !== 'active' ? el('span', { class: `badge status-${user.status}` }, user.status) : null,
+                    user.two_factor ? el('span', { class: 'badge ok two-factor-badge', title: 'Two-factor sign-in is on' }, '2FA') : null,
                   ),
                 );
               }),
@@ -83,6 +90,16 @@ export function usersPanel({ onSelect }) {
     draw();
     onSelect(user);
   }
+
+  const searchInput = el('input', { type: 'search', name: 'q', id: 'users-search', maxlength: 200, autocomplete: 'off', spellcheck: 'false', placeholder: 'Part of a name or email' });
+  function search(event) {
+    event?.preventDefault();
+    state.query = searchInput.value.trim();
+    state.page = 1;
+    load();
+  }
+  searchInput.addEventListener('input', () => search());
+  const searchForm = el('form', { class: 'users-search', role: 'search', novalidate: true, onsubmit: search }, field('Find a user', searchInput));
 
   const nameInput = el('input', { type: 'text', name: 'name', required: true, maxlength: 200, autocomplete: 'off' });
   const emailInput = el('input', { type: 'email', name: 'email', autocomplete: 'off' });
@@ -129,6 +146,7 @@ export function usersPanel({ onSelect }) {
     'section',
     { class: 'panel users-panel', 'aria-labelledby': 'users-title' },
     el('h2', { id: 'users-title' }, 'Users ', count),
+    searchForm,
     list,
     pager,
     createForm,
