@@ -89,6 +89,7 @@ export async function openCore(options: CoreOptions) {
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn, eventLog });
   // The open GET /v1/events/stream responses, counted and capped.
   const eventStreams = new EventStreams(eventLog, config.eventStreams);
+  metricsOptions.openEventStreams = () => eventStreams.openCount();
   const audit = new AuditLog(store, clock);
   // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write
   // per request); crossing 80 % and reaching the quota are told to the user's webhooks.
