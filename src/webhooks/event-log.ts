@@ -10,22 +10,34 @@
 // a small one without it; the write deleting the EVENTS record moves the payload into the log
 // record (outbox.ts). An event no webhook receives has its payload in the log record at once.
 //
-// Order: each record carries `seq`, taken from one counter as the write is decided. On one
-// instance writes are decided and applied one after the other, so seq order is the order the
-// events reached the store; after a restart the counter continues from the highest kept.
+// Order: each record carries `seq`, its place in the owner's log (1, 2, 3…), which every
+// instance agrees on because it is numbered in the write itself, not by a process: the write
+// reads the owner's head record (EVENT_LOG_HEADS: the last number given) through its transaction
+// and rewrites it. Two writes logging events for one owner therefore never take the same number
+// and never skip one, whichever instances decide them: in one batch the second reads a record the
+// first changes and is decided in the next batch; on a shared database the store refuses the one
+// decided on an older head as a conflict and decides it again (store/transaction.ts). Nothing
+// depends on a version the instances share, only on the store keeping writes serializable.
 // In memory: each owner's records sorted by seq (a reference to the stored record, nothing more).
+//
+// Reading in order (readyAfter): a number missing below a kept one is an event already written
+// that this instance has not applied yet (another instance decided it); readers stop before it
+// and are woken when it arrives, so a stream never sends an event after a later one, and a
+// client resuming on any instance with the id it last got misses nothing and gets nothing twice.
+// Numbers are missing for good only below the owner's oldest kept event (the sweep deletes each
+// owner's oldest first) and between events logged before the heads existed (first_seq).
 //
 // Bounded: sweep() deletes every record older than the retention (app.ts runs it hourly, with
 // the other retention sweeps), and erasure deletes the user's; so memory and the log's live
 // records are at most EVENT_RETENTION_DAYS (+1 h) of events.
 
 import type { Clock } from '../clock.ts';
-import { EVENT_LOG, EVENTS } from '../domain/records.ts';
-import type { EventLogRecord } from '../domain/webhook-records.ts';
+import { EVENT_LOG, EVENT_LOG_HEADS, EVENTS } from '../domain/records.ts';
+import type { EventLogHeadRecord, EventLogRecord } from '../domain/webhook-records.ts';
 import type { EventType } from '../domain/events.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Store } from '../store/store.ts';
-import type { RecordChange } from '../store/collections.ts';
+import type { RecordChange, RecordReader } from '../store/collections.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Deletes per write of a sweep, so one sweep of a large backlog does not make one huge write. */
@@ -38,7 +50,8 @@ export class EventLog {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly retentionMs: number;
-  private nextSeq = 1;
+  /** The heads a decision has already moved, by owner: a write logging two events for one owner numbers them apart. */
+  private readonly headsDecided = new WeakMap<RecordReader, Map<string, EventLogHeadRecord>>();
   /** Each owner's records, ascending by seq. */
   private readonly byOwner = new Map<string, EventLogRecord[]>();
   private readonly listeners = new Map<string, Set<EventLogListener>>();
@@ -49,18 +62,31 @@ export class EventLog {
     this.retentionMs = retentionDays * DAY_MS;
     const all = [...store.values(EVENT_LOG)].sort((a, b) => a.seq - b.seq);
     for (const record of all) this.insert(record);
-    if (all.length > 0) this.nextSeq = all[all.length - 1]!.seq + 1;
   }
 
   /**
-   * The op that logs an event for `ownerId`: `eventId` is that of the webhook event, so a reader
+   * The ops that log an event for `ownerId`, decided through `tx`: the owner's head moved on by
+   * one, and the record with that number. `eventId` is that of the webhook event, so a reader
    * of the log and a receiver see one event. `payload` null: the EVENTS record written in the
    * same write holds it.
    */
-  recordOp(ownerId: string, eventId: string, type: EventType, createdAt: string, payload: string | null): WriteOp {
-    const base = { id: eventId, owner_id: ownerId, type, created_at: createdAt, seq: this.nextSeq++ };
+  recordOps(tx: RecordReader, ownerId: string, eventId: string, type: EventType, createdAt: string, payload: string | null): WriteOp[] {
+    let decided = this.headsDecided.get(tx);
+    if (decided === undefined) {
+      decided = new Map();
+      this.headsDecided.set(tx, decided);
+    }
+    const head = decided.get(ownerId) ?? tx.get(EVENT_LOG_HEADS, ownerId);
+    // An owner without a head yet goes on from the events kept for them (numbered by the one counter of older versions).
+    const seq = (head?.last_seq ?? this.lastKeptSeq(ownerId)) + 1;
+    const nextHead: EventLogHeadRecord = { id: ownerId, last_seq: seq, first_seq: head?.first_seq ?? seq };
+    decided.set(ownerId, nextHead);
+    const base = { id: eventId, owner_id: ownerId, type, created_at: createdAt, seq };
     const record: EventLogRecord = payload === null ? base : { ...base, payload };
-    return { op: 'put', collection: EVENT_LOG, id: eventId, data: record };
+    return [
+      { op: 'put', collection: EVENT_LOG_HEADS, id: ownerId, data: nextHead },
+      { op: 'put', collection: EVENT_LOG, id: eventId, data: record },
+    ];
   }
 
   /** The event's JSON body: its own, or the webhook event record's while that holds it (null if neither: never expected). */
@@ -74,12 +100,28 @@ export class EventLog {
     return record !== undefined && record.owner_id === ownerId ? record : undefined;
   }
 
-  /** Up to `limit` of the owner's events after seq `afterSeq` (0: from the oldest kept), oldest first. */
-  after(ownerId: string, afterSeq: number, limit: number): EventLogRecord[] {
+  /**
+   * Up to `limit` of the owner's events after seq `afterSeq` (0: from the oldest kept), oldest
+   * first, stopping before a number not applied here yet (see the header): what follows it is
+   * read once it arrives.
+   */
+  readyAfter(ownerId: string, afterSeq: number, limit: number): EventLogRecord[] {
     const records = this.byOwner.get(ownerId);
     if (records === undefined) return [];
     const start = firstAbove(records, afterSeq);
-    return records.slice(start, start + limit);
+    const firstHeaded = this.store.get(EVENT_LOG_HEADS, ownerId)?.first_seq ?? Infinity;
+    const ready: EventLogRecord[] = [];
+    let previous = afterSeq;
+    for (let index = start; index < records.length && ready.length < limit; index += 1) {
+      const record = records[index]!;
+      const missingBefore = record.seq > previous + 1;
+      // Missing for good: below the oldest kept (swept), or before the first number a head gave.
+      const awaited = missingBefore && index > 0 && record.seq > firstHeaded;
+      if (awaited) break;
+      ready.push(record);
+      previous = record.seq;
+    }
+    return ready;
   }
 
   /** How many events are kept for `ownerId`. */
@@ -109,7 +151,6 @@ export class EventLog {
     if (after === undefined) return;
     this.insert(after);
     // The payload moved in from the webhook event record: not a new event.
-    if (after.seq >= this.nextSeq) this.nextSeq = after.seq + 1;
     if (before !== undefined) return;
     for (const listener of this.listeners.get(after.owner_id) ?? []) {
       try {
@@ -140,6 +181,12 @@ export class EventLog {
       });
     }
     return deleted;
+  }
+
+  /** The seq of the owner's newest kept event (0 when none). */
+  private lastKeptSeq(ownerId: string): number {
+    const records = this.byOwner.get(ownerId);
+    return records?.[records.length - 1]?.seq ?? 0;
   }
 
   private insert(record: EventLogRecord): void {
