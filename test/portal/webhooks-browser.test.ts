@@ -5,6 +5,7 @@
 // recover since a time (a too-old time marked under its field; then the skipped and the failed
 // events are sent again with their own webhook-id); rotate the secret (shown once, with a copy
 // button: the next delivery carries two v1 signatures, each verifying with its own secret).
+// A webhook switched off by its receiver's 410 says why and is resumed with its secret.
 // Nothing scrolls sideways, and axe finds nothing serious or critical on any of these screens.
 // Skipped, with the reason, only when no Chromium is found.
 
@@ -14,6 +15,7 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 import { startReceiver, waitFor, type ReceivedRequest } from '../webhooks/fixtures.ts';
@@ -200,3 +202,46 @@ for (const width of [390, 1280] as const) {
     assert.deepEqual(watch.problems(), [], 'no script errors and no Content-Security-Policy violations');
   });
 }
+
+test('a webhook switched off by its receiver\'s 410 says so, and Resume turns it back on with the same secret (390 px)', { skip, timeout: 120_000 }, async (t) => {
+  let gone = true;
+  const receiver = await startReceiver(t, (_request, response) => {
+    response.writeHead(gone ? 410 : 204);
+    response.end();
+  });
+  const server = await startServer(t, { dataDir: null, env: ENV });
+  const user = await signedInUser(server, { role: 'creator' });
+  const registered = await server.request('POST', '/portal/v1/webhooks', { headers: user.headers, body: { url: receiver.url, events: ['listing.created', 'ping'] } });
+  assert.equal(registered.status, 201, registered.text);
+  const { id: webhookId, secret } = registered.body.data as { id: string; secret: string };
+  await eventually(async () => (await server.request('GET', '/portal/v1/webhooks', { headers: user.headers })).body.data[0]?.disabled_reason === 'gone', STEP_TIMEOUT_MS, 'switched off by the 410');
+
+  const browser = await browserFor(t);
+  const context = await browser.newContext({ viewport: { width: 390, height: 900 } });
+  t.after(() => context.close());
+  const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
+  await context.addInitScript({ path: AXE_PATH });
+  const page = await context.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
+  await page.goto(`${server.url}/portal`);
+  await signInThroughForm(page, user);
+  await page.getByRole('button', { name: 'Webhooks', exact: true }).click();
+  const card = page.locator(`.webhook-card[data-webhook-id="${webhookId}"]`);
+  await card.locator('.badge', { hasText: 'switched off' }).waitFor();
+  assert.match(await card.locator('.disabled-reason[data-reason="gone"]').innerText(), /410 Gone/);
+  assert.equal(await card.getByRole('button', { name: 'Recover failed…' }).count(), 0, 'resumed first, then recovered');
+  const findings = await seriousFindings(page, '390 px switched off');
+
+  gone = false;
+  await card.getByRole('button', { name: 'Resume' }).click();
+  await card.locator('.badge', { hasText: 'active' }).waitFor();
+  const sentBefore = receiver.received.length;
+  await createListing(server, user, 'After resuming');
+  await waitFor('the event after resuming', () => receiver.received.length > sentBefore);
+  const delivered = receiver.received[sentBefore]!;
+  assert.ok(signatureVerifies(secret, delivered, signaturesOf(delivered)[0]!), 'the same secret signs after resuming');
+  await card.locator('.last-delivery[data-state="delivered"]', { hasText: 'listing.created' }).waitFor();
+  assert.equal(await noSidewaysScroll(page), true);
+  assert.deepEqual(findings, []);
+  assert.deepEqual(watch.problems(), []);
+});
