@@ -10,22 +10,33 @@
 // a small one without it; the write deleting the EVENTS record moves the payload into the log
 // record (outbox.ts). An event no webhook receives has its payload in the log record at once.
 //
-// Order: each record carries `seq`, its place in the owner's log (1, 2, 3…), which every
-// instance agrees on because it is numbered in the write itself, not by a process: the write
-// reads the owner's head record (EVENT_LOG_HEADS: the last number given) through its transaction
-// and rewrites it. Two writes logging events for one owner therefore never take the same number
-// and never skip one, whichever instances decide them: in one batch the second reads a record the
-// first changes and is decided in the next batch; on a shared database the store refuses the one
-// decided on an older head as a conflict and decides it again (store/transaction.ts). Nothing
-// depends on a version the instances share, only on the store keeping writes serializable.
-// In memory: each owner's records sorted by seq (a reference to the stored record, nothing more).
+// Order: each record carries `seq`, and each owner's events are read in seq order. How the
+// numbers are given depends on whether other instances write to the same store (decided once,
+// in composition/core.ts):
 //
-// Reading in order (readyAfter): a number missing below a kept one is an event already written
-// that this instance has not applied yet (another instance decided it); readers stop before it
-// and are woken when it arrives, so a stream never sends an event after a later one, and a
-// client resuming on any instance with the id it last got misses nothing and gets nothing twice.
-// Numbers are missing for good only below the owner's oldest kept event (the sweep deletes each
-// owner's oldest first) and between events logged before the heads existed (first_seq).
+// - One process (the file or memory store): one counter for all owners, taken as the write is
+//   decided. Writes are decided and applied one after the other in this process, so seq order is
+//   the order the events reached the store, and many writes of one owner share a batch.
+//
+// - Several instances on one database (`shared`): a per-process counter would give two
+//   instances the same numbers, and the order would differ from instance to instance. There the
+//   number is the event's place in its owner's log (1, 2, 3…), given in the write itself: the
+//   write reads the owner's head record (EVENT_LOG_HEADS: the last number given) through its
+//   transaction and rewrites it. Two writes logging events for one owner therefore never take the
+//   same number and never skip one, whichever instances decide them: in one batch the second
+//   reads a record the first changes and is decided in the next batch; across instances the
+//   store refuses the one decided on an older head as a conflict and decides it again
+//   (store/transaction.ts). Nothing depends on a version the instances share, only on the store
+//   keeping writes serializable. The cost: one owner's events take one write per batch (as
+//   events for an owner with webhooks already do, through their targets record).
+//   Reading in order (readyAfter): a number missing below a kept one is then an event already
+//   written that this instance has not applied yet; readers stop before it and are woken when it
+//   arrives, so a stream never sends an event after a later one, and a client resuming on any
+//   instance with the id it last got misses nothing and gets nothing twice. Numbers are missing
+//   for good only below the owner's oldest kept event (the sweep deletes each owner's oldest
+//   first) and before the first number a head gave (first_seq: events numbered by one process).
+//
+// In memory: each owner's records sorted by seq (a reference to the stored record, nothing more).
 //
 // Bounded: sweep() deletes every record older than the retention (app.ts runs it hourly, with
 // the other retention sweeps), and erasure deletes the user's; so memory and the log's live
@@ -50,43 +61,64 @@ export class EventLog {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly retentionMs: number;
+  /** Whether other instances write to the same store: numbers then come from each owner's head (see the header). */
+  private readonly shared: boolean;
+  /** One process: the next number of the one counter. */
+  private nextSeq = 1;
   /** The heads a decision has already moved, by owner: a write logging two events for one owner numbers them apart. */
   private readonly headsDecided = new WeakMap<RecordReader, Map<string, EventLogHeadRecord>>();
   /** Each owner's records, ascending by seq. */
   private readonly byOwner = new Map<string, EventLogRecord[]>();
   private readonly listeners = new Map<string, Set<EventLogListener>>();
 
-  constructor(store: Store, clock: Clock, retentionDays: number) {
+  constructor(store: Store, clock: Clock, retentionDays: number, options: { shared: boolean }) {
     this.store = store;
     this.clock = clock;
     this.retentionMs = retentionDays * DAY_MS;
+    this.shared = options.shared;
     const all = [...store.values(EVENT_LOG)].sort((a, b) => a.seq - b.seq);
     for (const record of all) this.insert(record);
+    if (all.length > 0) this.nextSeq = all[all.length - 1]!.seq + 1;
   }
 
   /**
-   * The ops that log an event for `ownerId`, decided through `tx`: the owner's head moved on by
-   * one, and the record with that number. `eventId` is that of the webhook event, so a reader
-   * of the log and a receiver see one event. `payload` null: the EVENTS record written in the
-   * same write holds it.
+   * The ops that log an event for `ownerId`, decided through `tx`: the record with its number
+   * (and, when shared, the owner's head moved on by one). `eventId` is that of the webhook event,
+   * so a reader of the log and a receiver see one event. `payload` null: the EVENTS record
+   * written in the same write holds it.
    */
   recordOps(tx: RecordReader, ownerId: string, eventId: string, type: EventType, createdAt: string, payload: string | null): WriteOp[] {
+    const ops: WriteOp[] = [];
+    let seq: number;
+    if (this.shared) {
+      const head = this.nextHead(tx, ownerId);
+      ops.push({ op: 'put', collection: EVENT_LOG_HEADS, id: ownerId, data: head });
+      seq = head.last_seq;
+    } else {
+      seq = this.nextSeq++;
+    }
+    const base = { id: eventId, owner_id: ownerId, type, created_at: createdAt, seq };
+    const record: EventLogRecord = payload === null ? base : { ...base, payload };
+    ops.push({ op: 'put', collection: EVENT_LOG, id: eventId, data: record });
+    return ops;
+  }
+
+  /** The owner's head once this event is numbered: read through `tx`, or as this decision already moved it. */
+  private nextHead(tx: RecordReader, ownerId: string): EventLogHeadRecord {
     let decided = this.headsDecided.get(tx);
     if (decided === undefined) {
       decided = new Map();
       this.headsDecided.set(tx, decided);
     }
     const head = decided.get(ownerId) ?? tx.get(EVENT_LOG_HEADS, ownerId);
-    // An owner without a head yet goes on from the events kept for them (numbered by the one counter of older versions).
-    const seq = (head?.last_seq ?? this.lastKeptSeq(ownerId)) + 1;
-    const nextHead: EventLogHeadRecord = { id: ownerId, last_seq: seq, first_seq: head?.first_seq ?? seq };
-    decided.set(ownerId, nextHead);
-    const base = { id: eventId, owner_id: ownerId, type, created_at: createdAt, seq };
-    const record: EventLogRecord = payload === null ? base : { ...base, payload };
-    return [
-      { op: 'put', collection: EVENT_LOG_HEADS, id: ownerId, data: nextHead },
-      { op: 'put', collection: EVENT_LOG, id: eventId, data: record },
-    ];
+    // Without a head, or behind events a single process numbered since (the data moved between
+    // back-ends), numbering starts again after the newest kept event.
+    const kept = this.lastKeptSeq(ownerId);
+    const continues = head !== undefined && head.last_seq >= kept;
+    const seq = (continues ? head.last_seq : kept) + 1;
+    const next: EventLogHeadRecord = { id: ownerId, last_seq: seq, first_seq: continues ? head.first_seq : seq };
+    decided.set(ownerId, next);
+    return next;
   }
 
   /** The event's JSON body: its own, or the webhook event record's while that holds it (null if neither: never expected). */
@@ -109,7 +141,8 @@ export class EventLog {
     const records = this.byOwner.get(ownerId);
     if (records === undefined) return [];
     const start = firstAbove(records, afterSeq);
-    const firstHeaded = this.store.get(EVENT_LOG_HEADS, ownerId)?.first_seq ?? Infinity;
+    // One process applies its events in seq order: a missing number is never still to come.
+    const firstHeaded = this.shared ? (this.store.get(EVENT_LOG_HEADS, ownerId)?.first_seq ?? Infinity) : Infinity;
     const ready: EventLogRecord[] = [];
     let previous = afterSeq;
     for (let index = start; index < records.length && ready.length < limit; index += 1) {
@@ -150,6 +183,7 @@ export class EventLog {
     if (before !== undefined) this.remove(before);
     if (after === undefined) return;
     this.insert(after);
+    if (after.seq >= this.nextSeq) this.nextSeq = after.seq + 1;
     // The payload moved in from the webhook event record: not a new event.
     if (before !== undefined) return;
     for (const listener of this.listeners.get(after.owner_id) ?? []) {

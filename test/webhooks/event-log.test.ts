@@ -1,8 +1,9 @@
-// The event log's order on its own (src/webhooks/event-log.ts): each owner's events numbered
-// 1, 2, 3… through the owner's head record in the write itself; a number written but not
-// applied here yet (another instance's write arriving after a later one) holds back what follows
-// it, in the list and in a stream read over real HTTP, until it arrives; numbers missing for good
-// (swept, or before the heads) hold nothing back.
+// The event log's order on its own (src/webhooks/event-log.ts). With instances sharing a
+// database: each owner's events numbered 1, 2, 3… through the owner's head record in the write
+// itself; a number written but not applied here yet (another instance's write arriving after a
+// later one) holds back what follows it, in the list and in a stream read over real HTTP, until
+// it arrives; numbers missing for good (swept, or before the heads) hold nothing back. In one
+// process: one counter for all owners, no head written, nothing ever held back.
 
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest } from 'node:http';
@@ -21,9 +22,10 @@ import { eventually } from '../helpers/eventually.ts';
 const OWNER = 'usr_owner';
 const CREATED = '2026-11-29T09:00:00.000Z';
 
-async function openLog(): Promise<{ store: Store; log: EventLog }> {
+/** A log as instances sharing a database number it (`shared`), or as one process does. */
+async function openLog(shared = true): Promise<{ store: Store; log: EventLog }> {
   const store = await Store.open({ dataDir: null, warn: () => {} });
-  const log = new EventLog(store, new ManualClock(Date.parse(CREATED)), 30);
+  const log = new EventLog(store, new ManualClock(Date.parse(CREATED)), 30, { shared });
   store.onChangeOf(EVENT_LOG, (change) => log.onStoreChange(change));
   return { store, log };
 }
@@ -91,6 +93,25 @@ test('numbers missing for good hold nothing back: swept below the oldest kept, a
   await older.store.commit((tx) => ({ ops: older.log.recordOps(tx, OWNER, 'evt_new', 'listing.created', CREATED, payloadOf('evt_new')), result: null }));
   assert.deepEqual(seqs(older.log.readyAfter(OWNER, 0, 10)), [10, 20, 21]);
   assert.deepEqual(older.store.get(EVENT_LOG_HEADS, OWNER), { id: OWNER, last_seq: 21, first_seq: 21 });
+  // Events one process numbered after the head (the data moved back and forth): numbering goes on after them.
+  await applyAsIfFromElsewhere(older.store, [{ seq: 40 }]);
+  await older.store.commit((tx) => ({ ops: older.log.recordOps(tx, OWNER, 'evt_later', 'listing.created', CREATED, payloadOf('evt_later')), result: null }));
+  assert.deepEqual(seqs(older.log.readyAfter(OWNER, 0, 10)), [10, 20, 21, 40, 41]);
+  assert.deepEqual(older.store.get(EVENT_LOG_HEADS, OWNER), { id: OWNER, last_seq: 41, first_seq: 41 });
+});
+
+test('in one process: one counter for every owner, no head written, and a missing number holds nothing back', async () => {
+  const { store, log } = await openLog(false);
+  for (const [index, owner] of [OWNER, 'usr_other', OWNER].entries()) {
+    await store.commit((tx) => ({ ops: log.recordOps(tx, owner, `evt_${index}`, 'listing.created', CREATED, payloadOf(`evt_${index}`)), result: null }));
+  }
+  assert.deepEqual(seqs(log.readyAfter(OWNER, 0, 10)), [1, 3]);
+  assert.deepEqual(seqs(log.readyAfter('usr_other', 0, 10)), [2]);
+  assert.equal(store.size(EVENT_LOG_HEADS), 0);
+  // A server restarted on the same data goes on after the highest kept number.
+  const restarted = new EventLog(store, new ManualClock(Date.parse(CREATED)), 30, { shared: false });
+  await store.commit((tx) => ({ ops: restarted.recordOps(tx, OWNER, 'evt_after', 'listing.created', CREATED, payloadOf('evt_after')), result: null }));
+  assert.equal(store.get(EVENT_LOG, 'evt_after')?.seq, 4);
 });
 
 /** Serves one stream of OWNER's events on a real HTTP server; returns the ids as they arrive. */
