@@ -31,7 +31,9 @@ const USAGE = `npm run bench:cluster [-- options]
   --listings N             listings seeded before the reads (default 200)
   --only reads|writes      one half only
   --generator wrk|node     load generator (default wrk when installed)
-  --pin auto|off           taskset: generator on the last CPU, everything else on the others (default auto)`;
+  --pin auto|off           taskset: generator on the last CPU, everything else on the others (default auto)
+  --spread                 the write instances each on a CPU of their own (1st, 2nd, 3rd of the
+                           instances' CPUs, round robin): what 3 instances reach where cores allow`;
 
 const REPO_DIR = join(import.meta.dirname, '..');
 const RESULTS_DIR = join(import.meta.dirname, 'results');
@@ -76,6 +78,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       generator: { type: 'string' },
       pin: { type: 'string', default: 'auto' },
+      spread: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -98,16 +101,17 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const cleanups: Array<() => Promise<void>> = [];
   const measure = (targets: Target[]) => runRounds(targets, settings, generator.name, pinning?.generator ?? null);
-  const results: { reads: TargetResult[] | null; writes: TargetResult[] | null } = { reads: null, writes: null };
+  const results: { reads: TargetResult[] | null; writes: TargetResult[] | null; database: DatabaseFigures | null } = { reads: null, writes: null, database: null };
   try {
     log('Starting PostgreSQL and Redis…');
     const postgres = await startPostgres();
     cleanups.push(() => postgres.destroy());
     const redis = await startRedis();
     cleanups.push(() => redis.destroy());
-    const startOn = async (name: string, env: Record<string, string>): Promise<string> => {
+    const startOn = async (name: string, env: Record<string, string>, cpu?: string): Promise<string> => {
       const port = await freePort();
       const child = await startChild({
+        ...(cpu === undefined ? {} : { cpus: cpu }),
         name,
         args: ['--import', 'tsx', join(REPO_DIR, 'src/main.ts')],
         env: { PORT: String(port), HOST: '127.0.0.1', MARKETPLACE_ADMIN_TOKEN: ADMIN_TOKEN, MARKETPLACE_DEMO: '0', ...env },
@@ -148,9 +152,11 @@ async function main(): Promise<void> {
       const fileUrl = await startOn('write-file', { DATA_DIR: fileDir });
       const databaseUrl = postgres.createDatabase('bench_writes');
       // One instance with no other on its database: no other instance to wait for before a write is acknowledged.
-      const aloneUrl = await startOn('write-postgres-alone', onDatabase(postgres.createDatabase('bench_writes_alone')));
-      const pgUrl = await startOn('write-postgres-1', onDatabase(databaseUrl));
-      const more = [await startOn('write-postgres-2', onDatabase(databaseUrl)), await startOn('write-postgres-3', onDatabase(databaseUrl))];
+      const cpuOf = spreadCpus(options.spread === true ? (pinning?.instances ?? null) : null);
+      const aloneUrl = await startOn('write-postgres-alone', onDatabase(postgres.createDatabase('bench_writes_alone')), cpuOf(0));
+      const pgUrl = await startOn('write-postgres-1', onDatabase(databaseUrl), cpuOf(0));
+      const more = [await startOn('write-postgres-2', onDatabase(databaseUrl), cpuOf(1)), await startOn('write-postgres-3', onDatabase(databaseUrl), cpuOf(2))];
+      const before = await databaseCounters(databaseUrl);
       const nginx = await balance([pgUrl, ...more]);
       const writesFile = join(work, 'writes.txt');
       writeFileSync(
@@ -170,6 +176,7 @@ async function main(): Promise<void> {
         target('PostgreSQL, 1 of 3 instances', pgUrl, [pgUrl]),
         target('PostgreSQL, 3 instances via nginx', nginx.url, [pgUrl, ...more]),
       ]);
+      results.database = perWrite(before, await databaseCounters(databaseUrl), settings.durationS * settings.rounds * 2);
     }
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
@@ -181,10 +188,11 @@ async function main(): Promise<void> {
     started_at: new Date().toISOString(),
     machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model.trim() ?? 'unknown', memory_gib: Math.round(totalmem() / 1073741824), node: process.version, platform: `${platform()} ${release()}`, load_average: loadavg() },
     generator,
-    settings: { ...settings, pinning },
+    settings: { ...settings, pinning, spread: options.spread === true },
     git_commit: gitCommit(),
     reads: results.reads,
     writes: results.writes,
+    database: results.database,
   };
   writeFileSync(join(RESULTS_DIR, 'cluster.json'), `${JSON.stringify(report, null, 2)}\n`);
   const markdown = clusterMarkdown(report);
@@ -257,7 +265,7 @@ async function runRounds(targets: Target[], settings: { rounds: number; duration
   });
 }
 
-function clusterMarkdown(report: { machine: { cpus: number; cpu_model: string; load_average: number[] }; generator: { version: string }; settings: { rounds: number; durationS: number; readConnections: number; writeConnections: number; pinning: { instances: string; generator: string } | null }; git_commit: string | null; reads: TargetResult[] | null; writes: TargetResult[] | null }): string {
+function clusterMarkdown(report: { database: DatabaseFigures | null; machine: { cpus: number; cpu_model: string; load_average: number[] }; generator: { version: string }; settings: { rounds: number; durationS: number; readConnections: number; writeConnections: number; pinning: { instances: string; generator: string } | null; spread: boolean }; git_commit: string | null; reads: TargetResult[] | null; writes: TargetResult[] | null }): string {
   const table = (title: string, rows: TargetResult[], connections: number) => {
     const base = rows[0]!.median_rps;
     return [
@@ -278,8 +286,76 @@ function clusterMarkdown(report: { machine: { cpus: number; cpu_model: string; l
   ];
   if (report.reads) lines.push(table(`GET ${READ_PATH} (cached page) through nginx round-robin`, report.reads, report.settings.readConnections));
   if (report.writes) lines.push(table('POST /v1/listings (durable: fsync / PostgreSQL commit before the answer)', report.writes, report.settings.writeConnections));
-  lines.push('Every instance of a run shares the same CPUs as PostgreSQL, Redis and nginx: more instances help only where there are cores to spare.', '');
+  if (report.database) {
+    const figures = report.database;
+    lines.push(
+      `The three instances' database during the write rounds (${figures.writes} writes acknowledged): ${figures.statementsPerWrite.toFixed(2)} statements per write, ` +
+        `${figures.walFlushesPerWrite.toFixed(2)} WAL flushes per write (the whole server), ${figures.instanceRowWritesPerSecond.toFixed(2)} writes to marketplace_instances per second.`,
+      '',
+    );
+  }
+  lines.push(
+    report.settings.spread
+      ? 'The write instances each ran on a CPU of their own (--spread), sharing them with PostgreSQL, Redis and nginx.'
+      : 'Every instance of a run shares the same CPUs as PostgreSQL, Redis and nginx: more instances help only where there are cores to spare.',
+    '',
+  );
   return lines.join('\n');
+}
+
+/** With --spread, instance n's CPU (round robin over the instances' CPUs, e.g. "0-2"); undefined: the instances' CPUs. */
+function spreadCpus(instanceCpus: string | null): (index: number) => string | undefined {
+  if (instanceCpus === null) return () => undefined;
+  const range = /^(\d+)-(\d+)$/.exec(instanceCpus);
+  const list = range === null ? instanceCpus.split(',') : Array.from({ length: Number(range[2]) - Number(range[1]) + 1 }, (_unused, index) => String(Number(range[1]) + index));
+  return (index) => list[index % list.length];
+}
+
+/** What the three instances' database did during the write rounds, read from PostgreSQL's statistics. */
+interface DatabaseCounters {
+  transactions: number;
+  walSyncs: number;
+  instanceRowWrites: number;
+  listings: number;
+}
+
+export interface DatabaseFigures {
+  /** Transactions (each query is one) per acknowledged write, all three instances together. */
+  statementsPerWrite: number;
+  /** WAL flushes per acknowledged write (the whole server: the lone instance's database included). */
+  walFlushesPerWrite: number;
+  /** Rows written to marketplace_instances per second, all three instances together. */
+  instanceRowWritesPerSecond: number;
+  writes: number;
+}
+
+async function databaseCounters(url: string): Promise<DatabaseCounters> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // Statistics are sent by each backend now and then: ask for the latest.
+    await client.query('SELECT pg_stat_clear_snapshot()');
+    const row = (
+      await client.query(`SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS transactions,
+              (SELECT wal_sync FROM pg_stat_wal) AS wal_syncs,
+              (SELECT n_tup_ins + n_tup_upd FROM pg_stat_user_tables WHERE relname = 'marketplace_instances') AS instance_rows,
+              (SELECT count(*) FROM marketplace_records WHERE collection = 'listings') AS listings`)
+    ).rows[0];
+    return { transactions: Number(row.transactions), walSyncs: Number(row.wal_syncs), instanceRowWrites: Number(row.instance_rows), listings: Number(row.listings) };
+  } finally {
+    await client.end();
+  }
+}
+
+function perWrite(before: DatabaseCounters, after: DatabaseCounters, seconds: number): DatabaseFigures {
+  const writes = Math.max(1, after.listings - before.listings);
+  return {
+    statementsPerWrite: (after.transactions - before.transactions) / writes,
+    walFlushesPerWrite: (after.walSyncs - before.walSyncs) / writes,
+    instanceRowWritesPerSecond: (after.instanceRowWrites - before.instanceRowWrites) / seconds,
+    writes,
+  };
 }
 
 /** Generator on the last CPU, everything else on the others; null without taskset or with one CPU. */

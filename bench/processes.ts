@@ -16,6 +16,8 @@ export interface ChildOptions {
   /** Where the child's stdout and stderr go. */
   logFile: string;
   readyTimeoutMs: number;
+  /** The CPUs this child runs on (taskset), instead of the targets' (pinTargetsTo). */
+  cpus?: string;
 }
 
 export interface RunningChild {
@@ -82,7 +84,8 @@ export function freePort(): Promise<number> {
 
 export function startChild(options: ChildOptions): Promise<RunningChild> {
   const started = performance.now();
-  const [command, args] = targetCpus === null ? [process.execPath, options.args] : ['taskset', ['-c', targetCpus, process.execPath, ...options.args]];
+  const cpuList = targetCpus === null ? null : (options.cpus ?? targetCpus);
+  const [command, args] = cpuList === null ? [process.execPath, options.args] : ['taskset', ['-c', cpuList, process.execPath, ...options.args]];
   // The child writes its output (the server's access log, on by default) straight into its log
   // file, as a server started with `>> access.log` does: no pipe for this process to drain, so
   // the benchmark's own scheduling never blocks the server on a full pipe (profiled: with a pipe,

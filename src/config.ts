@@ -68,11 +68,11 @@ export interface Config {
   /** Idempotency records kept at most, the oldest dropped first (IDEMPOTENCY_MAX_RECORDS), besides their 24 h. */
   idempotencyMaxRecords: number;
   /**
-   * Many instances: how long an instance answers after it last confirmed it is caught up with the
-   * database (INSTANCE_LEASE_MS, default 1,700); writers wait for one that stopped confirming
-   * about 18% longer. See src/backends/postgres/instance-leases.ts.
+   * Many instances: how long a request waits for its instance to catch up with writes
+   * acknowledged elsewhere before it is answered 503 (CATCH_UP_WAIT_MS, default 2,000). See
+   * src/store/instance-sync.ts.
    */
-  instanceLeaseMs: number;
+  catchUpWaitMs: number;
   /** The optional modules this server loads (MARKETPLACE_MODULES: a comma list, `all` (default) or `none`). */
   modules: ModuleName[];
 }
@@ -108,8 +108,8 @@ export const DEFAULT_EVENT_RETENTION_DAYS = 30;
 /** About 50 MB of remembered answers at ~1 KB each. */
 export const DEFAULT_IDEMPOTENCY_MAX_RECORDS = 50_000;
 
-/** An instance that stopped confirming answers 1.7 s more; writers wait for it at most 2 s. */
-export const DEFAULT_INSTANCE_LEASE_MS = 1_700;
+/** A request waits at most 2 s for its instance to catch up, then gets 503 with Retry-After. */
+export const DEFAULT_CATCH_UP_WAIT_MS = 2_000;
 
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000];
 
@@ -142,7 +142,7 @@ export function loadConfig(env: Env): Config {
     endedKeyRetentionDays: integerSetting(env, 'ENDED_KEY_RETENTION_DAYS', DEFAULT_ENDED_KEY_RETENTION_DAYS, 0, 36_500),
     eventRetentionDays: integerSetting(env, 'EVENT_RETENTION_DAYS', DEFAULT_EVENT_RETENTION_DAYS, 1, 3_650),
     idempotencyMaxRecords: integerSetting(env, 'IDEMPOTENCY_MAX_RECORDS', DEFAULT_IDEMPOTENCY_MAX_RECORDS, 1, 10_000_000),
-    instanceLeaseMs: integerSetting(env, 'INSTANCE_LEASE_MS', DEFAULT_INSTANCE_LEASE_MS, 500, 60_000),
+    catchUpWaitMs: integerSetting(env, 'CATCH_UP_WAIT_MS', DEFAULT_CATCH_UP_WAIT_MS, 100, 60_000),
     modules: modulesSetting(env.MARKETPLACE_MODULES),
     ...sharedBackends(env),
   };

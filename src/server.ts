@@ -12,7 +12,7 @@
 // piece of its work on the event loop begins and pauses, and the status it ended with.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpError, limiterUnavailable, storeUnavailable } from './domain/errors.ts';
+import { HttpError, instanceBehind, limiterUnavailable, storeUnavailable } from './domain/errors.ts';
 import type { BaseContext } from './http/context.ts';
 import { errorResponse, sendBytes, sendReply } from './http/respond.ts';
 import type { Reply } from './http/route.ts';
@@ -23,7 +23,7 @@ import type { PipelineDeps } from './pipeline/deps.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
 import { createPublicGate } from './pipeline/public-gate.ts';
 import { createV1Gate } from './pipeline/v1-gate.ts';
-import { StoreClosedError, StoreUnavailableError } from './store/store.ts';
+import { InstanceBehindError, StoreClosedError, StoreUnavailableError } from './store/store.ts';
 
 export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage, res: ServerResponse) => void {
   const { observer } = deps;
@@ -82,6 +82,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function sendError(context: BaseContext, error: unknown): number {
     if (error instanceof StoreUnavailableError || error instanceof StoreClosedError) error = storeUnavailable();
     if (error instanceof LimiterUnavailableError) error = limiterUnavailable();
+    if (error instanceof InstanceBehindError) error = instanceBehind(error.message);
     const { status, body, headers: errorHeaders } = errorResponse(error, context.requestId);
     if (status >= 500 && !(error instanceof HttpError)) deps.logError(context.requestId, error);
     if (context.res.headersSent) {

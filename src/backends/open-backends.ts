@@ -17,7 +17,8 @@ import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from '../limits/sliding-window.ts';
 import { REDELIVERY_WINDOW_MS } from '../webhooks/redelivery.ts';
 import type { FileSystem } from '../store/files.ts';
-import type { InstanceSync } from '../store/instance-sync.ts';
+import type { InstanceSync, Watermark } from '../store/instance-sync.ts';
+import type { WatermarkBoard } from './postgres/postgres-log.ts';
 import type { Log } from '../store/log.ts';
 import { openLocalLog } from '../store/local-log.ts';
 import type { Store } from '../store/store.ts';
@@ -70,16 +71,26 @@ export async function openBackends(config: Config, options: BackendOptions): Pro
   const records = await openRecords(config, options);
   let limits: Limits;
   try {
-    limits = await openLimits(config, options);
+    limits = await openLimits(config, options, records.watermarkKey);
   } catch (error) {
     await records.log.close();
     throw error;
   }
-  return { ...records, ...limits, description: { ...records.description, ...limits.description } };
+  // Many instances: the log's commit watermark lives beside the limits in Redis.
+  const { useWatermark, watermarkKey: _key, ...recordsParts } = records;
+  const { watermark, ...limitsParts } = limits;
+  if (useWatermark !== undefined && watermark !== undefined) useWatermark(watermark);
+  return { ...recordsParts, ...limitsParts, description: { ...records.description, ...limits.description } };
 }
 
-type Records = Omit<Backends, keyof Limits>;
-type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'failureReservations' | 'redeliveryLimiter' | 'quotaCounts' | 'closeLimiters'> & { description: Pick<BackendDescription, 'limits'> };
+/** Makes the commit watermark's board (Redis) from the database's numbers (its ground truth). */
+type WatermarkMaker = (truth: () => Promise<Watermark>) => WatermarkBoard;
+/** Many instances: the commit watermark's key in Redis, and how the log is given its board. */
+type Records = Omit<Backends, keyof Limits> & { watermarkKey?: string; useWatermark?: (make: WatermarkMaker) => void };
+type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'failureReservations' | 'redeliveryLimiter' | 'quotaCounts' | 'closeLimiters'> & {
+  description: Pick<BackendDescription, 'limits'>;
+  watermark?: WatermarkMaker;
+};
 
 /** The log, and what follows from whether other instances share it: claims and summed usage. */
 async function openRecords(config: Config, options: BackendOptions): Promise<Omit<Records, 'description'> & { description: Pick<BackendDescription, 'records'> }> {
@@ -99,12 +110,13 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
   }
   // Many instances share PostgreSQL: nothing in DATA_DIR (the operator token comes from the
   // environment: config insists), each attempt claimed, each instance's counts kept apart and summed.
-  const [{ PostgresLog }, { SummedUsage }, { AttemptClaims }] = await Promise.all([
+  const [{ PostgresLog }, { SummedUsage }, { AttemptClaims }, { watermarkKey }] = await Promise.all([
     import('./postgres/postgres-log.ts'),
     import('../analytics/summed-usage.ts'),
     import('../webhooks/attempt-claim.ts'),
+    import('./redis/redis-watermark.ts'),
   ]);
-  const log = await PostgresLog.open({ url: config.databaseUrl, warn, leaseMs: config.instanceLeaseMs });
+  const log = await PostgresLog.open({ url: config.databaseUrl, warn });
   const instanceTag = randomUUID();
   return {
     log,
@@ -114,12 +126,14 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
     usageInstanceTag: instanceTag,
     usageReader: (counters, store) => new SummedUsage(counters, instanceTag, store, clock),
     attemptClaims: (store) => new AttemptClaims(store, options.webhookSendTimeoutMs),
+    watermarkKey: watermarkKey(log.storeId),
+    useWatermark: (make) => log.useWatermark(make(() => log.slotTruth())),
     description: { records: `PostgreSQL at ${describePostgres(config.databaseUrl)}` },
   };
 }
 
 /** The windows of the limits: in this process, or in Redis shared by every instance. */
-async function openLimits(config: Config, options: BackendOptions): Promise<Limits> {
+async function openLimits(config: Config, options: BackendOptions, watermarkKey: string | undefined): Promise<Limits> {
   const monotonicNow = () => options.clock.monotonic();
   if (config.redisUrl === null) {
     const failedAuthLimiter = new SlidingWindowLimiter({ monotonicNow, maxIds: FAILED_AUTH_TRACKED_ADDRESSES });
@@ -135,13 +149,14 @@ async function openLimits(config: Config, options: BackendOptions): Promise<Limi
     };
   }
   const { openRedisLimiters } = await import('./redis/limiters.ts');
-  const shared = await openRedisLimiters({ url: config.redisUrl, tlsCaFile: config.redisTlsCaFile, monotonicNow, warn: options.warn });
+  const shared = await openRedisLimiters({ url: config.redisUrl, tlsCaFile: config.redisTlsCaFile, monotonicNow, warn: options.warn, watermarkKey });
   return {
     keyLimiter: shared.keyLimiter,
     failedAuthLimiter: shared.failedAuthLimiter,
     failureReservations: shared.failureReservations,
     redeliveryLimiter: shared.redeliveryLimiter,
     quotaCounts: shared.quotaCounts,
+    watermark: (truth) => shared.watermark(truth),
     closeLimiters: () => shared.close(),
     description: { limits: shared.description },
   };

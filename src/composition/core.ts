@@ -64,7 +64,7 @@ export async function openCore(options: CoreOptions) {
   const backends: Backends = await openBackends(config, { clock, fileSystem: metrics.timedFileSystem(fileSystem), warn, webhookSendTimeoutMs: WEBHOOK_SEND_TIMEOUT_MS });
   let store: Store;
   try {
-    store = await Store.open({ dataDir: backends.dataDir, log: backends.log, instanceSync: backends.instanceSync, warn, now: () => clock.now(), compactionHooks: options.compactionHooks });
+    store = await Store.open({ dataDir: backends.dataDir, log: backends.log, instanceSync: backends.instanceSync, catchUpWaitMs: config.catchUpWaitMs, warn, now: () => clock.now(), compactionHooks: options.compactionHooks });
   } catch (error) {
     backends.closeLimiters();
     throw error;

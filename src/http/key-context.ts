@@ -23,6 +23,8 @@ export interface KeyCommitServices {
 export class KeyContext extends BaseContext implements KeyContextShape {
   /** Step 1 (key): the key and its user as the headers found them (the request is counted and charged to this key); null before step 1 or when refused there. */
   caller: Caller | null = null;
+  /** The store's memoryGeneration() when `caller` was read (v1-gate.ts reads the key again once memory moved on). */
+  keyReadAt = 0;
   /** Step 3 (route): the route matched, whose permission a write checks again when it commits. */
   apiRoute: PermissionRoute | null = null;
   /** A POST with Idempotency-Key that claimed its key: its answer is recorded with its write. */

@@ -11,6 +11,11 @@ export interface RateDecision {
   resetAt: number;
   /** Monotonic ms when this was decided, so callers can turn resetAt into wall time without reading the clock again. */
   decidedAt: number;
+  /**
+   * With many instances, the commit watermark read in the same step as the decision (slot →
+   * last sequence; src/store/instance-sync.ts), so the request learns it without another round trip.
+   */
+  watermark?: ReadonlyMap<string, number>;
 }
 
 interface Window {

@@ -1,5 +1,5 @@
 // The operator's gate: /admin (and /metrics). Its steps, in order:
-//   0. the URL (U+0000); for /admin, the instance's standing (503)
+//   0. the URL (U+0000); for /admin, the instance caught up with every acknowledged write (or 503)
 //   1. the operator token (401, or 429 once the address has failed too often: the same count
 //      as /v1's keys, so guessing either one costs the same)
 //   2. route (404/405)
@@ -11,7 +11,7 @@ import { KeylessContext } from '../http/keyless-context.ts';
 import type { Reply } from '../http/route.ts';
 import type { PipelineDeps } from './deps.ts';
 import { refuseFailedAuthentication } from './failed-authentication.ts';
-import { checkUrl, checkUrlAndStanding } from './first-checks.ts';
+import { checkUrl, whenFresh } from './first-checks.ts';
 import type { Gate, Run } from './gate.ts';
 import { labelAskedRoute, matchRoute } from './route-step.ts';
 
@@ -21,9 +21,13 @@ export function createAdminGate(deps: AdminDeps, run: Run): Gate {
   const operatorToken = new OperatorTokenCheck(deps.operatorToken);
 
   function steps(context: KeylessContext): Reply | Promise<Reply> {
+    checkUrl(context);
     // /metrics answers from counters, not records: an instance behind may still be scraped.
-    if (context.path === '/metrics') checkUrl(context);
-    else checkUrlAndStanding(context, deps.store);
+    if (context.path === '/metrics') return afterFreshness(context);
+    return whenFresh(deps.store, () => afterFreshness(context));
+  }
+
+  function afterFreshness(context: KeylessContext): Reply | Promise<Reply> {
     if (!operatorToken.matches(context.req.headers.authorization)) {
       labelAskedRoute(deps.adminRoutes, context);
       return refuseFailedAuthentication(deps, context, operatorTokenRequired);

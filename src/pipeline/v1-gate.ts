@@ -1,7 +1,11 @@
 // The /v1 gate: the contract's checks in order (section 5), each a numbered step:
-//   0. the URL (U+0000) and the instance's standing (503); Cache-Control and CORS; a preflight answered
+//   0. the URL (U+0000); Cache-Control and CORS; a preflight answered
 //   1. key (401; 429 once an address fails too often)
 //   2. quota used up, CPU budget, then rate limit (429) → 2b. suspended account (403)
+//   (many instances: the rate limiter's answer carries the commit watermark; an instance behind
+//    it catches up, or answers 503, and checks the key again before going on, so a key revoked
+//    or narrowed on another instance is refused here from the next request on; a key not found
+//    is looked for again after a catch-up, so a key made on another instance works at once)
 //   3. route (404/405) → 4. permission (403)
 //   5-7. the handler: input (400/413/415), ownership and role (403), state (404/409); a POST
 //        with Idempotency-Key may instead replay its first answer.
@@ -24,7 +28,7 @@ import type { RateDecision } from '../limits/sliding-window.ts';
 import { CpuBudgetStep } from './cpu-budget-step.ts';
 import type { PipelineDeps } from './deps.ts';
 import { refuseFailedAuthentication } from './failed-authentication.ts';
-import { checkUrlAndStanding } from './first-checks.ts';
+import { checkUrl } from './first-checks.ts';
 import type { Gate, Run } from './gate.ts';
 import { labelAskedRoute, matchRoute } from './route-step.ts';
 
@@ -41,7 +45,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   function steps(context: KeyContext): Reply | Promise<Reply> {
     // 0. Every /v1 answer may differ per key and must be revalidated; an allowed browser origin
     //    is told it may read it; a browser's preflight is answered before any key is asked for.
-    checkUrlAndStanding(context, deps.store);
+    checkUrl(context);
     context.responseHeaders['Cache-Control'] = 'private, no-cache';
     deps.cors.decorate(context.responseHeaders, context.req.headers.origin);
     if (isPreflight(context.method, context.req.headers)) return preflight(context);
@@ -50,6 +54,18 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     //    address turn into 429 so keys cannot be guessed at speed.
     const plainKey = presentedKey(context.req.headers);
     const caller = deps.authenticator.authenticate(plainKey);
+    if (caller === null) {
+      // Not known here: it may have been made on another instance a moment ago. Catch up first
+      // (a round trip to the watermark, only for keys not found), then look again.
+      const catchingUp = deps.store.ensureFresh();
+      if (catchingUp !== null) return catchingUp.then(() => withCaller(context, deps.authenticator.authenticate(plainKey), plainKey));
+    }
+    return withCaller(context, caller, plainKey);
+  }
+
+  /** Steps 1 (refusing an unknown key) and 2. */
+  function withCaller(context: KeyContext, caller: ReturnType<KeyAuthenticator['authenticate']>, plainKey: string | null): Reply | Promise<Reply> {
+    context.keyReadAt = deps.store.memoryGeneration();
     if (caller === null) {
       labelAskedRoute(routes, context);
       return refuseFailedAuthentication(deps, context, () => keyRequired(deps.authenticator.refusalOf(plainKey)));
@@ -68,7 +84,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     const overBudget = cpuBudget.refusal(context, meterId, caller.key.rate_limit);
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
-      return overBudget;
+      return freshThen(context, () => overBudget);
     }
     const decision = deps.keyLimiter.hit(meterId, caller.key.rate_limit);
     if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided));
@@ -82,7 +98,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
       setQuotaHeaders(context.responseHeaders, quota, deps.quotas.counter(meterId, quota));
-      return overBudget;
+      return freshThen(context, () => overBudget);
     }
     const taken = deps.quotas.take(meterId, quota);
     if (taken instanceof Promise) return taken.then((counter) => (counter === null ? quotaRefusal(context, meterId, quota) : rateLimited(context, meterId, quota, counter)));
@@ -95,8 +111,32 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return admitted(context, decision, meterId, quota, taken);
   }
 
-  /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key. */
+  /**
+   * `answer()` once this instance holds every acknowledged write (`known`: the watermark the
+   * limiter's answer carried); after a catch-up the key is checked again on the new state.
+   */
+  function freshThen(context: KeyContext, answer: () => Reply | Promise<Reply>, known?: RateDecision['watermark']): Reply | Promise<Reply> {
+    const recheck = () => {
+      // Memory changed since the key was read (this catch-up, or one that ran while the limiter
+      // answered): the key is read again, as it is now.
+      if (deps.store.memoryGeneration() !== context.keyReadAt) {
+        const plainKey = presentedKey(context.req.headers);
+        const caller = deps.authenticator.authenticate(plainKey);
+        if (caller === null) throw keyRequired(deps.authenticator.refusalOf(plainKey));
+        context.caller = caller;
+      }
+      return answer();
+    };
+    const catchingUp = deps.store.ensureFresh(known);
+    return catchingUp === null ? recheck() : catchingUp.then(recheck);
+  }
+
+  /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key, once the instance is caught up. */
   function admitted(context: KeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
+    return freshThen(context, () => decided(context, underCurrentLimit(decision, context.key.rate_limit), meterId, quota, taken), decision.watermark);
+  }
+
+  function decided(context: KeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
     const { key, user } = context;
     setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
     if (quota !== undefined && taken !== undefined) {
@@ -139,6 +179,10 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
    * without counting.
    */
   function quotaRefusal(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+    return freshThen(context, () => quotaRefusalReply(context, meterId, quota));
+  }
+
+  function quotaRefusalReply(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
     labelAskedRoute(routes, context);
     const counter = deps.quotas.counter(meterId, quota);
     const headers = context.responseHeaders;
@@ -186,6 +230,18 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   }
 
   return (req, res, startedAt) => run(new KeyContext(req, res, services), steps, startedAt);
+}
+
+/**
+ * The limiter's decision judged again under the key's limit as it is after a catch-up (a limit
+ * changed on another instance applies from the next request on): the admission already counted
+ * stays counted, and is allowed when the window holds no more than the new limit.
+ */
+function underCurrentLimit(decision: RateDecision, limit: number): RateDecision {
+  if (decision.limit === limit) return decision;
+  if (!decision.allowed) return { ...decision, limit, remaining: 0 };
+  const used = decision.limit - decision.remaining;
+  return { ...decision, limit, allowed: used <= limit, remaining: Math.max(0, limit - used) };
 }
 
 /**

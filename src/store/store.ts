@@ -14,7 +14,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Collections, type ChangeEvent, type CollectionName, type RecordChange, type RecordReader } from './collections.ts';
 import type { FileSystem } from './files.ts';
 import { encodeWrite, headerLine, type StoredRecord, type WriteOp } from './format.ts';
-import type { InstanceSync } from './instance-sync.ts';
+import type { InstanceSync, Watermark } from './instance-sync.ts';
 import type { AppendOutcome, CompactionHooks, Log, LogEntry } from './log.ts';
 import { openLocalLog } from './local-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
@@ -45,6 +45,8 @@ export interface StoreOptions {
   warn?: (message: string) => void;
   /** Compact once the log holds at least this many operations and over half are superseded. */
   compactAtOps?: number;
+  /** With instanceSync: how long a request may wait for its server to catch up before it is answered 503 (CATCH_UP_WAIT_MS). */
+  catchUpWaitMs?: number;
   now?: () => number;
   /** Tests only: where a compaction may be held (see CompactionHooks in log.ts). */
   compactionHooks?: CompactionHooks;
@@ -77,6 +79,14 @@ export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {
     super(`storage write failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
     this.name = 'StoreUnavailableError';
+  }
+}
+
+/** This server could not catch up with every write acknowledged elsewhere (answered 503, never from the past). */
+export class InstanceBehindError extends Error {
+  constructor(why: string) {
+    super(why);
+    this.name = 'InstanceBehindError';
   }
 }
 
@@ -130,6 +140,7 @@ export class Store implements RecordReader {
   /** In the order they were registered; `collection` null hears every collection. */
   private readonly listeners: Array<{ collection: string | null; listener: (change: ChangeEvent) => void }> = [];
   private readonly compactAtOps: number;
+  private readonly catchUpWaitMs: number;
   private readonly now: () => number;
   private readonly warn: (message: string) => void;
   private readonly compactionHooks: CompactionHooks;
@@ -143,34 +154,42 @@ export class Store implements RecordReader {
   private closing = false;
   private closed: Promise<void> | null = null;
   private counters = { writes: 0, batches: 0, conflicts: 0 };
+  /** Writes applied to memory so far (own and pulled): what was read before it changed may be old. */
+  private appliedWrites = 0;
   private readonly conflictsByCollection: Record<string, number> = {};
-  /** A catch-up of others' writes is queued and has not started. */
-  private pullQueued = false;
+  /** The catch-up of others' writes queued and not started yet, if any. */
+  private queuedPull: Promise<void> | null = null;
   private lastPullWarning: string | null = null;
 
   private constructor(
     collections: Collections,
     log: Log,
     instanceSync: InstanceSync | null,
-    options: { compactAtOps: number; now: () => number; warn: (message: string) => void; compactionHooks: CompactionHooks },
+    options: { compactAtOps: number; catchUpWaitMs: number; now: () => number; warn: (message: string) => void; compactionHooks: CompactionHooks },
   ) {
     this.collections = collections;
     this.compactionHooks = options.compactionHooks;
     this.log = log;
     this.instanceSync = instanceSync;
     this.compactAtOps = options.compactAtOps;
+    this.catchUpWaitMs = options.catchUpWaitMs;
     this.now = options.now;
     this.warn = options.warn;
-    if (instanceSync !== null) instanceSync.onOthersWrote(() => this.queuePull());
+    if (instanceSync !== null) instanceSync.onOthersWrote(() => void this.queuePull().catch(() => {}));
   }
 
-  /** Others wrote (a shared log's callback): one catch-up is queued, unless one already waits. */
-  private queuePull(): void {
-    if (this.closing || this.pullQueued) return;
-    // One catch-up waiting at a time is enough: it reads everything committed until it runs.
-    this.pullQueued = true;
-    void this.enqueueTask(() => {
-      this.pullQueued = false;
+  /**
+   * Queues one catch-up of others' writes, unless one already waits (it reads everything
+   * committed until it runs); resolves when that catch-up has run.
+   */
+  private queuePull(): Promise<void> {
+    if (this.closing) return Promise.reject(new StoreClosedError());
+    if (this.queuedPull !== null) return this.queuedPull;
+    // The task may start at once (an idle queue runs it synchronously): it clears only its own promise.
+    let started = false;
+    const pull: Promise<void> = this.enqueueTask(() => {
+      started = true;
+      this.queuedPull = null;
       return this.pullOthers();
     }).then(
       () => {
@@ -180,8 +199,12 @@ export class Store implements RecordReader {
         // Said once per cause, not at every periodic catch-up of an outage.
         if (error.message !== this.lastPullWarning) this.warn(`Could not read other servers' writes: ${error.message}`);
         this.lastPullWarning = error.message;
+        throw error;
       },
     );
+    if (!started) this.queuedPull = pull;
+    pull.catch(() => {});
+    return pull;
   }
 
   /**
@@ -204,7 +227,7 @@ export class Store implements RecordReader {
       await log.close().catch(() => {});
       throw error;
     }
-    return new Store(collections, log, options.instanceSync ?? null, { compactAtOps: options.compactAtOps ?? 10_000, now, warn, compactionHooks: options.compactionHooks ?? {} });
+    return new Store(collections, log, options.instanceSync ?? null, { compactAtOps: options.compactAtOps ?? 10_000, catchUpWaitMs: options.catchUpWaitMs ?? 2_000, now, warn, compactionHooks: options.compactionHooks ?? {} });
   }
 
   get<T extends StoredRecord>(collection: CollectionName<T>, id: string): T | undefined {
@@ -465,10 +488,9 @@ export class Store implements RecordReader {
     });
     for (const item of committed) this.runCommittedActions(item.committedActions);
     this.acknowledge(committed, outcomes);
-    // Another server changed what these read, or wrote before this batch went in: catch up with
-    // it before deciding anything else (the conflicts again, on the new state). Only a shared
+    // Another server changed what these read: catch up with it before deciding them again, on the new state. Only a shared
     // log answers conflict; a write refused with nobody to catch up with is refused for good.
-    if (conflicts.length > 0 || (this.instanceSync !== null && this.instanceSync.needsPull())) {
+    if (conflicts.length > 0) {
       try {
         await this.pullOthers();
       } catch (error) {
@@ -495,8 +517,8 @@ export class Store implements RecordReader {
 
   /**
    * Resolves the committed writes: at once with one writer; with others sharing the log, once
-   * every other server answers with them (`untilAppliedEverywhere`), without holding the queue
-   * meanwhile: later batches go on.
+   * they are in the commit watermark (`published`: every server's next request catches up with
+   * them), without holding the queue meanwhile: later batches go on.
    */
   private acknowledge(committed: readonly DecidedWrite[], outcomes: readonly AppendOutcome[]): void {
     if (committed.length === 0) return;
@@ -505,21 +527,57 @@ export class Store implements RecordReader {
       return;
     }
     const last = Math.max(...outcomes.map((outcome) => (outcome === 'conflict' ? 0 : outcome.version)));
-    this.instanceSync.untilAppliedEverywhere(last).then(
+    this.instanceSync.published(last).then(
       () => {
         for (const item of committed) item.write.resolve(item.result);
       },
       (error: unknown) => {
-        // Committed, but whether every server has it cannot be told: answered as a failed write.
+        // Committed, but whether other servers will answer with it cannot be told: answered as a failed write.
         const failure = new StoreUnavailableError(error);
         for (const item of committed) item.write.reject(failure);
       },
     );
   }
 
-  /** Why this server must not answer now (a shared log it cannot vouch it has caught up with), or null. */
-  staleness(): string | null {
-    return this.instanceSync === null ? null : this.instanceSync.staleness();
+  /** Changes whenever memory does: a request compares it to tell whether what it read may have changed since. */
+  memoryGeneration(): number {
+    return this.appliedWrites;
+  }
+
+  /**
+   * Before a request is answered from memory: null when memory holds every write acknowledged
+   * anywhere (one writer, or `known`, a watermark the request holds already, says so); else a
+   * promise that resolves once it does, after one catch-up, or rejects with InstanceBehindError
+   * when that cannot be done within catchUpWaitMs (the request is answered 503).
+   */
+  ensureFresh(known?: Watermark): Promise<void> | null {
+    const sync = this.instanceSync;
+    if (sync === null) return null;
+    const usable = known !== undefined && sync.trusts(known) ? known : null;
+    if (usable !== null && sync.covers(usable)) return null;
+    return this.catchUpTo(sync, usable);
+  }
+
+  private async catchUpTo(sync: InstanceSync, known: Watermark | null): Promise<void> {
+    let watermark: Watermark;
+    try {
+      watermark = known ?? (await sync.watermark());
+    } catch (error) {
+      throw new InstanceBehindError(`it cannot tell which writes were acknowledged (${(error as Error)?.message ?? String(error)})`);
+    }
+    if (sync.covers(watermark)) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`not caught up within ${this.catchUpWaitMs} ms`)), this.catchUpWaitMs);
+    });
+    try {
+      await Promise.race([this.queuePull(), bound]);
+    } catch (error) {
+      throw new InstanceBehindError(`this instance is catching up with the other instances (${(error as Error)?.message ?? String(error)})`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!sync.covers(watermark)) throw new InstanceBehindError('this instance is catching up with the other instances');
   }
 
   /** What keeps the log from being ready (a shared log: database unreachable, behind), empty when nothing. */
@@ -534,6 +592,7 @@ export class Store implements RecordReader {
   }
 
   private apply(ops: readonly WriteOp[], version: number): void {
+    this.appliedWrites += 1;
     for (const op of ops) {
       const before = this.collections.apply(op, version);
       const after = op.op === 'put' ? op.data : undefined;

@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { lapseAfter } from '../../src/backends/postgres/instance-leases.ts';
 import { ConfigError, DEFAULT_RETRY_DELAYS_MS, loadConfig } from '../../src/config.ts';
 
 test('defaults follow the contract', () => {
@@ -18,9 +17,8 @@ test('defaults follow the contract', () => {
   assert.equal(config.webhookAllowPrivate, false);
   assert.deepEqual(config.webhookRetryDelaysMs, DEFAULT_RETRY_DELAYS_MS);
   assert.deepEqual(DEFAULT_RETRY_DELAYS_MS, [5000, 300000, 1800000, 7200000, 18000000, 36000000]);
-  // An instance answers 1.7 s after it last confirmed it is caught up; writers wait for it 2 s.
-  assert.equal(config.instanceLeaseMs, 1700);
-  assert.equal(lapseAfter(config.instanceLeaseMs), 2000);
+  // A request waits at most 2 s for its instance to catch up with writes acknowledged elsewhere.
+  assert.equal(config.catchUpWaitMs, 2000);
 });
 
 test('accepted values are read', () => {
@@ -33,7 +31,7 @@ test('accepted values are read', () => {
     MARKETPLACE_DEMO: '0',
     WEBHOOK_ALLOW_PRIVATE: '1',
     WEBHOOK_RETRY_DELAYS_MS: '10,20,30',
-    INSTANCE_LEASE_MS: '5000',
+    CATCH_UP_WAIT_MS: '5000',
   });
   assert.equal(config.port, 8080);
   assert.equal(config.host, '0.0.0.0');
@@ -42,7 +40,7 @@ test('accepted values are read', () => {
   assert.equal(config.demo, false);
   assert.equal(config.webhookAllowPrivate, true);
   assert.deepEqual(config.webhookRetryDelaysMs, [10, 20, 30]);
-  assert.equal(config.instanceLeaseMs, 5000);
+  assert.equal(config.catchUpWaitMs, 5000);
 });
 
 const BAD_SETTINGS: Array<[string, Record<string, string>, RegExp]> = [
@@ -53,8 +51,8 @@ const BAD_SETTINGS: Array<[string, Record<string, string>, RegExp]> = [
   ['demo flag not 0/1', { MARKETPLACE_DEMO: 'yes' }, /MARKETPLACE_DEMO/],
   ['retry delays not numbers', { WEBHOOK_RETRY_DELAYS_MS: '5s,10s' }, /WEBHOOK_RETRY_DELAYS_MS/],
   ['private flag not 0/1', { WEBHOOK_ALLOW_PRIVATE: 'maybe' }, /WEBHOOK_ALLOW_PRIVATE/],
-  ['instance lease too short to renew (catch-ups run every half second)', { INSTANCE_LEASE_MS: '499' }, /INSTANCE_LEASE_MS/],
-  ['instance lease not a number', { INSTANCE_LEASE_MS: '2s' }, /INSTANCE_LEASE_MS/],
+  ['catch-up wait too short for one catch-up', { CATCH_UP_WAIT_MS: '99' }, /CATCH_UP_WAIT_MS/],
+  ['catch-up wait not a number', { CATCH_UP_WAIT_MS: '2s' }, /CATCH_UP_WAIT_MS/],
 ];
 
 for (const [name, env, pattern] of BAD_SETTINGS) {

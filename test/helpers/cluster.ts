@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './eventually.ts';
-import { TEST_INSTANCE_LEASE_MS } from './instance-lease.ts';
+import { TEST_CATCH_UP_WAIT_MS } from './catch-up-wait.ts';
 import { skipUnlessServices, startPostgres, startRedis, type PostgresService, type RedisService } from './services.ts';
 
 export const CLUSTER_ADMIN_TOKEN = 'cluster-operator-token-0123456789';
@@ -35,7 +35,7 @@ export function startInstance(databaseUrl: string, redisUrl: string, env: Record
       MARKETPLACE_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
       MARKETPLACE_DEMO: '0',
       ACCESS_LOG: '0',
-      INSTANCE_LEASE_MS: String(TEST_INSTANCE_LEASE_MS),
+      CATCH_UP_WAIT_MS: String(TEST_CATCH_UP_WAIT_MS),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -15,7 +15,7 @@ import { buildOpenApiDocument } from '../../src/openapi/document.ts';
 import type { FileSystem } from '../../src/store/files.ts';
 import type { CompactionHooks } from '../../src/store/store.ts';
 import { httpRequest } from './http-request.ts';
-import { TEST_INSTANCE_LEASE_MS } from './instance-lease.ts';
+import { TEST_CATCH_UP_WAIT_MS } from './catch-up-wait.ts';
 import { AnswerChecker } from './openapi-answers.ts';
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
@@ -165,7 +165,7 @@ export async function startServer(t: TestContext | null, options: StartOptions =
     ...options.env,
   });
   config.passwordCost = TEST_PASSWORD_COST;
-  config.instanceLeaseMs = TEST_INSTANCE_LEASE_MS;
+  config.catchUpWaitMs = TEST_CATCH_UP_WAIT_MS;
   Object.assign(config, options.config);
   const sink = options.output;
   const app = await createApp({

@@ -43,7 +43,7 @@ test('a store over the file log with no InstanceSync at all decides, compacts, s
     [...counts].sort((a, b) => a - b),
     Array.from({ length: 200 }, (_, index) => index + 1),
   );
-  assert.equal(store.staleness(), null);
+  assert.equal(store.ensureFresh(), null);
   assert.deepEqual(store.problems(), []);
 
   // Every value the counter held is still in the log, oldest first.

@@ -1,36 +1,43 @@
 // The record log in PostgreSQL (contracts: src/store/log.ts, and src/store/instance-sync.ts for
-// following the other instances; tables: schema.ts), shared by any number of instances. Each instance keeps every record in memory, as with the file, and
-// follows the others: a commit notifies (LISTEN/NOTIFY) with its version, and `pull` reads
-// every record changed since the last version this instance knows, in version order, in one
-// snapshot. After a lost connection the listener reconnects and pulls, so nothing is missed.
-// A follower cannot fall silent: its listening connection has TCP keepalive and is asked to
-// answer every second (a stalled one is dropped and made again), and it catches up every half
-// second whatever the notifications do. A write is acknowledged only once every running instance
-// has applied it, and an instance that cannot vouch it is caught up refuses to answer
-// (instance-leases.ts): read-your-writes whichever instance a client's next request reaches.
+// following the other instances; tables: schema.ts), shared by any number of instances. Each
+// instance keeps every record in memory, as with the file, and follows the others.
 //
-// Writes: `append` sends a batch in one call of marketplace_append, which commits each entry
-// whose reads no other instance changed since this one last caught up and answers the others
-// `conflict`; the store pulls and decides those again on the new state. When others committed
-// in between, `needsPull` asks the store to read their writes before it decides anything else;
-// until then this instance's own writes past its cursor are remembered, so a pull does not hand
-// them back as others' writes. A PostgreSQL outage
-// rejects appends (the store answers 503) while reads go on from memory; the pool and the
-// listener reconnect by themselves when the database returns.
+// Slots. Each instance writes its own slot of the log (a row of marketplace_log_slots, made at
+// start under a new id): its writes get that slot's next sequences, one commit after the other,
+// so a slot has no gaps and needs no lock shared with the other instances. What an instance has
+// in memory is therefore a vector, the last sequence it applied of each slot (`applied`); its
+// commits are checked against that vector (marketplace_commit), and `pull` reads, in one
+// statement (one snapshot), every row whose sequence is past it, with each slot's last sequence.
+// The store's versions are this instance's own count of the writes it applied, in the order it
+// applied them: no other instance sees them (reads are checked by slot and sequence).
+//
+// Read-your-writes. After a commit the writer raises its slot in the commit watermark (Redis,
+// src/backends/redis/redis-watermark.ts) and then the store answers. Each request learns the
+// watermark and, when this instance has applied less, catches up first (the store's
+// `ensureFresh`). Nothing here waits for other instances, and no instance reports each write.
+// A periodic catch-up (every half second) keeps an idle instance near the others, so webhook
+// deliveries and event streams follow the others' writes without a request.
+//
+// Outages. A PostgreSQL outage rejects commits (the store answers 503) while reads that find the
+// instance caught up go on from memory; one that finds it behind cannot catch up and answers
+// 503. Without Redis the watermark is read from PostgreSQL (every slot's last sequence), which
+// is never below it: the operator's requests still see every acknowledged write.
 //
 // The driver (`pg`) is an optional peer dependency, imported only when DATABASE_URL is set.
 
-import type { Client, ClientBase, Pool, PoolClient } from 'pg';
+import { randomUUID } from 'node:crypto';
+import type { ClientBase, Pool } from 'pg';
 import type { StoredRecord, WriteOp } from '../../store/format.ts';
-import type { InstanceSync, PulledWrite } from '../../store/instance-sync.ts';
+import type { InstanceSync, PulledWrite, Watermark } from '../../store/instance-sync.ts';
 import type { AppendOutcome, CompactResult, LiveCompactionSource, LoadSink, Log, LogEntry, LogStats } from '../../store/log.ts';
-import { DEFAULT_INSTANCE_LEASE_MS } from '../../config.ts';
-import { InstanceLeases } from './instance-leases.ts';
+import { commitLocks } from './commit-locks.ts';
 import { RemovalCount } from './removals.ts';
-import { APPLIED_CHANNEL, CHANGES_CHANNEL, migrate } from './schema.ts';
+import { migrate } from './schema.ts';
 
-/** followers(): an instance that reported within this long is running (each reports at least twice a second). */
+/** followers(): an instance that said it runs within this long is running (each says so every second). */
 const RUNNING_INSTANCE_REPORTED_WITHIN_MS = 5_000;
+/** How often a running instance says so in marketplace_instances (one write per interval, whatever the write rate). */
+const HEARTBEAT_MS = 1_000;
 
 export interface PostgresLogOptions {
   url: string;
@@ -39,8 +46,15 @@ export interface PostgresLogOptions {
   tombstoneRetentionMs?: number;
   /** False: do not follow other instances' writes (a one-off tool such as `migrate`). Default true. */
   follow?: boolean;
-  /** How long this instance answers after confirming it is caught up (INSTANCE_LEASE_MS); default DEFAULT_INSTANCE_LEASE_MS. */
-  leaseMs?: number;
+}
+
+/** Where the commit watermark is kept (Redis): raised after each commit, read by every request. */
+export interface WatermarkBoard {
+  raise(slot: string, seq: number): Promise<void>;
+  /** Drops the fields of slots removed from the database. */
+  forget(slots: readonly string[]): Promise<void>;
+  read(): Promise<Watermark>;
+  trusted(): boolean;
 }
 
 /** `fillEmpty` found records (or writes) in the database: nothing was written. */
@@ -49,24 +63,26 @@ export class DatabaseNotEmptyError extends Error {}
 interface RecordRow {
   collection: string;
   id: string;
-  version: string;
+  slot: string;
+  seq: string;
   data: { id: string } | null;
 }
 
-const RECONNECT_DELAY_MS = 500;
-/** A catch-up (and report) at least this often, whatever the notifications do. */
+/** A catch-up at least this often, whatever the requests do. */
 const CATCH_UP_MS = 500;
-/** The listening connection is asked to answer this often, and dropped when it does not within LIVENESS_TIMEOUT_MS. */
-const LIVENESS_MS = 1_000;
-const LIVENESS_TIMEOUT_MS = 1_500;
-/** Also the liveness question: LISTEN again is harmless. */
-const LISTEN_SQL = `LISTEN ${CHANGES_CHANNEL}; LISTEN ${APPLIED_CHANNEL}`;
 /** Dead peers and half-open connections are noticed by the kernel too. */
 const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 };
-/** Everything committed since the cursor, in commit order, with the last version (the meta row always answers). */
-const PULL_SQL = `SELECT m.last_version, m.tombstones_dropped_through AS dropped_through, r.collection, r.id, r.version, r.data
-   FROM marketplace_meta m LEFT JOIN marketplace_records r ON r.version > $1
-  WHERE m.id = 1 ORDER BY r.version`;
+/**
+ * Everything committed past `applied` ($1, slot → sequence) by others than this instance ($2),
+ * in one snapshot: one row per slot that moved (its last sequence and what compaction dropped),
+ * joined with its changed rows, in sequence order.
+ */
+const PULL_SQL = `SELECT s.id AS slot_id, s.last_seq, s.dropped_through, r.collection, r.id, r.seq, r.data
+   FROM marketplace_log_slots s
+   LEFT JOIN marketplace_records r ON r.slot = s.id AND r.seq > coalesce(($1::jsonb->>s.id)::bigint, 0)
+  WHERE s.id <> $2 AND (s.last_seq > coalesce(($1::jsonb->>s.id)::bigint, 0) OR s.dropped_through > coalesce(($1::jsonb->>s.id)::bigint, 0))
+  ORDER BY s.id, r.seq`;
+const COMMIT_SQL = 'SELECT marketplace_commit($1, $2, $3, $4, $5, $6) AS outcome';
 /** One compaction at a time across instances (session lock, held on one pooled connection). */
 const COMPACTION_LOCK = 'SELECT pg_advisory_lock(727274002)';
 const COMPACTION_UNLOCK = 'SELECT pg_advisory_unlock(727274002)';
@@ -75,47 +91,41 @@ const FILL_ROWS_PER_STATEMENT = 2_000;
 const DEFAULT_TOMBSTONE_RETENTION_MS = 10 * 60 * 1000;
 
 export class PostgresLog implements Log, InstanceSync {
+  /** This instance's slot of the log (and its row in marketplace_instances). */
+  readonly slot = randomUUID();
+  /** The store's random id (marketplace_meta), which names its commit watermark in Redis. */
+  storeId = '';
   private readonly pool: Pool;
-  private readonly url: string;
-  private readonly warn: (message: string) => void;
   private readonly tombstoneRetentionMs: number;
-  private readonly makeClient: () => Client;
-  /** Every write up to this version is in this instance's memory (what its writes are decided on). */
-  private cursor = 1;
-  /** Versions past the cursor that this instance wrote itself: in memory already, skipped by `pull`. */
-  private ownAhead: { first: number; last: number }[] = [];
+  /** Per slot, the last sequence this instance's memory holds (its own slot included). */
+  private readonly applied = new Map<string, number>();
+  /** The store's versions: this instance's count of writes applied (loaded records are 1). */
+  private localVersion = 1;
+  /** The local version of each of this instance's commits not yet published, by its sequence. */
+  private readonly ownSeqByVersion = new Map<number, number>();
   private othersWrote: () => void = () => {};
-  private listener: Client | null = null;
-  private reconnectTimer: NodeJS.Timeout | null = null;
+  private board: WatermarkBoard | null = null;
   private closed = false;
   private counters = { commits: 0, compactions: 0 };
   private lastWriteError: string | null = null;
-  /** The listener is down: a catch-up pull is due when it comes back. */
-  private listenerLost = false;
+  /** The last failure to reach the database (a catch-up or the heartbeat), null once one succeeds. */
+  private unreachable: string | null = null;
   private readonly follow: boolean;
-  /** Read-your-writes across instances (null when not following: a one-off tool). */
-  private readonly leases: InstanceLeases | null;
   private catchUpTimer: NodeJS.Timeout | null = null;
-  private livenessTimer: NodeJS.Timeout | null = null;
-  private livenessAsked = false;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
   /** The removals the table keeps, for the store's compaction trigger. */
   private readonly removals: RemovalCount;
 
   private constructor(pgModule: typeof import('pg'), options: PostgresLogOptions) {
-    this.url = options.url;
-    this.warn = options.warn;
     this.tombstoneRetentionMs = options.tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS;
     this.removals = new RemovalCount(this.tombstoneRetentionMs);
     this.pool = new pgModule.Pool({ connectionString: options.url, max: 4, connectionTimeoutMillis: 5_000, ...KEEPALIVE });
     // An idle connection dropped by the server (restart, outage) is replaced on next use.
     this.pool.on('error', () => {});
-    this.makeClient = () =>
-      new pgModule.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, application_name: 'marketplace-follower', ...KEEPALIVE });
     this.follow = options.follow !== false;
-    this.leases = this.follow ? new InstanceLeases(this.pool, () => this.cursor, options.leaseMs ?? DEFAULT_INSTANCE_LEASE_MS) : null;
   }
 
-  /** Connects, creates or migrates the tables, and starts listening for other instances' writes. */
+  /** Connects, creates or migrates the tables, and (following) makes this instance's slot and starts its catch-ups. */
   static async open(options: PostgresLogOptions): Promise<PostgresLog> {
     const pgModule = await importDriver();
     const log = new PostgresLog(pgModule, options);
@@ -123,12 +133,14 @@ export class PostgresLog implements Log, InstanceSync {
       const client = await log.pool.connect();
       try {
         await migrate(client);
+        log.storeId = (await client.query<{ store_id: string }>('SELECT store_id FROM marketplace_meta WHERE id = 1')).rows[0]!.store_id;
       } finally {
         client.release();
       }
-      if (log.leases !== null) {
-        await log.leases.register();
-        await log.listen();
+      if (log.follow) {
+        await log.pool.query('INSERT INTO marketplace_log_slots (id, last_seq) VALUES ($1, 0)', [log.slot]);
+        log.applied.set(log.slot, 0);
+        await log.beat();
         log.startWatching();
       }
     } catch (error) {
@@ -138,156 +150,148 @@ export class PostgresLog implements Log, InstanceSync {
     return log;
   }
 
+  /** The commit watermark's board (Redis); until given, the watermark is read from the database. */
+  useWatermark(board: WatermarkBoard): void {
+    this.board = board;
+  }
+
+  /** Every slot's last sequence, read from the database: the watermark's ground truth. */
+  async slotTruth(): Promise<Watermark> {
+    const result = await this.pool.query<{ id: string; last_seq: string }>('SELECT id, last_seq FROM marketplace_log_slots');
+    return new Map(result.rows.map((row) => [row.id, Number(row.last_seq)]));
+  }
+
   async load(sink: LoadSink): Promise<{ lastVersion: number }> {
     const client = await this.pool.connect();
     try {
-      // One snapshot: the records and the version they are the state of.
+      // One snapshot: the records and each slot's last sequence they are the state of.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const meta = await client.query<{ last_version: string }>('SELECT last_version FROM marketplace_meta WHERE id = 1');
-      const rows = await client.query<RecordRow>('SELECT collection, id, version, data FROM marketplace_records WHERE data IS NOT NULL');
+      const slots = await client.query<{ id: string; last_seq: string }>('SELECT id, last_seq FROM marketplace_log_slots');
+      const rows = await client.query<RecordRow>('SELECT collection, id, data FROM marketplace_records WHERE data IS NOT NULL');
       await this.countRemovals(client);
       await client.query('COMMIT');
-      for (const row of rows.rows) sink.put(row.collection, row.data!, Number(row.version));
-      this.cursor = Number(meta.rows[0]!.last_version);
+      for (const row of rows.rows) sink.put(row.collection, row.data!, 1);
+      for (const slot of slots.rows) if (slot.id !== this.slot) this.applied.set(slot.id, Number(slot.last_seq));
     } finally {
       client.release();
     }
-    // What was committed since the snapshot, and this instance becomes one whose writers wait.
-    if (this.leases !== null) {
-      await this.rejoin((write) => {
-        for (const op of write.ops) {
-          if (op.op === 'put') sink.put(op.collection, op.data, write.version);
-          else sink.remove(op.collection, op.id, write.version);
-        }
-      });
-    }
-    return { lastVersion: this.cursor };
+    return { lastVersion: this.localVersion };
   }
 
   async append(entries: readonly LogEntry[]): Promise<AppendOutcome[]> {
     const batch = JSON.stringify(entries.map((entry) => entry.ops.map(toRow)));
     const reads = JSON.stringify(entries.map((entry) => entry.reads.map((read) => ({ c: read.collection, id: read.id }))));
-    let outcome: { previous: number; versions: (number | null)[] };
+    const locks = commitLocks(entries);
+    let seqs: (number | null)[];
     try {
-      const result = await this.pool.query<{ outcome: typeof outcome }>('SELECT marketplace_append($1, $2, $3) AS outcome', [this.cursor, batch, reads]);
-      outcome = result.rows[0]!.outcome;
+      const result = await this.pool.query<{ outcome: { seqs: (number | null)[] } }>(COMMIT_SQL, [
+        this.slot,
+        JSON.stringify(Object.fromEntries(this.applied)),
+        batch,
+        reads,
+        locks.keys,
+        locks.exclusive,
+      ]);
+      seqs = result.rows[0]!.outcome.seqs;
       this.lastWriteError = null;
     } catch (error) {
       this.lastWriteError = (error as Error).message || 'PostgreSQL unavailable';
       throw error;
     }
-    const committed = outcome.versions.filter((version): version is number => version !== null);
-    if (committed.length > 0) {
-      this.counters.commits += 1;
-      this.removals.removed(entries.reduce((count, entry, index) => count + (outcome.versions[index] === null ? 0 : entry.ops.filter((op) => op.op === 'del').length), 0));
-      const written = { first: committed[0]!, last: committed[committed.length - 1]! };
-      // Nobody else wrote in between: memory holds everything up to the batch's last version.
-      if (outcome.previous === this.cursor && this.ownAhead.length === 0) this.cursor = written.last;
-      else this.ownAhead.push(written);
-    }
-    return outcome.versions.map((version) => (version === null ? 'conflict' : { version }));
-  }
-
-  /** Others committed writes this instance has not read yet, and its own went in after them. */
-  needsPull(): boolean {
-    return this.ownAhead.length > 0;
+    const outcomes: AppendOutcome[] = [];
+    seqs.forEach((seq, index) => {
+      if (seq === null) {
+        outcomes.push('conflict');
+        return;
+      }
+      this.localVersion += 1;
+      this.applied.set(this.slot, seq);
+      this.ownSeqByVersion.set(this.localVersion, seq);
+      this.removals.removed(entries[index]!.ops.filter((op) => op.op === 'del').length);
+      outcomes.push({ version: this.localVersion });
+    });
+    if (outcomes.some((outcome) => outcome !== 'conflict')) this.counters.commits += 1;
+    return outcomes;
   }
 
   async pull(apply: (write: PulledWrite) => void): Promise<void> {
-    if (this.leases !== null && !this.leases.isMember()) return this.rejoin(apply);
     let result;
     try {
-      result = await this.pool.query<PulledRow>(PULL_SQL, [this.cursor]);
+      result = await this.pool.query<PulledRow>(PULL_SQL, [JSON.stringify(Object.fromEntries(this.applied)), this.slot]);
+      this.unreachable = null;
     } catch (error) {
-      this.leases?.failed(error);
+      this.unreachable = (error as Error)?.message || 'PostgreSQL unavailable';
       throw error;
     }
     this.applyPulled(result.rows, apply);
-    this.leases?.report();
   }
 
-  /** Resolves once every other running instance has applied `version` (instance-leases.ts). */
-  untilAppliedEverywhere(version: number): Promise<void> {
-    return this.leases === null ? Promise.resolve() : this.leases.untilAppliedEverywhere(version);
+  /** Raises this instance's slot in the watermark to the commit that got local `version` (and every earlier one). */
+  async published(version: number): Promise<void> {
+    const seq = this.ownSeqByVersion.get(version);
+    if (seq === undefined) return;
+    for (const known of this.ownSeqByVersion.keys()) if (known <= version) this.ownSeqByVersion.delete(known);
+    // Without a board (a one-off tool), nobody reads a watermark.
+    await this.board?.raise(this.slot, seq);
   }
 
-  /** Why this instance must not answer now (it cannot vouch it holds every acknowledged write), or null. */
-  staleness(): string | null {
-    const why = this.leases?.staleness() ?? null;
-    // Catch up now rather than at the next tick (the store keeps one catch-up queued at most).
-    if (why !== null && !this.closed) this.othersWrote();
-    return why;
+  /** The watermark from Redis; from the database when Redis cannot answer (never below Redis's). */
+  async watermark(): Promise<Watermark> {
+    if (this.board === null) return this.slotTruth();
+    try {
+      return await this.board.read();
+    } catch {
+      return this.slotTruth();
+    }
   }
 
-  /** What keeps this instance from being ready: the database unreachable, not caught up, or fallen too far behind. */
+  trusts(_watermark: Watermark): boolean {
+    return this.board !== null && this.board.trusted();
+  }
+
+  covers(watermark: Watermark): boolean {
+    for (const [slot, seq] of watermark) {
+      if (slot !== this.slot && (this.applied.get(slot) ?? 0) < seq) return false;
+    }
+    return true;
+  }
+
+  /** What keeps this instance from being ready: the database unreachable, or fallen too far behind. */
   problems(): string[] {
     const problems: string[] = [];
-    const unreachable = this.leases?.unreachable() ?? null;
-    if (unreachable !== null) problems.push(`the database cannot be reached: ${unreachable}`);
-    const stale = this.staleness();
-    if (stale !== null) problems.push(stale);
+    if (this.unreachable !== null) problems.push(`the database cannot be reached: ${this.unreachable}`);
     if (this.lastWriteError !== null && this.lastWriteError.startsWith(FELL_BEHIND)) problems.push(this.lastWriteError);
     return problems;
   }
 
-  /**
-   * Catches up holding the meta row FOR SHARE (no write commits meanwhile), then marks this
-   * instance a member again: every later write waits for it (instance-leases.ts, rule 3).
-   */
-  private async rejoin(apply: (write: PulledWrite) => void): Promise<void> {
-    const leases = this.leases!;
-    const sentAt = performance.now();
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      leases.failed(error);
-      throw error;
-    }
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT last_version FROM marketplace_meta WHERE id = 1 FOR SHARE');
-      const result = await client.query<PulledRow>(PULL_SQL, [this.cursor]);
-      this.applyPulled(result.rows, apply);
-      await leases.rejoin(client, this.cursor);
-      await client.query('COMMIT');
-      leases.rejoined(sentAt);
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      leases.failed(error);
-      throw error;
-    } finally {
-      client.release();
-    }
-  }
-
-  /** Hands over pulled rows as writes, in version order, skipping this instance's own. */
+  /** Hands over pulled rows as writes (one per slot and sequence), and moves `applied` to each slot's last sequence. */
   private applyPulled(rows: readonly PulledRow[], apply: (write: PulledWrite) => void): void {
-    const first = rows[0];
-    if (!first) return;
-    if (Number(first.dropped_through) > this.cursor) {
-      // Removals this instance never saw are gone: its memory may keep removed records. Writes
-      // stop (503, /readyz not ready) until it is restarted and loads the current state.
-      this.lastWriteError = `${FELL_BEHIND} for longer than removals are kept; restart it`;
-      throw new Error(this.lastWriteError);
+    for (const row of rows) {
+      if (Number(row.dropped_through) > (this.applied.get(row.slot_id) ?? 0)) {
+        // Removals this instance never saw are gone: its memory may keep removed records. Writes
+        // stop (503, /readyz not ready) until it is restarted and loads the current state.
+        this.lastWriteError = `${FELL_BEHIND} for longer than removals are kept; restart it`;
+        throw new Error(this.lastWriteError);
+      }
     }
     let ops: WriteOp[] = [];
-    let version = 0;
+    let current = '';
+    const flush = () => {
+      if (ops.length === 0) return;
+      this.localVersion += 1;
+      apply({ ops, version: this.localVersion });
+      ops = [];
+    };
     for (const row of rows) {
-      if (row.version === null) continue;
-      const rowVersion = Number(row.version);
-      if (this.ownAhead.some((own) => rowVersion >= own.first && rowVersion <= own.last)) continue;
-      if (rowVersion !== version && ops.length > 0) {
-        apply({ ops, version });
-        ops = [];
-      }
-      version = rowVersion;
+      if (row.seq === null) continue;
+      const write = `${row.slot_id} ${row.seq}`;
+      if (write !== current) flush();
+      current = write;
       ops.push(row.data === null ? { op: 'del', collection: row.collection, id: row.id } : { op: 'put', collection: row.collection, id: row.id, data: row.data });
       if (row.data === null) this.removals.removed(1);
     }
-    if (ops.length > 0) apply({ ops, version });
-    this.cursor = Math.max(this.cursor, Number(first.last_version));
-    this.ownAhead = this.ownAhead.filter((own) => own.last > this.cursor);
+    flush();
+    for (const row of rows) this.applied.set(row.slot_id, Math.max(this.applied.get(row.slot_id) ?? 0, Number(row.last_seq)));
   }
 
   /**
@@ -299,26 +303,25 @@ export class PostgresLog implements Log, InstanceSync {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      // The meta row's lock keeps any instance starting meanwhile from writing in between.
-      const meta = await client.query<{ last_version: string }>('SELECT last_version FROM marketplace_meta WHERE id = 1 FOR UPDATE');
+      // Keeps any instance starting meanwhile from writing in between (its commits wait).
+      await client.query('LOCK TABLE marketplace_log_slots, marketplace_records IN EXCLUSIVE MODE');
       const rows = await client.query<{ count: string }>('SELECT count(*) AS count FROM marketplace_records');
-      const lastVersion = Number(meta.rows[0]!.last_version);
-      if (lastVersion !== 1 || Number(rows.rows[0]!.count) !== 0) {
-        throw new DatabaseNotEmptyError(`the database is not empty (${rows.rows[0]!.count} records, last write version ${lastVersion})`);
+      const written = await client.query<{ seqs: string }>("SELECT coalesce(sum(last_seq), 0) AS seqs FROM marketplace_log_slots WHERE id <> 'before-5'");
+      if (Number(rows.rows[0]!.count) !== 0 || Number(written.rows[0]!.seqs) !== 0) {
+        throw new DatabaseNotEmptyError(`the database is not empty (${rows.rows[0]!.count} records, ${written.rows[0]!.seqs} writes)`);
       }
-      const version = lastVersion + 1;
+      // The copy is one write of a slot of its own.
+      const slot = `migrate-${randomUUID()}`;
+      await client.query('INSERT INTO marketplace_log_slots (id, last_seq) VALUES ($1, 1)', [slot]);
       for (let start = 0; start < records.length; start += FILL_ROWS_PER_STATEMENT) {
         const chunk = records.slice(start, start + FILL_ROWS_PER_STATEMENT).map(toRow);
         await client.query(
-          `INSERT INTO marketplace_records (collection, id, version, data)
-           SELECT c, id, $2, d FROM json_to_recordset($1) AS rows(op text, c text, id text, d json) WHERE op = 'put'`,
-          [JSON.stringify(chunk), version],
+          `INSERT INTO marketplace_records (collection, id, slot, seq, data)
+           SELECT c, id, $2, 1, d FROM json_to_recordset($1) AS rows(op text, c text, id text, d json) WHERE op = 'put'`,
+          [JSON.stringify(chunk), slot],
         );
       }
-      await client.query('UPDATE marketplace_meta SET last_version = $1 WHERE id = 1', [version]);
-      await client.query(`SELECT pg_notify('${CHANGES_CHANNEL}', $1)`, [String(version)]);
       await client.query('COMMIT');
-      this.cursor = version;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
@@ -329,15 +332,15 @@ export class PostgresLog implements Log, InstanceSync {
 
   /**
    * How many server instances run on this database: those whose row in marketplace_instances
-   * was reported in the last few seconds (a running instance reports at least twice a second;
-   * one stopped cleanly deletes its row, one killed stops reporting). This log's own row, if it
+   * says it runs in the last few seconds (a running instance says so every second; one
+   * stopped cleanly deletes its row, one killed stops saying so). This log's own row, if it
    * follows, is not counted.
    */
   async followers(): Promise<number> {
     const result = await this.pool.query<{ count: string }>(
       `SELECT count(*) AS count FROM marketplace_instances
         WHERE id <> $1 AND beat_at > clock_timestamp() - make_interval(secs => $2)`,
-      [this.leases?.id ?? '', RUNNING_INSTANCE_REPORTED_WITHIN_MS / 1000],
+      [this.slot, RUNNING_INSTANCE_REPORTED_WITHIN_MS / 1000],
     );
     return Number(result.rows[0]!.count);
   }
@@ -381,13 +384,24 @@ export class PostgresLog implements Log, InstanceSync {
     const before = await this.tableBytes();
     await client.query(
       `WITH dropped AS (
-         DELETE FROM marketplace_records WHERE data IS NULL AND changed_at < now() - make_interval(secs => $1) RETURNING version)
-       UPDATE marketplace_meta SET tombstones_dropped_through = GREATEST(tombstones_dropped_through, (SELECT max(version) FROM dropped))
-        WHERE id = 1 AND EXISTS (SELECT 1 FROM dropped)`,
+         DELETE FROM marketplace_records WHERE data IS NULL AND changed_at < now() - make_interval(secs => $1) RETURNING slot, seq)
+       UPDATE marketplace_log_slots s SET dropped_through = GREATEST(s.dropped_through, d.through)
+         FROM (SELECT slot, max(seq) AS through FROM dropped GROUP BY slot) d WHERE s.id = d.slot`,
       [this.tombstoneRetentionMs / 1000],
     );
-    // Instances that lapsed long ago (killed, or cut off for an hour): one that is still alive registers again when it rejoins.
-    await client.query("DELETE FROM marketplace_instances WHERE lapsed AND beat_at < now() - interval '1 hour'");
+    // Slots of instances gone for an hour: every running instance has long applied their writes,
+    // and an instance starting loads them. Their watermark fields go too (the limiter's script
+    // reads the whole watermark with each request).
+    const gone = await client.query<{ id: string }>(
+      `DELETE FROM marketplace_log_slots s
+        WHERE s.id <> $1 AND s.created_at < now() - interval '1 hour'
+          AND NOT EXISTS (SELECT 1 FROM marketplace_instances i WHERE i.id = s.id AND i.beat_at > now() - interval '1 hour')
+       RETURNING s.id`,
+      [this.slot],
+    );
+    for (const { id } of gone.rows) this.applied.delete(id);
+    if (gone.rows.length > 0) await this.board?.forget(gone.rows.map((row) => row.id));
+    await client.query("DELETE FROM marketplace_instances WHERE beat_at < now() - interval '1 hour'");
     await client.query('VACUUM marketplace_records');
     await this.countRemovals(client);
     this.counters.compactions += 1;
@@ -406,13 +420,10 @@ export class PostgresLog implements Log, InstanceSync {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.catchUpTimer) clearInterval(this.catchUpTimer);
-    if (this.livenessTimer) clearInterval(this.livenessTimer);
-    await this.leases?.leave();
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.end().catch(() => {});
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    // A clean stop: `migrate` need not wait for this instance's row to age.
+    if (this.follow) await this.pool.query('DELETE FROM marketplace_instances WHERE id = $1', [this.slot]).catch(() => {});
     await this.pool.end().catch(() => {});
   }
 
@@ -433,74 +444,30 @@ export class PostgresLog implements Log, InstanceSync {
     return Number(result.rows[0]!.bytes);
   }
 
-  /** LISTEN on a connection of its own; on loss, reconnect and catch up. */
-  private async listen(): Promise<void> {
-    const client = this.makeClient();
-    client.on('notification', (message) => {
-      if (message.channel === APPLIED_CHANNEL) this.leases?.heard(message.payload ?? '');
-      else if (Number(message.payload) > this.cursor) this.othersWrote();
-    });
-    client.on('error', () => this.dropListener(client));
-    client.on('end', () => this.dropListener(client));
-    await client.connect();
-    await client.query(LISTEN_SQL);
-    this.listener = client;
-    if (this.listenerLost) {
-      this.listenerLost = false;
-      // Writes committed while we were not listening: catch up now.
-      this.othersWrote();
-    }
-  }
-
-  /** The listening connection failed, ended or stalled: drop it and make another. */
-  private dropListener(client: Client): void {
-    if (this.listener !== client || this.closed) return;
-    this.listener = null;
-    this.listenerLost = true;
-    // A stalled connection may never answer end(): its socket is destroyed.
-    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-    client.end().catch(() => {});
-    this.scheduleReconnect();
-  }
-
-  /** The periodic catch-up and the listening connection's liveness question. */
+  /** The periodic catch-up and the heartbeat. */
   private startWatching(): void {
     this.catchUpTimer = setInterval(() => this.othersWrote(), CATCH_UP_MS);
     this.catchUpTimer.unref();
-    this.livenessTimer = setInterval(() => this.askListener(), LIVENESS_MS);
-    this.livenessTimer.unref();
+    this.heartbeatTimer = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    this.heartbeatTimer.unref();
   }
 
-  private askListener(): void {
-    const client = this.listener;
-    if (client === null || this.livenessAsked) return;
-    this.livenessAsked = true;
-    let timer: NodeJS.Timeout | undefined;
-    const stalled = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error('the listening connection did not answer')), LIVENESS_TIMEOUT_MS);
-    });
-    Promise.race([client.query(LISTEN_SQL), stalled])
-      .catch((error: Error) => {
-        if (this.listener === client && !this.closed) this.warn(`Following other instances' writes: ${error.message}; connecting again`);
-        this.dropListener(client);
-      })
-      .finally(() => {
-        clearTimeout(timer);
-        this.livenessAsked = false;
-      });
-  }
-
-  private scheduleReconnect(): void {
-    if (this.closed || this.reconnectTimer) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
-      this.listen().catch(() => this.scheduleReconnect());
-    }, RECONNECT_DELAY_MS);
-    this.reconnectTimer.unref();
+  /** Says this instance runs (for `migrate`'s check); a failure is what /readyz reports until one succeeds. */
+  private async beat(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.pool.query(
+        'INSERT INTO marketplace_instances (id, beat_at) VALUES ($1, clock_timestamp()) ON CONFLICT (id) DO UPDATE SET beat_at = EXCLUDED.beat_at',
+        [this.slot],
+      );
+      this.unreachable = null;
+    } catch (error) {
+      this.unreachable = (error as Error)?.message || 'PostgreSQL unavailable';
+    }
   }
 }
 
-type PulledRow = RecordRow & { last_version: string; dropped_through: string };
+type PulledRow = Omit<RecordRow, 'slot' | 'seq'> & { slot_id: string; seq: string | null; last_seq: string; dropped_through: string };
 const FELL_BEHIND = 'this instance fell behind the database';
 
 function toRow(op: WriteOp): { op: string; c: string; id: string; d?: unknown } {

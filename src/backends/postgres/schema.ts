@@ -1,30 +1,38 @@
 // The PostgreSQL tables of the record log, created and migrated at start under an advisory lock
 // (so instances starting together do not race), with the schema version in a table of its own.
 //
-//   marketplace_meta     one row: the schema version and the version of the last committed write
-//   marketplace_records  every record's latest state and the version of the write that put it;
-//                        a removed record stays as a tombstone (data NULL) so other instances
-//                        learn of the removal; the version order is the change feed they follow
-//   marketplace_instances one row per running instance: the version it has applied, when it last
-//                        said so, and whether it lapsed (a writer stopped waiting for it)
+//   marketplace_meta      one row: the schema version, and a random id naming this store (its
+//                         commit watermark's key in Redis)
+//   marketplace_log_slots one row per writing instance (a slot it alone writes): the sequence of
+//                         its last committed write, and through which of its sequences removals
+//                         were dropped by a compaction
+//   marketplace_records   every record's latest state, the slot and sequence of the write that
+//                         put it; a removed record stays as a tombstone (data NULL) so other
+//                         instances learn of the removal
+//   marketplace_instances one row per running instance and when it last said it runs (once a
+//                         second), so `marketplace migrate` refuses a database in use
 //
-// marketplace_append(expected, entries, reads) commits one batch of writes in one round trip.
-// `expected` is the last write this instance has in memory, which is what it decided the batch
-// on. The function locks the meta row, then checks each entry's reads (contract of
-// src/store/log.ts): a record read is stale when a write since `expected` changed it, a whole
-// collection read when a write since `expected` changed any of its records. Entries with stale
-// reads are answered null and store nothing; the others commit. When no write was committed
-// since `expected` there is nothing to check. Versions are given under that lock, so they
-// increase in commit order with no gaps and a follower never skips one. The answer also gives
-// the last version before the batch: when it is not `expected`, others wrote in between, and the
-// instance reads their writes before it decides anything else.
+// marketplace_commit(writer, expected, entries, reads, locks) commits one batch of one
+// instance's writes in one round trip, with no lock shared by every commit (so the instances'
+// commits overlap and PostgreSQL flushes them together). `expected` is what the instance has in
+// memory, per slot, which is what it decided the batch on. The function first takes the batch's
+// advisory locks in the order given (ascending, the same order in every commit, so two commits
+// never wait for each other in a circle): a record written exclusive, a record read shared, a
+// collection shared by whoever touches one of its records and exclusive by whoever read it whole
+// (a uniqueness check) — so of two commits that read or write the same thing, the later one sees
+// the earlier one's rows. Then each entry's reads are checked (contract of src/store/log.ts): a
+// record read is stale when a row of it has a sequence past `expected` for its slot, a whole
+// collection when any of its rows has. Entries with stale reads are answered null and store
+// nothing; the others get the next sequences of the writer's slot, which only this instance
+// writes, one commit after the other: a slot's sequences have no gaps, and a reader that sees
+// sequence n of a slot sees every earlier one. No notification is sent from the commit: the
+// other instances learn of it by the commit watermark (src/backends/redis/redis-watermark.ts).
 
 import type { ClientBase } from 'pg';
 
-export const SCHEMA_VERSION = 4;
-export const CHANGES_CHANNEL = 'marketplace_changes';
-/** Each instance announces here, as "<instance id> <version>", how far it has applied the log. */
-export const APPLIED_CHANNEL = 'marketplace_applied';
+export const SCHEMA_VERSION = 5;
+/** The notification channels of schemas 1–4 (their functions still name them). */
+const CHANGES_CHANNEL = 'marketplace_changes';
 const SCHEMA_LOCK = 'SELECT pg_advisory_xact_lock(727274001)';
 
 export const SCHEMA_MIGRATIONS: readonly string[] = [
@@ -141,6 +149,100 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
   // Rows of instances of an older release keep the 2 s they were started with.
   `
   ALTER TABLE marketplace_instances ADD COLUMN lapse_ms integer NOT NULL DEFAULT 2000;
+  `,
+  // 4 → 5: each instance writes a slot of its own, and commits take locks only on what they
+  // read and write; the global version, its lock on the meta row and the per-commit
+  // notification are gone (writes of several instances overlap). Rows of earlier schemas keep
+  // their version as the sequence of the slot "before-5".
+  `
+  CREATE TABLE marketplace_log_slots (
+    id text PRIMARY KEY,
+    last_seq bigint NOT NULL,
+    dropped_through bigint NOT NULL DEFAULT 0,
+    created_at timestamptz NOT NULL DEFAULT now()
+  );
+  INSERT INTO marketplace_log_slots (id, last_seq, dropped_through)
+    SELECT 'before-5', last_version, tombstones_dropped_through FROM marketplace_meta WHERE id = 1;
+  ALTER TABLE marketplace_records ADD COLUMN slot text NOT NULL DEFAULT 'before-5', ADD COLUMN seq bigint;
+  UPDATE marketplace_records SET seq = version;
+  ALTER TABLE marketplace_records ALTER COLUMN seq SET NOT NULL, ALTER COLUMN slot DROP DEFAULT;
+  DROP INDEX marketplace_records_by_version;
+  ALTER TABLE marketplace_records DROP COLUMN version;
+  CREATE INDEX marketplace_records_by_slot ON marketplace_records (slot, seq);
+  CREATE INDEX marketplace_records_by_collection ON marketplace_records (collection, slot, seq);
+  ALTER TABLE marketplace_meta DROP COLUMN last_version, DROP COLUMN tombstones_dropped_through;
+  -- Names this store's commit watermark in Redis, which other stores may share.
+  ALTER TABLE marketplace_meta ADD COLUMN store_id text NOT NULL DEFAULT md5(random()::text || clock_timestamp()::text);
+  DROP FUNCTION marketplace_append(bigint, json, json);
+  DROP TABLE marketplace_instances;
+  CREATE TABLE marketplace_instances (id text PRIMARY KEY, beat_at timestamptz NOT NULL);
+  CREATE FUNCTION marketplace_commit(writer text, expected jsonb, entries json, reads json, lock_keys bigint[], lock_exclusive boolean[])
+    RETURNS json LANGUAGE plpgsql AS $fn$
+  DECLARE
+    i int;
+    entry_reads json;
+    one_read json;
+    stale boolean;
+    fell_behind boolean;
+    accepted boolean[] := ARRAY[]::boolean[];
+    entry json;
+    op json;
+    entry_number int := 0;
+    last bigint;
+    written bigint;
+    seqs jsonb := '[]'::jsonb;
+  BEGIN
+    FOR i IN 1 .. coalesce(array_length(lock_keys, 1), 0) LOOP
+      IF lock_exclusive[i] THEN PERFORM pg_advisory_xact_lock(lock_keys[i]);
+      ELSE PERFORM pg_advisory_xact_lock_shared(lock_keys[i]);
+      END IF;
+    END LOOP;
+    -- A removal this instance never saw may be gone from the table: nothing it read can be trusted.
+    fell_behind := EXISTS (SELECT 1 FROM marketplace_log_slots s WHERE s.dropped_through > coalesce((expected->>s.id)::bigint, 0));
+    -- Every entry is judged before any is stored: the entries of a batch never read each other's writes.
+    FOR entry_reads IN SELECT value FROM json_array_elements(reads) LOOP
+      stale := fell_behind;
+      IF NOT stale THEN
+        FOR one_read IN SELECT value FROM json_array_elements(entry_reads) LOOP
+          IF one_read->>'id' IS NULL THEN
+            stale := EXISTS (
+              SELECT 1 FROM marketplace_log_slots s
+               WHERE s.last_seq > coalesce((expected->>s.id)::bigint, 0)
+                 AND EXISTS (SELECT 1 FROM marketplace_records r
+                              WHERE r.collection = one_read->>'c' AND r.slot = s.id AND r.seq > coalesce((expected->>s.id)::bigint, 0)));
+          ELSE
+            stale := EXISTS (SELECT 1 FROM marketplace_records r
+                              WHERE r.collection = one_read->>'c' AND r.id = one_read->>'id' AND r.seq > coalesce((expected->>r.slot)::bigint, 0));
+          END IF;
+          EXIT WHEN stale;
+        END LOOP;
+      END IF;
+      accepted := accepted || NOT stale;
+    END LOOP;
+    SELECT last_seq INTO last FROM marketplace_log_slots WHERE id = writer FOR UPDATE;
+    IF last IS NULL THEN RAISE EXCEPTION 'marketplace: no log slot %', writer; END IF;
+    IF last <> coalesce((expected->>writer)::bigint, 0) THEN
+      RAISE EXCEPTION 'marketplace: log slot % is at %, its instance expected %', writer, last, expected->>writer;
+    END IF;
+    written := last;
+    FOR entry IN SELECT value FROM json_array_elements(entries) LOOP
+      entry_number := entry_number + 1;
+      IF accepted[entry_number] THEN
+        written := written + 1;
+        FOR op IN SELECT value FROM json_array_elements(entry) LOOP
+          INSERT INTO marketplace_records AS r (collection, id, slot, seq, data)
+          VALUES (op->>'c', op->>'id', writer, written, CASE WHEN op->>'op' = 'put' THEN op->'d' END)
+          ON CONFLICT (collection, id) DO UPDATE SET slot = EXCLUDED.slot, seq = EXCLUDED.seq, data = EXCLUDED.data, changed_at = now();
+        END LOOP;
+        seqs := seqs || to_jsonb(written);
+      ELSE
+        seqs := seqs || 'null'::jsonb;
+      END IF;
+    END LOOP;
+    IF written > last THEN UPDATE marketplace_log_slots SET last_seq = written WHERE id = writer; END IF;
+    RETURN json_build_object('seqs', seqs);
+  END
+  $fn$;
   `,
 ];
 

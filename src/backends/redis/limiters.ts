@@ -9,6 +9,8 @@ import { RedisConnection, type RedisConnectionOptions } from './redis-connection
 import { RedisSlidingWindowLimiter } from './redis-limiter.ts';
 import { RedisFailureReservations } from './redis-reservations.ts';
 import { RedisQuotaCounts } from './redis-quota-counts.ts';
+import { RedisWatermark } from './redis-watermark.ts';
+import type { Watermark } from '../../store/instance-sync.ts';
 import type { SharedQuotaCounts } from '../../analytics/quota-counters.ts';
 
 const FAILED_AUTH_PREFIX = 'marketplace:limit:auth:';
@@ -23,16 +25,18 @@ export interface SharedLimiters {
   redeliveryLimiter: RateLimiter;
   /** Plan quota counts, one number per user, plan and period. */
   quotaCounts: SharedQuotaCounts;
+  /** The commit watermark on the same connection (read inside keyLimiter's decisions, when `watermarkKey` was given); `truth` reads the database's numbers. */
+  watermark(truth: () => Promise<Watermark>): RedisWatermark;
   /** Where the windows are, in words: "Redis at host:6379 (TLS)". */
   description: string;
   close(): void;
 }
 
-export async function openRedisLimiters(options: RedisConnectionOptions & { monotonicNow: () => number }): Promise<SharedLimiters> {
+export async function openRedisLimiters(options: RedisConnectionOptions & { monotonicNow: () => number; watermarkKey?: string }): Promise<SharedLimiters> {
   const connection = await RedisConnection.open(options);
   const { monotonicNow } = options;
   return {
-    keyLimiter: new RedisSlidingWindowLimiter({ connection, prefix: 'marketplace:limit:key:', monotonicNow }),
+    keyLimiter: new RedisSlidingWindowLimiter({ connection, prefix: 'marketplace:limit:key:', monotonicNow, watermarkKey: options.watermarkKey }),
     failedAuthLimiter: new RedisSlidingWindowLimiter({ connection, prefix: FAILED_AUTH_PREFIX, windowMs: FAILED_AUTH_WINDOW_MS, monotonicNow }),
     failureReservations: new RedisFailureReservations({
       connection,
@@ -40,6 +44,7 @@ export async function openRedisLimiters(options: RedisConnectionOptions & { mono
     }),
     redeliveryLimiter: new RedisSlidingWindowLimiter({ connection, prefix: 'marketplace:limit:redeliver:', windowMs: REDELIVERY_WINDOW_MS, monotonicNow }),
     quotaCounts: new RedisQuotaCounts(connection),
+    watermark: (truth) => new RedisWatermark(connection, options.watermarkKey ?? 'marketplace:watermark', truth),
     description: `Redis at ${connection.describe()}`,
     close: () => connection.close(),
   };

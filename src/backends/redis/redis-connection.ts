@@ -64,6 +64,8 @@ export class RedisConnection {
   private inFlight = 0;
   /** When Redis last answered anything, or the current connection was made. */
   private lastAnswerAt = performance.now();
+  /** Told of each new connection to Redis (a restarted Redis may hold an older state). */
+  private readonly connectedListeners = new Set<() => void>();
 
   private constructor(redis: RedisModule, options: RedisConnectionOptions) {
     this.redis = redis;
@@ -146,6 +148,11 @@ export class RedisConnection {
     silent.destroy();
   }
 
+  /** Calls `listener` each time a connection to Redis is made (again), before any call is sent on it. */
+  onConnected(listener: () => void): void {
+    this.connectedListeners.add(listener);
+  }
+
   close(): void {
     this.closed = true;
     this.client?.destroy();
@@ -197,6 +204,7 @@ export class RedisConnection {
     }) as unknown as Client;
     client.on('ready', () => {
       this.lastProblem = 'no answer';
+      for (const listener of this.connectedListeners) listener();
       void this.measureClock(client);
     });
     client.on('error', (error: Error) => {
