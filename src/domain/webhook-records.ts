@@ -128,6 +128,8 @@ export interface EventLogHeadRecord {
   readonly last_seq: number;
   /** The first number this head gave: events below it were numbered before heads existed. */
   readonly first_seq: number;
+  /** The highest number the retention sweep deleted (absent: none): numbers up to it are gone for good, not on their way. */
+  readonly swept_through?: number;
 }
 
 /**

@@ -32,9 +32,10 @@
 //   Reading in order (readyAfter): a number missing below a kept one is then an event already
 //   written that this instance has not applied yet; readers stop before it and are woken when it
 //   arrives, so a stream never sends an event after a later one, and a client resuming on any
-//   instance with the id it last got misses nothing and gets nothing twice. Numbers are missing
-//   for good only below the owner's oldest kept event (the sweep deletes each owner's oldest
-//   first) and before the first number a head gave (first_seq: events numbered by one process).
+//   instance with the id it last got misses nothing and gets nothing twice (instances apply each
+//   other's writes in no common order). Numbers are missing for good only up to the head's
+//   swept_through (the sweep deletes each owner's oldest first and says how far, in the same
+//   write) and before the first number a head gave (first_seq: events numbered by one process).
 //
 // In memory: each owner's records sorted by seq (a reference to the stored record, nothing more).
 //
@@ -116,7 +117,7 @@ export class EventLog {
     const kept = this.lastKeptSeq(ownerId);
     const continues = head !== undefined && head.last_seq >= kept;
     const seq = (continues ? head.last_seq : kept) + 1;
-    const next: EventLogHeadRecord = { id: ownerId, last_seq: seq, first_seq: continues ? head.first_seq : seq };
+    const next: EventLogHeadRecord = { ...head, id: ownerId, last_seq: seq, first_seq: continues ? head.first_seq : seq };
     decided.set(ownerId, next);
     return next;
   }
@@ -142,15 +143,12 @@ export class EventLog {
     if (records === undefined) return [];
     const start = firstAbove(records, afterSeq);
     // One process applies its events in seq order: a missing number is never still to come.
-    const firstHeaded = this.shared ? (this.store.get(EVENT_LOG_HEADS, ownerId)?.first_seq ?? Infinity) : Infinity;
+    const head = this.shared ? this.store.get(EVENT_LOG_HEADS, ownerId) : undefined;
     const ready: EventLogRecord[] = [];
     let previous = afterSeq;
     for (let index = start; index < records.length && ready.length < limit; index += 1) {
       const record = records[index]!;
-      const missingBefore = record.seq > previous + 1;
-      // Missing for good: below the oldest kept (swept), or before the first number a head gave.
-      const awaited = missingBefore && index > 0 && record.seq > firstHeaded;
-      if (awaited) break;
+      if (record.seq > previous + 1 && head !== undefined && mayStillArrive(head, record.seq - 1)) break;
       ready.push(record);
       previous = record.seq;
     }
@@ -186,13 +184,18 @@ export class EventLog {
     if (after.seq >= this.nextSeq) this.nextSeq = after.seq + 1;
     // The payload moved in from the webhook event record: not a new event.
     if (before !== undefined) return;
-    for (const listener of this.listeners.get(after.owner_id) ?? []) {
-      try {
-        listener(after);
-      } catch {
-        // A stream's failure is its own (it ends itself); the others are still told.
+    // Told once the whole write is applied, not in the middle of it: the owner's head, written
+    // with the record, may be applied after it (another instance's write arrives in its own
+    // order of ops), and a reader woken before would take the record for one not numbered by it.
+    queueMicrotask(() => {
+      for (const listener of this.listeners.get(after.owner_id) ?? []) {
+        try {
+          listener(after);
+        } catch {
+          // A stream's failure is its own (it ends itself); the others are still told.
+        }
       }
-    }
+    });
   }
 
   /** Deletes every event older than the retention; returns how many. */
@@ -210,8 +213,22 @@ export class EventLog {
       const chunk = old.slice(i, i + SWEEP_CHUNK);
       deleted += await this.store.commit((tx) => {
         const ops: WriteOp[] = [];
-        for (const id of chunk) if (tx.get(EVENT_LOG, id) !== undefined) ops.push({ op: 'del', collection: EVENT_LOG, id });
-        return { ops, result: ops.length };
+        /** Shared: the highest number deleted per owner, told to readers through the owner's head. */
+        const sweptThrough = new Map<string, number>();
+        for (const id of chunk) {
+          const record = tx.get(EVENT_LOG, id);
+          if (record === undefined) continue;
+          ops.push({ op: 'del', collection: EVENT_LOG, id });
+          if (this.shared) sweptThrough.set(record.owner_id, Math.max(sweptThrough.get(record.owner_id) ?? 0, record.seq));
+        }
+        const deletes = ops.length;
+        for (const [ownerId, seq] of sweptThrough) {
+          const head = tx.get(EVENT_LOG_HEADS, ownerId);
+          if (head === undefined || seq <= (head.swept_through ?? 0)) continue;
+          const moved: EventLogHeadRecord = { ...head, swept_through: seq };
+          ops.push({ op: 'put', collection: EVENT_LOG_HEADS, id: ownerId, data: moved });
+        }
+        return { ops, result: deletes };
       });
     }
     return deleted;
@@ -242,6 +259,14 @@ export class EventLog {
     if (records[index]?.id === record.id) records.splice(index, 1);
     if (records.length === 0) this.byOwner.delete(record.owner_id);
   }
+}
+
+/**
+ * Whether the owner's event `seq`, not applied here, may still arrive: numbered by the head
+ * (not before it) and not swept. Only then is it written elsewhere and on its way.
+ */
+function mayStillArrive(head: EventLogHeadRecord, seq: number): boolean {
+  return seq >= head.first_seq && seq > (head.swept_through ?? 0);
 }
 
 /** The index of the first record whose seq is above `seq` (records ascending by seq). */

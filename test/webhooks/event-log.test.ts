@@ -34,7 +34,7 @@ function payloadOf(id: string): string {
   return JSON.stringify({ id, type: 'listing.created', created_at: CREATED, data: {} });
 }
 
-/** Writes records as another instance's applied writes would arrive: numbered already, in any order. */
+/** Writes records as another instance's applied writes would arrive: numbered already, in any order, each record op before its head op. */
 async function applyAsIfFromElsewhere(store: Store, records: Array<{ seq: number; head?: EventLogHeadRecord }>): Promise<void> {
   for (const { seq, head } of records) {
     const record: EventLogRecord = { id: `evt_${seq}`, owner_id: OWNER, type: 'listing.created', created_at: CREATED, seq, payload: payloadOf(`evt_${seq}`) };
@@ -77,13 +77,17 @@ test('a number not applied yet holds back the later ones until it arrives; then 
   assert.deepEqual(seqs(log.readyAfter(OWNER, 2, 10)), [3, 4]);
 });
 
-test('numbers missing for good hold nothing back: swept below the oldest kept, and between events numbered before the heads', async () => {
+test('numbers missing for good hold nothing back: swept (the sweep says how far in the head), and between events numbered before the heads', async () => {
   const swept = await openLog();
-  await applyAsIfFromElsewhere(swept.store, [
-    { seq: 5, head: { id: OWNER, last_seq: 5, first_seq: 1 } },
-    { seq: 6, head: { id: OWNER, last_seq: 6, first_seq: 1 } },
-  ]);
-  assert.deepEqual(seqs(swept.log.readyAfter(OWNER, 0, 10)), [5, 6]);
+  const OLD = '2026-09-01T00:00:00.000Z';
+  for (const [index, createdAt] of [OLD, OLD, OLD, CREATED, CREATED].entries()) {
+    await swept.store.commit((tx) => ({ ops: swept.log.recordOps(tx, OWNER, `evt_s${index}`, 'listing.created', createdAt, payloadOf(`evt_s${index}`)), result: null }));
+  }
+  assert.equal(await swept.log.sweep(), 3, 'the three older than the 30 kept days');
+  assert.deepEqual(swept.store.get(EVENT_LOG_HEADS, OWNER), { id: OWNER, last_seq: 5, first_seq: 1, swept_through: 3 });
+  assert.deepEqual(seqs(swept.log.readyAfter(OWNER, 0, 10)), [4, 5]);
+  await swept.store.commit((tx) => ({ ops: swept.log.recordOps(tx, OWNER, 'evt_s5', 'listing.created', CREATED, payloadOf('evt_s5')), result: null }));
+  assert.deepEqual(swept.store.get(EVENT_LOG_HEADS, OWNER), { id: OWNER, last_seq: 6, first_seq: 1, swept_through: 3 }, 'the next event keeps what the sweep said');
 
   const older = await openLog();
   // One counter for every owner numbered these: gaps are other owners' events.
@@ -98,6 +102,14 @@ test('numbers missing for good hold nothing back: swept below the oldest kept, a
   await older.store.commit((tx) => ({ ops: older.log.recordOps(tx, OWNER, 'evt_later', 'listing.created', CREATED, payloadOf('evt_later')), result: null }));
   assert.deepEqual(seqs(older.log.readyAfter(OWNER, 0, 10)), [10, 20, 21, 40, 41]);
   assert.deepEqual(older.store.get(EVENT_LOG_HEADS, OWNER), { id: OWNER, last_seq: 41, first_seq: 41 });
+});
+
+test('read from the oldest kept, a number not applied yet below the first one applied holds it back too', async () => {
+  const { store, log } = await openLog();
+  await applyAsIfFromElsewhere(store, [{ seq: 2, head: { id: OWNER, last_seq: 2, first_seq: 1 } }]);
+  assert.deepEqual(seqs(log.readyAfter(OWNER, 0, 10)), [], '1 is written but not here yet');
+  await applyAsIfFromElsewhere(store, [{ seq: 1 }]);
+  assert.deepEqual(seqs(log.readyAfter(OWNER, 0, 10)), [1, 2]);
 });
 
 test('in one process: one counter for every owner, no head written, and a missing number holds nothing back', async () => {
@@ -151,4 +163,14 @@ test('a stream sends nothing past a number not applied yet, and sends it and the
   await applyAsIfFromElsewhere(store, [{ seq: 2 }]);
   await eventually(async () => ids.length === 3, 10_000, 'the held-back event and the one after it');
   assert.deepEqual(ids, ['evt_1', 'evt_2', 'evt_3']);
+});
+
+test("a stream woken by another instance's write reads it whole: the head applied after the record in it still holds back what is missing", async (t) => {
+  const { store, log } = await openLog();
+  const ids = await readStream(t, log);
+  // The owner's first write to arrive here is their second event; its record op comes before its head op.
+  await applyAsIfFromElsewhere(store, [{ seq: 2, head: { id: OWNER, last_seq: 2, first_seq: 1 } }]);
+  await applyAsIfFromElsewhere(store, [{ seq: 1 }]);
+  await eventually(async () => ids.length === 2, 10_000, 'both events');
+  assert.deepEqual(ids, ['evt_1', 'evt_2']);
 });
