@@ -51,6 +51,8 @@ interface Target {
    * use it up and measure cheap 429s instead.
    */
   newKey: () => Promise<string>;
+  /** A target on PostgreSQL: its database, whose statistics are read around each measured round. */
+  databaseUrl?: string;
 }
 
 interface TargetResult {
@@ -60,6 +62,8 @@ interface TargetResult {
   median_p99_ms: number;
   non2xx: number;
   socket_errors: number;
+  /** On PostgreSQL: what its database did per acknowledged write during the measured rounds. */
+  database?: DatabaseFigures;
 }
 
 function log(line: string): void {
@@ -101,7 +105,7 @@ async function main(): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const cleanups: Array<() => Promise<void>> = [];
   const measure = (targets: Target[]) => runRounds(targets, settings, generator.name, pinning?.generator ?? null);
-  const results: { reads: TargetResult[] | null; writes: TargetResult[] | null; database: DatabaseFigures | null } = { reads: null, writes: null, database: null };
+  const results: { reads: TargetResult[] | null; writes: TargetResult[] | null } = { reads: null, writes: null };
   try {
     log('Starting PostgreSQL and Redis…');
     const postgres = await startPostgres();
@@ -153,18 +157,19 @@ async function main(): Promise<void> {
       const databaseUrl = postgres.createDatabase('bench_writes');
       // One instance with no other on its database: no other instance to wait for before a write is acknowledged.
       const cpuOf = spreadCpus(options.spread === true ? (pinning?.instances ?? null) : null);
-      const aloneUrl = await startOn('write-postgres-alone', onDatabase(postgres.createDatabase('bench_writes_alone')), cpuOf(0));
+      const aloneDatabaseUrl = postgres.createDatabase('bench_writes_alone');
+      const aloneUrl = await startOn('write-postgres-alone', onDatabase(aloneDatabaseUrl), cpuOf(0));
       const pgUrl = await startOn('write-postgres-1', onDatabase(databaseUrl), cpuOf(0));
       const more = [await startOn('write-postgres-2', onDatabase(databaseUrl), cpuOf(1)), await startOn('write-postgres-3', onDatabase(databaseUrl), cpuOf(2))];
-      const before = await databaseCounters(databaseUrl);
       const nginx = await balance([pgUrl, ...more]);
       const writesFile = join(work, 'writes.txt');
       writeFileSync(
         writesFile,
         Array.from({ length: 100 }, (_unused, index) => `POST\t/v1/listings\t${JSON.stringify({ title: `Bench listing ${index}`, description: 'Written by the cluster benchmark.', type: 'TOOL', price: index, tags: ['bench'] })}\n`).join(''),
       );
-      const target = (name: string, baseUrl: string, instances: string[]): Target => ({
+      const target = (name: string, baseUrl: string, instances: string[], databaseUrl?: string): Target => ({
         name,
+        ...(databaseUrl === undefined ? {} : { databaseUrl }),
         baseUrl,
         requestsFile: writesFile,
         connections: settings.writeConnections,
@@ -172,11 +177,10 @@ async function main(): Promise<void> {
       });
       results.writes = await measure([
         target('file store, 1 instance', fileUrl, [fileUrl]),
-        target('PostgreSQL, 1 instance alone', aloneUrl, [aloneUrl]),
-        target('PostgreSQL, 1 of 3 instances', pgUrl, [pgUrl]),
-        target('PostgreSQL, 3 instances via nginx', nginx.url, [pgUrl, ...more]),
+        target('PostgreSQL, 1 instance alone', aloneUrl, [aloneUrl], aloneDatabaseUrl),
+        target('PostgreSQL, 1 of 3 instances', pgUrl, [pgUrl], databaseUrl),
+        target('PostgreSQL, 3 instances via nginx', nginx.url, [pgUrl, ...more], databaseUrl),
       ]);
-      results.database = perWrite(before, await databaseCounters(databaseUrl), settings.durationS * settings.rounds * 2);
     }
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
@@ -192,7 +196,6 @@ async function main(): Promise<void> {
     git_commit: gitCommit(),
     reads: results.reads,
     writes: results.writes,
-    database: results.database,
   };
   writeFileSync(join(RESULTS_DIR, 'cluster.json'), `${JSON.stringify(report, null, 2)}\n`);
   const markdown = clusterMarkdown(report);
@@ -241,14 +244,17 @@ async function userKey(baseUrl: string): Promise<string> {
 /** Every round measures every target once, starting one target later each round. */
 async function runRounds(targets: Target[], settings: { rounds: number; durationS: number; warmupS: number }, generator: GeneratorName, generatorCpus: string | null): Promise<TargetResult[]> {
   const rounds = new Map<string, Measurement[]>(targets.map((target) => [target.name, []]));
+  const database = new Map<string, DatabaseCounters>();
   for (let round = 0; round < settings.rounds; round += 1) {
     for (let step = 0; step < targets.length; step += 1) {
       const target = targets[(round + step) % targets.length]!;
       const key = await target.newKey();
       const common = { generator, baseUrl: target.baseUrl, requestsFile: target.requestsFile, headers: [`Authorization: Bearer ${key}`], connections: target.connections, cpus: generatorCpus };
       if (settings.warmupS > 0) await drive({ ...common, durationS: settings.warmupS });
+      const before = target.databaseUrl === undefined ? null : await databaseCounters(target.databaseUrl);
       const measured = await drive({ ...common, durationS: settings.durationS });
       rounds.get(target.name)!.push(measured);
+      if (before !== null) addDatabaseRound(database, target.name, before, await databaseCounters(target.databaseUrl!));
       log(`  round ${round + 1}, ${target.name}: ${measured.rps} req/s, p99 ${measured.p99Ms.toFixed(1)} ms${measured.non2xx + measured.socketErrors > 0 ? `, ${measured.non2xx} non-2xx, ${measured.socketErrors} socket errors` : ''}`);
     }
   }
@@ -261,11 +267,12 @@ async function runRounds(targets: Target[], settings: { rounds: number; duration
       median_p99_ms: median(measured.map((one) => one.p99Ms)),
       non2xx: measured.reduce((sum, one) => sum + one.non2xx, 0),
       socket_errors: measured.reduce((sum, one) => sum + one.socketErrors, 0),
+      ...(database.has(target.name) ? { database: perWrite(database.get(target.name)!) } : {}),
     };
   });
 }
 
-function clusterMarkdown(report: { database: DatabaseFigures | null; machine: { cpus: number; cpu_model: string; load_average: number[] }; generator: { version: string }; settings: { rounds: number; durationS: number; readConnections: number; writeConnections: number; pinning: { instances: string; generator: string } | null; spread: boolean }; git_commit: string | null; reads: TargetResult[] | null; writes: TargetResult[] | null }): string {
+function clusterMarkdown(report: { machine: { cpus: number; cpu_model: string; load_average: number[] }; generator: { version: string }; settings: { rounds: number; durationS: number; readConnections: number; writeConnections: number; pinning: { instances: string; generator: string } | null; spread: boolean }; git_commit: string | null; reads: TargetResult[] | null; writes: TargetResult[] | null }): string {
   const table = (title: string, rows: TargetResult[], connections: number) => {
     const base = rows[0]!.median_rps;
     return [
@@ -286,11 +293,15 @@ function clusterMarkdown(report: { database: DatabaseFigures | null; machine: { 
   ];
   if (report.reads) lines.push(table(`GET ${READ_PATH} (cached page) through nginx round-robin`, report.reads, report.settings.readConnections));
   if (report.writes) lines.push(table('POST /v1/listings (durable: fsync / PostgreSQL commit before the answer)', report.writes, report.settings.writeConnections));
-  if (report.database) {
-    const figures = report.database;
+  const onDatabase = (report.writes ?? []).filter((row) => row.database !== undefined);
+  if (onDatabase.length > 0) {
     lines.push(
-      `The three instances' database during the write rounds (${figures.writes} writes acknowledged): ${figures.statementsPerWrite.toFixed(2)} statements per write, ` +
-        `${figures.walFlushesPerWrite.toFixed(2)} WAL flushes per write (the whole server), ${figures.instanceRowWritesPerSecond.toFixed(2)} writes to marketplace_instances per second.`,
+      '| PostgreSQL, during the measured rounds | writes acknowledged | statements per write | WAL flushes per write | writes to marketplace_instances per second |',
+      '|---|---:|---:|---:|---:|',
+      ...onDatabase.map((row) => {
+        const figures = row.database!;
+        return `| ${row.name} | ${figures.writes} | ${figures.statementsPerWrite.toFixed(2)} | ${figures.walFlushesPerWrite.toFixed(2)} | ${figures.instanceRowWritesPerSecond.toFixed(2)} |`;
+      }),
       '',
     );
   }
@@ -311,20 +322,21 @@ function spreadCpus(instanceCpus: string | null): (index: number) => string | un
   return (index) => list[index % list.length];
 }
 
-/** What the three instances' database did during the write rounds, read from PostgreSQL's statistics. */
+/** What a target's database did during its measured rounds, read from PostgreSQL's statistics. */
 interface DatabaseCounters {
   transactions: number;
   walSyncs: number;
   instanceRowWrites: number;
   listings: number;
+  seconds: number;
 }
 
 export interface DatabaseFigures {
-  /** Transactions (each query is one) per acknowledged write, all three instances together. */
+  /** Transactions (each query is one) per acknowledged write, every instance on the database together. */
   statementsPerWrite: number;
-  /** WAL flushes per acknowledged write (the whole server: the lone instance's database included). */
+  /** WAL flushes per acknowledged write (the server's: nothing else writes during the round). */
   walFlushesPerWrite: number;
-  /** Rows written to marketplace_instances per second, all three instances together. */
+  /** Rows written to marketplace_instances per second, every instance on the database together. */
   instanceRowWritesPerSecond: number;
   writes: number;
 }
@@ -334,7 +346,8 @@ async function databaseCounters(url: string): Promise<DatabaseCounters> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    // Statistics are sent by each backend now and then: ask for the latest.
+    // Each backend reports its statistics now and then (at most every second): give them time to.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     await client.query('SELECT pg_stat_clear_snapshot()');
     const row = (
       await client.query(`SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS transactions,
@@ -342,19 +355,31 @@ async function databaseCounters(url: string): Promise<DatabaseCounters> {
               (SELECT n_tup_ins + n_tup_upd FROM pg_stat_user_tables WHERE relname = 'marketplace_instances') AS instance_rows,
               (SELECT count(*) FROM marketplace_records WHERE collection = 'listings') AS listings`)
     ).rows[0];
-    return { transactions: Number(row.transactions), walSyncs: Number(row.wal_syncs), instanceRowWrites: Number(row.instance_rows), listings: Number(row.listings) };
+    return { transactions: Number(row.transactions), walSyncs: Number(row.wal_syncs), instanceRowWrites: Number(row.instance_rows), listings: Number(row.listings), seconds: performance.now() / 1000 };
   } finally {
     await client.end();
   }
 }
 
-function perWrite(before: DatabaseCounters, after: DatabaseCounters, seconds: number): DatabaseFigures {
-  const writes = Math.max(1, after.listings - before.listings);
+/** Adds one measured round's differences to the target's sums. */
+function addDatabaseRound(sums: Map<string, DatabaseCounters>, name: string, before: DatabaseCounters, after: DatabaseCounters): void {
+  const sum = sums.get(name) ?? { transactions: 0, walSyncs: 0, instanceRowWrites: 0, listings: 0, seconds: 0 };
+  sums.set(name, {
+    transactions: sum.transactions + after.transactions - before.transactions,
+    walSyncs: sum.walSyncs + after.walSyncs - before.walSyncs,
+    instanceRowWrites: sum.instanceRowWrites + after.instanceRowWrites - before.instanceRowWrites,
+    listings: sum.listings + after.listings - before.listings,
+    seconds: sum.seconds + after.seconds - before.seconds,
+  });
+}
+
+function perWrite(sum: DatabaseCounters): DatabaseFigures {
+  const writes = Math.max(1, sum.listings);
   return {
-    statementsPerWrite: (after.transactions - before.transactions) / writes,
-    walFlushesPerWrite: (after.walSyncs - before.walSyncs) / writes,
-    instanceRowWritesPerSecond: (after.instanceRowWrites - before.instanceRowWrites) / seconds,
-    writes,
+    statementsPerWrite: sum.transactions / writes,
+    walFlushesPerWrite: sum.walSyncs / writes,
+    instanceRowWritesPerSecond: sum.instanceRowWrites / sum.seconds,
+    writes: sum.listings,
   };
 }
 

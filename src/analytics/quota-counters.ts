@@ -12,6 +12,7 @@ import { USAGE_FLUSH_MS } from '../config.ts';
 import { PLANS, QUOTA_COUNTS, QUOTA_PERIODS, type KeyRecord, type PlanListRecord, type PlanQuota, type QuotaCountRecord, type QuotaPeriod } from '../domain/records.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Store } from '../store/store.ts';
+import { PeriodicSaver } from './periodic-saver.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Counters per store write, so one save after a busy minute is not one enormous log line. */
@@ -76,7 +77,6 @@ export function periodBounds(period: QuotaPeriod, nowMs: number): { start: numbe
 export class QuotaCounters {
   private readonly store: Store;
   private readonly clock: Clock;
-  private readonly flushIntervalMs: number;
   private readonly warn: (message: string) => void;
   private readonly counters = new Map<string, QuotaCounter>();
   private readonly shared: SharedQuotaCounts | null;
@@ -84,13 +84,12 @@ export class QuotaCounters {
   /** Plan id → its quota, for the plan list last read (rebuilt when the list record changes). */
   private quotas = new Map<string, PlanQuota>();
   private quotasOf: PlanListRecord | undefined | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private flushes: Promise<void> = Promise.resolve();
+  private readonly saver: PeriodicSaver;
 
   constructor(options: QuotaCountersOptions) {
     this.store = options.store;
     this.clock = options.clock;
-    this.flushIntervalMs = options.flushIntervalMs ?? USAGE_FLUSH_MS;
+    this.saver = new PeriodicSaver(() => this.flushOnce(), options.flushIntervalMs ?? USAGE_FLUSH_MS);
     this.warn = options.warn ?? ((message: string) => console.warn(message));
     this.shared = options.shared ?? null;
     this.onCrossing = options.onCrossing ?? null;
@@ -211,22 +210,17 @@ export class QuotaCounters {
 
   /** Saves every `flushIntervalMs`; the timer does not keep the process alive. */
   start(): void {
-    if (this.timer !== null) return;
-    this.timer = setInterval(() => void this.flush(), this.flushIntervalMs);
-    this.timer.unref();
+    this.saver.start();
   }
 
   /** Saves the counts changed since the last save. Never rejects: a refused save is tried again at the next. */
   flush(): Promise<void> {
-    this.flushes = this.flushes.then(() => this.flushOnce());
-    return this.flushes;
+    return this.saver.save();
   }
 
   /** Stops the timer and makes a last save. */
-  async stop(): Promise<void> {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
+  stop(): Promise<void> {
+    return this.saver.stop();
   }
 
   private async flushOnce(): Promise<void> {

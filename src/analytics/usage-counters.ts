@@ -28,6 +28,7 @@ import {
   type ListingHour,
 } from './buckets.ts';
 import type { EndpointUsage, HourSpan, KeyUsageReport, ListingCounts, SeriesRange, UsageReader } from './reader.ts';
+import { PeriodicSaver } from './periodic-saver.ts';
 import type { UsageRecorder } from './recorder.ts';
 import {
   decodeUsageRecord,
@@ -69,7 +70,6 @@ const MERGE_AT_RECORDS = 15;
 export class UsageCounters implements UsageRecorder, UsageReader {
   private readonly store: Store;
   private readonly clock: Clock;
-  private readonly flushIntervalMs: number;
   private readonly retentionMs: number;
   private readonly warn: (message: string) => void;
   private readonly keys = new Map<string, KeyCounters>();
@@ -89,17 +89,15 @@ export class UsageCounters implements UsageRecorder, UsageReader {
    */
   private readonly pendingPages = new Map<readonly string[], number>();
   private pendingHourStart = -Infinity;
-  private timer: NodeJS.Timeout | null = null;
-  private flushes: Promise<void> = Promise.resolve();
+  private readonly saver: PeriodicSaver;
   private readonly idSuffix: string;
 
   constructor(options: UsageCountersOptions) {
     this.store = options.store;
     this.clock = options.clock;
-    this.flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
     this.retentionMs = (options.retentionDays ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
     this.warn = options.warn ?? ((message: string) => console.warn(message));
-    if (!(this.flushIntervalMs > 0)) throw new RangeError('flushIntervalMs must be a positive number');
+    this.saver = new PeriodicSaver(() => this.flushOnce(), options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS);
     if (!(this.retentionMs > 0)) throw new RangeError('retentionDays must be a positive number');
     this.idSuffix = options.instanceTag === undefined ? '' : `#${options.instanceTag}`;
     // A tagged instance starts with no records of its own; the others' are summed by its reader.
@@ -201,9 +199,7 @@ export class UsageCounters implements UsageRecorder, UsageReader {
 
   /** Saves every `flushIntervalMs`; the timer does not keep the process alive. */
   start(): void {
-    if (this.timer !== null) return;
-    this.timer = setInterval(() => void this.flush(), this.flushIntervalMs);
-    this.timer.unref();
+    this.saver.start();
   }
 
   /**
@@ -212,15 +208,12 @@ export class UsageCounters implements UsageRecorder, UsageReader {
    * tries again.
    */
   flush(): Promise<void> {
-    this.flushes = this.flushes.then(() => this.flushOnce());
-    return this.flushes;
+    return this.saver.save();
   }
 
   /** Stops the timer and makes a last flush; safe to call with the store already closed. */
-  async stop(): Promise<void> {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
-    await this.flush();
+  stop(): Promise<void> {
+    return this.saver.stop();
   }
 
   private async flushOnce(): Promise<void> {

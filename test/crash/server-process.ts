@@ -1,6 +1,6 @@
-// The real server as a child process (`node --import tsx src/main.ts`, or phase-server.ts to
-// hold its compactions at one phase), for the crash harness: start it on port 0, wait for its
-// "listening on" line, and SIGKILL it.
+// The real server as a child process (`node --import tsx src/main.ts`, phase-server.ts to hold
+// its compactions at one phase, or quota-server.ts to save counts often), for the crash tests:
+// start it on port 0, wait for its "listening on" line, and SIGKILL it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,6 +15,9 @@ export interface ServerOptions {
   operatorToken: string;
   /** Hold every compaction for good at this phase (test/crash/phase-server.ts); the plain server otherwise. */
   holdCompactionAt?: string | null;
+  /** Another entry file (relative to the repository), and settings for it, e.g. test/crash/quota-server.ts. */
+  entry?: string;
+  env?: Record<string, string>;
 }
 
 /** One run of the server, from spawn to its death. */
@@ -31,7 +34,7 @@ export class ServerProcess {
     // Coverage of a SIGKILLed child is never written; do not let it try.
     delete inherited.NODE_V8_COVERAGE;
     const hold = options.holdCompactionAt ?? null;
-    const entry = hold === null ? 'src/main.ts' : 'test/crash/phase-server.ts';
+    const entry = options.entry ?? (hold === null ? 'src/main.ts' : 'test/crash/phase-server.ts');
     this.child = spawn(process.execPath, ['--import', 'tsx', entry], {
       cwd: REPO_ROOT,
       env: {
@@ -45,6 +48,7 @@ export class ServerProcess {
         WEBHOOK_ALLOW_PRIVATE: '1',
         WEBHOOK_RETRY_DELAYS_MS: '60000',
         ...(hold === null ? {} : { CRASH_HOLD_PHASE: hold }),
+        ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

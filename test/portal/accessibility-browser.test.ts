@@ -5,19 +5,17 @@
 // Skipped, with the reason, only when no Chromium is found.
 
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
+import { loadAxe, seriousFindings } from '../helpers/axe.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
 
 const search = findChromium();
 const skip = search.found ? false : search.reason;
-const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const WIDTHS = [390, 1280] as const;
-const TAGS = ['wcag2a', 'wcag2aa', 'wcag21aa', 'wcag22aa'];
 
 const browserFor = sharedChromium(search);
 
@@ -28,25 +26,11 @@ async function axePage(t: TestContext, width: number, url: string): Promise<{ pa
   t.after(() => context.close());
   // Before signing in, the portal's GET /portal/v1/me is answered 401: expected.
   const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
-  await context.addInitScript({ path: AXE_PATH });
+  await loadAxe(context);
   const page = await context.newPage();
   await page.goto(url);
   await page.locator('#sign-in-form').waitFor();
   return { page, problems: watch.problems };
-}
-
-/** The serious and critical findings on the page as it is now, one readable line each. */
-async function seriousFindings(page: Page, screen: string): Promise<string[]> {
-  const violations = await page.evaluate<Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[]; failureSummary: string }> }>, string[]>(
-    async (tags) => {
-      const result = await (globalThis as any).axe.run((globalThis as any).document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-      return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => ({ target: n.target, failureSummary: n.failureSummary })) }));
-    },
-    TAGS,
-  );
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((n) => `${screen}: ${v.impact} ${v.id} (${v.help}) at ${n.target.join(' ')}: ${n.failureSummary.replace(/\s+/g, ' ')}`));
 }
 
 function portal(server: TestServer, user: PortalUser, method: string, path: string, body?: unknown) {

@@ -11,10 +11,10 @@
 
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
+import { loadAxe, seriousFindings, sidewaysScroll } from '../helpers/axe.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -23,8 +23,6 @@ import { startReceiver, waitFor, type ReceivedRequest } from '../webhooks/fixtur
 const search = findChromium();
 const skip = search.found ? false : search.reason;
 const browserFor = sharedChromium(search);
-const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21aa', 'wcag22aa'];
 /** Local receivers allowed; a failed attempt retried only an hour later, so what recovery sends is its own. */
 const ENV = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_RETRY_DELAYS_MS: '3600000' };
 /** Bounds how long a broken step takes to fail; a working one needs a fraction of it. */
@@ -44,18 +42,6 @@ function signatureVerifies(secret: string, request: ReceivedRequest, signature: 
 
 function signaturesOf(request: ReceivedRequest): string[] {
   return String(request.headers['webhook-signature']).split(' ');
-}
-
-async function seriousFindings(page: Page, screen: string): Promise<string[]> {
-  const violations = await page.evaluate<Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>, string[]>(async (tags) => {
-    const result = await (globalThis as any).axe.run((globalThis as any).document, { runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
-    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => ({ target: n.target })) }));
-  }, AXE_TAGS);
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').flatMap((v) => v.nodes.map((n) => `${screen}: ${v.impact} ${v.id} at ${n.target.join(' ')}`));
-}
-
-async function noSidewaysScroll(page: Page): Promise<boolean> {
-  return page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth + 1') as Promise<boolean>;
 }
 
 /** Makes a listing through the portal's API (its listing.created event goes to the user's webhooks). */
@@ -86,7 +72,7 @@ for (const width of [390, 1280] as const) {
     const context = await browser.newContext({ viewport: { width, height: 900 } });
     t.after(() => context.close());
     const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/, /status of 400 \(Bad Request\)/]);
-    await context.addInitScript({ path: AXE_PATH });
+    await loadAxe(context);
     const page = await context.newPage();
     page.setDefaultTimeout(STEP_TIMEOUT_MS);
     const findings: string[] = [];
@@ -196,7 +182,7 @@ for (const width of [390, 1280] as const) {
     await page.locator('#webhook-secret-hide').click();
     await page.locator(`.webhook-card[data-webhook-id="${webhookId}"] h3:focus`).waitFor();
 
-    assert.equal(await noSidewaysScroll(page), true, `nothing scrolls sideways at ${width} px`);
+    assert.ok((await sidewaysScroll(page)) <= 1, `nothing scrolls sideways at ${width} px`);
     findings.push(...(await seriousFindings(page, `${width} px webhooks`)));
     assert.deepEqual(findings, []);
     assert.deepEqual(watch.problems(), [], 'no script errors and no Content-Security-Policy violations');
@@ -220,7 +206,7 @@ test('a webhook switched off by its receiver\'s 410 says so, and Resume turns it
   const context = await browser.newContext({ viewport: { width: 390, height: 900 } });
   t.after(() => context.close());
   const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
-  await context.addInitScript({ path: AXE_PATH });
+  await loadAxe(context);
   const page = await context.newPage();
   page.setDefaultTimeout(STEP_TIMEOUT_MS);
   await page.goto(`${server.url}/portal`);
@@ -241,7 +227,7 @@ test('a webhook switched off by its receiver\'s 410 says so, and Resume turns it
   const delivered = receiver.received[sentBefore]!;
   assert.ok(signatureVerifies(secret, delivered, signaturesOf(delivered)[0]!), 'the same secret signs after resuming');
   await card.locator('.last-delivery[data-state="delivered"]', { hasText: 'listing.created' }).waitFor();
-  assert.equal(await noSidewaysScroll(page), true);
+  assert.ok((await sidewaysScroll(page)) <= 1, 'nothing scrolls sideways at 390 px');
   assert.deepEqual(findings, []);
   assert.deepEqual(watch.problems(), []);
 });

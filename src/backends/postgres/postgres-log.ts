@@ -38,6 +38,8 @@ import { migrate } from './schema.ts';
 const RUNNING_INSTANCE_REPORTED_WITHIN_MS = 5_000;
 /** How often a running instance says so in marketplace_instances (one write per interval, whatever the write rate). */
 const HEARTBEAT_MS = 1_000;
+/** Gone instances' slots are looked for at start and every 10 minutes. */
+const BEATS_BETWEEN_SLOT_SWEEPS = 600;
 
 export interface PostgresLogOptions {
   url: string;
@@ -113,6 +115,7 @@ export class PostgresLog implements Log, InstanceSync {
   private readonly follow: boolean;
   private catchUpTimer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  private beats = 0;
   /** The removals the table keeps, for the store's compaction trigger. */
   private readonly removals: RemovalCount;
 
@@ -389,19 +392,6 @@ export class PostgresLog implements Log, InstanceSync {
          FROM (SELECT slot, max(seq) AS through FROM dropped GROUP BY slot) d WHERE s.id = d.slot`,
       [this.tombstoneRetentionMs / 1000],
     );
-    // Slots of instances gone for an hour: every running instance has long applied their writes,
-    // and an instance starting loads them. Their watermark fields go too (the limiter's script
-    // reads the whole watermark with each request).
-    const gone = await client.query<{ id: string }>(
-      `DELETE FROM marketplace_log_slots s
-        WHERE s.id <> $1 AND s.created_at < now() - interval '1 hour'
-          AND NOT EXISTS (SELECT 1 FROM marketplace_instances i WHERE i.id = s.id AND i.beat_at > now() - interval '1 hour')
-       RETURNING s.id`,
-      [this.slot],
-    );
-    for (const { id } of gone.rows) this.applied.delete(id);
-    if (gone.rows.length > 0) await this.board?.forget(gone.rows.map((row) => row.id));
-    await client.query("DELETE FROM marketplace_instances WHERE beat_at < now() - interval '1 hour'");
     await client.query('VACUUM marketplace_records');
     await this.countRemovals(client);
     this.counters.compactions += 1;
@@ -452,9 +442,29 @@ export class PostgresLog implements Log, InstanceSync {
     this.heartbeatTimer.unref();
   }
 
+  /**
+   * Forgets the slots of instances gone for an hour (and their rows): every running instance has
+   * long applied their writes, and an instance starting loads them. Their watermark fields go
+   * too, since the limiter's script reads the whole watermark with each request.
+   */
+  private async forgetGoneSlots(): Promise<void> {
+    const gone = await this.pool.query<{ id: string }>(
+      `DELETE FROM marketplace_log_slots s
+        WHERE s.id <> $1 AND s.created_at < now() - interval '1 hour'
+          AND NOT EXISTS (SELECT 1 FROM marketplace_instances i WHERE i.id = s.id AND i.beat_at > now() - interval '1 hour')
+       RETURNING s.id`,
+      [this.slot],
+    );
+    await this.pool.query("DELETE FROM marketplace_instances WHERE beat_at < now() - interval '1 hour'");
+    for (const { id } of gone.rows) this.applied.delete(id);
+    if (gone.rows.length > 0) await this.board?.forget(gone.rows.map((row) => row.id));
+  }
+
   /** Says this instance runs (for `migrate`'s check); a failure is what /readyz reports until one succeeds. */
   private async beat(): Promise<void> {
     if (this.closed) return;
+    this.beats += 1;
+    if (this.beats % BEATS_BETWEEN_SLOT_SWEEPS === 1) void this.forgetGoneSlots().catch(() => {});
     try {
       await this.pool.query(
         'INSERT INTO marketplace_instances (id, beat_at) VALUES ($1, clock_timestamp()) ON CONFLICT (id) DO UPDATE SET beat_at = EXCLUDED.beat_at',

@@ -211,8 +211,12 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
                  AND EXISTS (SELECT 1 FROM marketplace_records r
                               WHERE r.collection = one_read->>'c' AND r.slot = s.id AND r.seq > coalesce((expected->>s.id)::bigint, 0)));
           ELSE
+            -- A slot the instance does not know is new to it, unless it is gone (forgotten an
+            -- hour after its instance stopped, long after every instance applied its writes).
             stale := EXISTS (SELECT 1 FROM marketplace_records r
-                              WHERE r.collection = one_read->>'c' AND r.id = one_read->>'id' AND r.seq > coalesce((expected->>r.slot)::bigint, 0));
+                              WHERE r.collection = one_read->>'c' AND r.id = one_read->>'id'
+                                AND CASE WHEN expected ? r.slot THEN r.seq > (expected->>r.slot)::bigint
+                                         ELSE EXISTS (SELECT 1 FROM marketplace_log_slots s WHERE s.id = r.slot) END);
           END IF;
           EXIT WHEN stale;
         END LOOP;

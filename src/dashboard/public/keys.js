@@ -1,5 +1,6 @@
 // One user's API keys: the table, the one-time display of a new key, revoking (after a
-// confirmation), changing the tier, and choosing the key whose usage is shown.
+// confirmation), changing the tier, and choosing the key whose usage is shown (with the
+// top-up of its plan's quota count, quota-top-up.js).
 
 import { copyOnceBox } from './copy-once.js';
 import { api, fetchAll } from './api.js';
@@ -9,6 +10,7 @@ import { tierFor } from './catalog.js';
 import { formatCount, formatDay, formatRateLimit, formatRelative } from './format.js';
 import { keyForm } from './key-form.js';
 import { clearNotice, showError, showNotice } from './notice.js';
+import { quotaTopUpButton } from './quota-top-up.js';
 import { usagePanel } from './usage.js';
 
 function keyLabel(key) {
@@ -43,7 +45,8 @@ export function keysSection(user) {
   function showUsage(key) {
     state.usageKeyId = key.id;
     // Refreshing the usage refreshes the table too, so "Used …" and the tier stay in step.
-    usage = usagePanel(key, { onRefresh: load });
+    // A key whose plan has a quota gets the top-up beside it; after one, the table and usage redraw.
+    usage = usagePanel(key, { onRefresh: load, quotaActions: (quota, shown) => quotaTopUpButton(shown, quota, { onChanged: load }) });
     replaceChildren(usageArea, usage.element);
     draw();
     usage.element.scrollIntoView({ block: 'nearest' });

@@ -1,6 +1,7 @@
-// The Plans page: the operator's plans (read-only here; the API and CLI replace them) and the
-// users' plan requests, pending ones first, each approved or declined with one button. A request
-// names its user (name, email) and key (name, current plan), never a bare id; each load tells
+// The Plans page: the operator's plans (each plan's quota edited here, with plan-editor.js; the
+// other fields through the API and CLI) and the users' plan requests, pending ones first, each
+// approved or declined with one button. A request names its user (name, email) and key (name,
+// current plan), never a bare id; each load tells
 // the page's tab how many requests wait (the `pending-plan-requests` event, see app.js).
 
 import { api } from './api.js';
@@ -8,6 +9,8 @@ import { confirmDialog } from './dialog.js';
 import { el, replaceChildren } from './dom.js';
 import { formatCount, formatDate } from './format.js';
 import { showError, showNotice } from './notice.js';
+import { editPlanQuota } from './plan-editor.js';
+import { quotaLabel } from './quota.js';
 
 const STATUS_BADGES = { pending: 'warn', approved: 'ok', declined: 'danger' };
 
@@ -97,7 +100,7 @@ export function plansPage() {
         'table',
         { class: 'plans-table' },
         el('caption', { class: 'visually-hidden' }, 'Plans'),
-        el('thead', {}, el('tr', {}, ['Plan', 'Id', 'Requests per minute', 'Users get it'].map((name) => el('th', { scope: 'col' }, name)))),
+        el('thead', {}, el('tr', {}, ['Plan', 'Id', 'Requests per minute', 'Quota', 'Users get it', ''].map((name) => el('th', { scope: 'col' }, name)))),
         el(
           'tbody',
           {},
@@ -108,12 +111,21 @@ export function plansPage() {
               el('td', {}, plan.name),
               el('td', {}, el('code', {}, plan.id)),
               el('td', {}, formatCount(plan.rate_limit)),
+              el('td', { class: 'plan-quota' }, quotaLabel(plan.quota)),
               el('td', {}, plan.self_service ? 'themselves' : 'on request'),
+              el('td', {}, el('button', { type: 'button', class: 'secondary small', 'aria-label': `Edit the quota of ${plan.name}`, onclick: () => changeQuota(plan) }, 'Edit quota')),
             ),
           ),
         ),
       ),
     );
+  }
+
+  async function changeQuota(plan) {
+    const quota = await editPlanQuota(plan);
+    if (quota === undefined) return;
+    showNotice(`${plan.name}: ${quotaLabel(quota)}, from the next request.`);
+    load();
   }
 
   async function decide(request, approve) {
@@ -185,7 +197,7 @@ export function plansPage() {
       'section',
       { class: 'panel', 'aria-labelledby': 'plans-title' },
       el('h2', { id: 'plans-title' }, 'Plans'),
-      el('p', { class: 'muted small' }, 'Change them with PUT /admin/v1/plans or the CLI (plans set --file).'),
+      el('p', { class: 'muted small' }, 'Edit a quota here; other fields with PUT /admin/v1/plans or the CLI (plans set --file).'),
       plansBody,
     ),
   );

@@ -3,7 +3,7 @@
 // copy-once box for a new secret with a ready first request, and per key: its plan request
 // (state, the operator's note, cancel while pending), usage (opened inside its card, so on a
 // phone it is right under the key, and closed back to its button), rename, permissions, plan,
-// roll, revoke.
+// roll, revoke; above the cards, what each plan meters for the account (portal-plan-meters.js).
 
 import { copyOnceBox } from './copy-once.js';
 import { fieldCheckedSubmit } from './field-errors.js';
@@ -14,6 +14,8 @@ import { formatCount, formatDate, formatRelative } from './format.js';
 import { clearNotice, showError, showNotice } from './notice.js';
 import { listOf, portal } from './portal-api.js';
 import { describePermission, permissionsOf, presetsFor, presetsHeldBy } from './portal-catalog.js';
+import { planMeters } from './portal-plan-meters.js';
+import { quotaLabel } from './quota.js';
 import { usagePanel } from './usage.js';
 
 const GRACE_CHOICES = [
@@ -41,7 +43,7 @@ function planOf(key, plans) {
 }
 
 function planLabel(plan) {
-  return `${plan.name} · ${formatCount(plan.rate_limit)} requests/min${plan.self_service ? '' : ' (on request)'}`;
+  return `${plan.name} · ${formatCount(plan.rate_limit)} requests/min${plan.quota ? ` · ${quotaLabel(plan.quota)}` : ''}${plan.self_service ? '' : ' (on request)'}`;
 }
 
 /** Checkboxes for the presets of `role`, with a live preview of what the key may do. */
@@ -96,6 +98,8 @@ export function keysPage(user) {
   // Says where programs send their requests, once the server has said its address.
   const baseHint = el('p', { class: 'hint' });
   let usage = null;
+  // What each plan meters for the account, redrawn with the keys.
+  const meters = planMeters({ loadUsage: portal.keyUsage });
 
   async function load() {
     try {
@@ -108,6 +112,7 @@ export function keysPage(user) {
       showError(error, 'Could not load your keys');
     }
     draw();
+    meters.show(state.keys, state.plans);
   }
 
   function draw() {
@@ -191,7 +196,7 @@ export function keysPage(user) {
     const plan = planOf(key, state.plans);
     const badge = revoked ? el('span', { class: 'badge danger' }, 'revoked') : expired ? el('span', { class: 'badge danger' }, 'expired') : el('span', { class: 'badge ok' }, 'active');
     const facts = [
-      ['Plan', plan ? `${plan.name} · ${formatCount(key.rate_limit)}/min` : `${formatCount(key.rate_limit)}/min`],
+      ['Plan', plan ? `${plan.name} · ${formatCount(key.rate_limit)}/min${plan.quota ? ` · ${quotaLabel(plan.quota)}` : ''}` : `${formatCount(key.rate_limit)}/min`],
       ['Created', formatDate(key.created_at)],
       ['Last used', formatRelative(key.last_used_at)],
       key.expires_at ? ['Expires', formatDate(key.expires_at)] : null,
@@ -403,6 +408,7 @@ export function keysPage(user) {
     el('h2', { id: 'keys-title' }, 'API keys'),
     baseHint,
     formArea,
+    meters.element,
     list,
   );
 }

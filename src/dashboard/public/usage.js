@@ -1,12 +1,14 @@
-// The usage panel for one key: totals, the current rate-limit window, a chart of requests per
-// hour over the last day or week (429s marked), and the per-endpoint table — one compact row per
-// endpoint at any width — with, where the page gives it somewhere to return to, a Close button.
+// The usage panel for one key: totals, the current rate-limit window (shared by the account's
+// keys on a plan), the plan's quota used and its reset, a chart of requests per hour over the
+// last day or week (429s marked), and the per-endpoint table — one compact row per endpoint at
+// any width — with, where the page gives it somewhere to return to, a Close button.
 
 import { api } from './api.js';
 import { DEFAULT_SIZE, renderUsageChart } from './chart.js';
 import { el, replaceChildren } from './dom.js';
 import { formatCount } from './format.js';
 import { showError } from './notice.js';
+import { quotaLeftWords, quotaUsedWords } from './quota.js';
 
 const HOUR_MS = 3600000;
 const RANGES = [
@@ -34,8 +36,10 @@ function statusCells(byStatus) {
  * reloading the usage alone (the keys section reloads its table too, then calls reload(key)).
  * `loadUsage(keyId, query)` fetches the usage: the operator API's by default, the portal's there.
  * `onClose`, when given, adds a "Close usage" button that calls it.
+ * `quotaActions(quota, key)`, when given, returns what goes beside a quota (the operator's
+ * top-up); it is asked only for a key whose plan has one.
  */
-export function usagePanel(initialKey, { onRefresh, onClose, loadUsage = api.keyUsage } = {}) {
+export function usagePanel(initialKey, { onRefresh, onClose, loadUsage = api.keyUsage, quotaActions = null } = {}) {
   let key = initialKey;
   let range = RANGES[0];
   // Only the latest request may draw, so a slow answer for an old range never wins.
@@ -82,9 +86,15 @@ export function usagePanel(initialKey, { onRefresh, onClose, loadUsage = api.key
           'Window now',
           `${formatCount(window.remaining)} of ${formatCount(window.limit)} left`,
           '',
-          window.reset ? `resets ${new Date(Number(window.reset) * 1000).toLocaleTimeString()}` : null,
+          [
+            window.reset ? `resets ${new Date(Number(window.reset) * 1000).toLocaleTimeString()}` : null,
+            // A plan's window is the account's, not the key's (contract section 23).
+            key.plan ? "shared by the account's keys on this plan" : null,
+          ].filter(Boolean).join('; '),
         ),
+        usage.quota ? stat('Quota', quotaUsedWords(usage.quota), `quota ${usage.quota.remaining === 0 ? 'warn' : ''}`, quotaLeftWords(usage.quota)) : null,
       ),
+      usage.quota && quotaActions ? quotaActions(usage.quota, key) : null,
     );
 
     const series = usage.series ?? { granularity: 'hour', points: [] };
