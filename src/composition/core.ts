@@ -85,10 +85,12 @@ export async function openCore(options: CoreOptions) {
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
   // Every event is also kept for its owner's event log (GET /v1/events), EVENT_RETENTION_DAYS.
-  const eventLog = new EventLog(store, clock, config.eventRetentionDays);
+  // With other instances on the same database, events are numbered per owner in the write itself (event-log.ts).
+  const eventLog = new EventLog(store, clock, config.eventRetentionDays, { shared: backends.instanceSync !== null });
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn, eventLog });
   // The open GET /v1/events/stream responses, counted and capped.
   const eventStreams = new EventStreams(eventLog, config.eventStreams);
+  metricsOptions.openEventStreams = () => eventStreams.openCount();
   const audit = new AuditLog(store, clock);
   // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write
   // per request); crossing 80 % and reaching the quota are told to the user's webhooks.

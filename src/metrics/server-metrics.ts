@@ -1,7 +1,7 @@
 // What GET /metrics reports: requests by route pattern, method and status class, their
 // durations, 429s, store fsync durations and log size, webhook delivery outcomes and backlog,
-// resident memory, CPU time, start time and event-loop delay. Counting happens where things
-// happen (the pipeline, the store's file system, store changes); sampled values are read at
+// open event streams, resident memory, CPU time, start time and event-loop delay. Counting
+// happens where things happen (the pipeline, the store's file system, store changes); sampled values are read at
 // scrape time. Nothing resets at a scrape, so any number of scrapers each see every count.
 
 import { DELIVERIES } from '../domain/records.ts';
@@ -24,6 +24,8 @@ export interface ServerMetricsOptions {
   residentMemoryBytes: () => number;
   /** Password hashing in this process: scrypts started, and checks refused because its queue was full. */
   passwordWork?: () => { started: number; queueFull: number };
+  /** GET /v1/events/stream responses open now in this process (EventStreams.openCount). */
+  openEventStreams?: () => number;
 }
 
 export class ServerMetrics {
@@ -50,6 +52,7 @@ export class ServerMetrics {
     const logBytes = registry.gauge('marketplace_store_log_bytes', 'Size of the store log file in bytes (0 when the records are in a database).');
     this.deliveries = registry.counter('marketplace_webhook_deliveries_total', 'Webhook delivery attempts by outcome (delivered, retrying, failed).', ['outcome']);
     const pending = registry.gauge('marketplace_webhook_deliveries_pending', 'Webhook deliveries waiting to be sent or retried.');
+    const eventStreams = registry.gauge('marketplace_event_streams_open', 'GET /v1/events/stream responses open now on this instance.');
     const memory = registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.');
     const startTime = registry.gauge('process_start_time_seconds', 'Start time of the process since the Unix epoch, in seconds.');
     const cpuSeconds = registry.counter('process_cpu_seconds_total', 'User and system CPU time spent by the process, in seconds.');
@@ -69,6 +72,7 @@ export class ServerMetrics {
         pending.set(this.store.size(DELIVERIES));
       }
       memory.set(options.residentMemoryBytes());
+      eventStreams.set(options.openEventStreams?.() ?? 0);
       startTime.set(startedAt);
       const usage = process.cpuUsage();
       const cpuNow = (usage.user + usage.system) / 1e6;

@@ -4,87 +4,15 @@
 // restart on the same data directory; heartbeats; ended when the key is revoked; capped per key).
 
 import assert from 'node:assert/strict';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { runCli } from '../../src/cli.ts';
 import { MarketplaceClient } from '../../src/client/index.ts';
 import { DEFAULT_EVENT_STREAM_LIMITS } from '../../src/config.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startServer, temporaryDir, type TestServer } from '../helpers/server.ts';
+import { openStream, type Frame } from './event-stream-client.ts';
 
 const PERMISSIONS = ['read:webhooks', 'read:listings', 'write:listings'];
-
-interface Frame {
-  id?: string;
-  event?: string;
-  data?: string;
-  comment?: string;
-}
-
-/** A stream being read as its bytes arrive: complete frames so far, and whether it ended. */
-class StreamReader {
-  readonly frames: Frame[] = [];
-  ended = false;
-  private buffer = '';
-  readonly response: IncomingMessage;
-
-  constructor(response: IncomingMessage) {
-    this.response = response;
-    response.setEncoding('utf8');
-    response.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      for (let end = this.buffer.indexOf('\n\n'); end !== -1; end = this.buffer.indexOf('\n\n')) {
-        const block = this.buffer.slice(0, end);
-        this.buffer = this.buffer.slice(end + 2);
-        const frame: Frame = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) frame.comment = line.slice(1).trim();
-          else {
-            const colon = line.indexOf(':');
-            const field = line.slice(0, colon) as 'id' | 'event' | 'data';
-            frame[field] = line.slice(colon + 1).replace(/^ /, '');
-          }
-        }
-        this.frames.push(frame);
-      }
-    });
-    response.on('close', () => (this.ended = true));
-    response.on('end', () => (this.ended = true));
-  }
-
-  /** The events received so far (comments left out). */
-  events(): Frame[] {
-    return this.frames.filter((frame) => frame.id !== undefined);
-  }
-
-  ids(): string[] {
-    return this.events().map((frame) => frame.id!);
-  }
-
-  close(): void {
-    this.response.destroy();
-  }
-}
-
-/** Opens GET /v1/events/stream (its own connection); resolves once the head arrived. */
-function openStream(t: TestContext, server: TestServer, key: string, headers: Record<string, string> = {}, path = '/v1/events/stream'): Promise<{ status: number; contentType: string; reader: StreamReader; text: () => Promise<string> }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(server.url + path, { method: 'GET', agent: false, headers: { authorization: `Bearer ${key}`, ...headers } }, (response) => {
-      const reader = new StreamReader(response);
-      t.after(() => reader.close());
-      const text = () =>
-        new Promise<string>((done) => {
-          if (reader.ended) return done(reader.frames.map((frame) => JSON.stringify(frame)).join('\n'));
-          let body = '';
-          response.on('data', (chunk: string) => (body += chunk));
-          response.on('end', () => done(body));
-        });
-      resolve({ status: response.statusCode ?? 0, contentType: String(response.headers['content-type'] ?? ''), reader, text });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function createListing(server: TestServer, key: string, title: string): Promise<string> {
   const response = await server.request('POST', '/v1/listings', { key, body: { title, type: 'TOOL', price: 1 } });
@@ -250,6 +178,27 @@ test('streams are capped per key: one past the cap is 429, and a closed one free
   assert.equal(three.status, 429);
   one.reader.close();
   await eventually(async () => (await openStream(t, server, key)).status === 200, 10_000, 'a place freed by the closed stream');
+});
+
+test('GET /metrics counts the open streams: up as they open, down as they close', async (t) => {
+  const server = await startServer(t);
+  const { key } = await server.userWithKey('creator', PERMISSIONS);
+  const openStreams = async (): Promise<number> => {
+    const scraped = await server.admin('GET', '/metrics');
+    assert.equal(scraped.status, 200);
+    const line = /^marketplace_event_streams_open (\d+)$/m.exec(scraped.text);
+    assert.ok(line, 'marketplace_event_streams_open is reported');
+    return Number(line[1]);
+  };
+  assert.equal(await openStreams(), 0);
+  const one = await openStream(t, server, key);
+  const two = await openStream(t, server, key);
+  assert.deepEqual([one.status, two.status], [200, 200]);
+  assert.equal(await openStreams(), 2);
+  one.reader.close();
+  await eventually(async () => (await openStreams()) === 1, 10_000, 'the closed stream no longer counted');
+  two.reader.close();
+  await eventually(async () => (await openStreams()) === 0, 10_000, 'no stream counted once both closed');
 });
 
 test('the typed client: events.list pages, and events.stream resumes by itself across a restart, none missed or twice', async (t) => {

@@ -105,6 +105,9 @@ export const portal = {
   testWebhook: (webhookId) => request('POST', `/webhooks/${id(webhookId)}/test`),
   webhookDeliveries: (webhookId) => request('GET', `/webhooks/${id(webhookId)}/deliveries`),
   redeliver: (webhookId, eventId) => request('POST', `/webhooks/${id(webhookId)}/deliveries/${id(eventId)}/redeliver`),
+  updateWebhook: (webhookId, changes) => request('PATCH', `/webhooks/${id(webhookId)}`, { body: changes }),
+  rotateWebhookSecret: (webhookId, graceSeconds) => request('POST', `/webhooks/${id(webhookId)}/rotate-secret`, { body: { grace_seconds: graceSeconds } }),
+  recoverWebhook: (webhookId, since) => request('POST', `/webhooks/${id(webhookId)}/recover`, { body: { since } }),
 
   listListings: (query) => request('GET', '/listings', { query }),
   createListing: (listing) => request('POST', '/listings', { body: listing }),
