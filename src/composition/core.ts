@@ -85,8 +85,7 @@ export async function openCore(options: CoreOptions) {
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
   // Every event is also kept for its owner's event log (GET /v1/events), EVENT_RETENTION_DAYS.
-  // With other instances on the same database, events are numbered per owner in the write itself (event-log.ts).
-  const eventLog = new EventLog(store, clock, config.eventRetentionDays, { shared: backends.instanceSync !== null });
+  const eventLog = new EventLog(store, clock, config.eventRetentionDays);
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn, eventLog });
   // The open GET /v1/events/stream responses, counted and capped.
   const eventStreams = new EventStreams(eventLog, config.eventStreams);

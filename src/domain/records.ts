@@ -4,7 +4,7 @@
 
 import { collectionName } from '../store/collections.ts';
 import type { StoredRecord } from '../store/format.ts';
-import type { DeliveryOutcomeLogRecord, DeliveryOutcomeEntryRecord, DeliveryRecord, EventLogHeadRecord, EventLogRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from './webhook-records.ts';
+import type { DeliveryOutcomeLogRecord, DeliveryOutcomeEntryRecord, DeliveryRecord, EventLogRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from './webhook-records.ts';
 
 export const USERS = collectionName<UserRecord>('users');
 export const KEYS = collectionName<KeyRecord>('keys');
@@ -17,8 +17,6 @@ export const DELIVERIES = collectionName<DeliveryRecord>('deliveries');
 export const EVENTS = collectionName<EventRecord>('events');
 /** Every event of each user, kept EVENT_RETENTION_DAYS for GET /v1/events and its stream (webhooks/event-log.ts). */
 export const EVENT_LOG = collectionName<EventLogRecord>('event_log');
-/** Each owner's last event number, one small record per user, rewritten with each event logged (webhooks/event-log.ts). */
-export const EVENT_LOG_HEADS = collectionName<EventLogHeadRecord>('event_log_heads');
 /** Each webhook's last 50 delivery outcomes, one small record per attempt (webhooks/outcome-log.ts). */
 export const DELIVERY_OUTCOME_ENTRIES = collectionName<DeliveryOutcomeEntryRecord>('delivery_outcome_entries');
 /** The same as one whole list per webhook, as older data directories hold it (read, then replaced by the entries). */

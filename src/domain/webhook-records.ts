@@ -102,12 +102,7 @@ export interface EventLogRecord {
   readonly owner_id: string;
   readonly type: EventType;
   readonly created_at: string;
-  /**
-   * The event's place in its owner's log: 1, 2, 3… per owner, numbered through the owner's
-   * EventLogHeadRecord in the same write, so every instance holds the same number for it and a
-   * missing number below a kept one is an event not applied here yet (webhooks/event-log.ts).
-   * Events logged before the heads existed keep the numbers of one counter for all owners.
-   */
+  /** Order among all logged events, increasing with each one written (a user's events are read in this order). */
   readonly seq: number;
   /**
    * The event's JSON body, the bytes its webhooks get. Absent while the webhook event record
@@ -115,21 +110,6 @@ export interface EventLogRecord {
    * that deletes that record (webhooks/outbox.ts).
    */
   readonly payload?: string;
-}
-
-/**
- * Where an owner's event log has got to: the number of its last event. Every write logging an
- * event for the owner reads and rewrites it, so two writes (on any instances) never take the
- * same number and none is skipped: a shared store decides one of them again.
- */
-export interface EventLogHeadRecord {
-  /** The owner's user id. */
-  readonly id: string;
-  readonly last_seq: number;
-  /** The first number this head gave: events below it were numbered before heads existed. */
-  readonly first_seq: number;
-  /** The highest number the retention sweep deleted (absent: none): numbers up to it are gone for good, not on their way. */
-  readonly swept_through?: number;
 }
 
 /**

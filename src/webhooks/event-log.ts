@@ -10,33 +10,9 @@
 // a small one without it; the write deleting the EVENTS record moves the payload into the log
 // record (outbox.ts). An event no webhook receives has its payload in the log record at once.
 //
-// Order: each record carries `seq`, and each owner's events are read in seq order. How the
-// numbers are given depends on whether other instances write to the same store (decided once,
-// in composition/core.ts):
-//
-// - One process (the file or memory store): one counter for all owners, taken as the write is
-//   decided. Writes are decided and applied one after the other in this process, so seq order is
-//   the order the events reached the store, and many writes of one owner share a batch.
-//
-// - Several instances on one database (`shared`): a per-process counter would give two
-//   instances the same numbers, and the order would differ from instance to instance. There the
-//   number is the event's place in its owner's log (1, 2, 3…), given in the write itself: the
-//   write reads the owner's head record (EVENT_LOG_HEADS: the last number given) through its
-//   transaction and rewrites it. Two writes logging events for one owner therefore never take the
-//   same number and never skip one, whichever instances decide them: in one batch the second
-//   reads a record the first changes and is decided in the next batch; across instances the
-//   store refuses the one decided on an older head as a conflict and decides it again
-//   (store/transaction.ts). Nothing depends on a version the instances share, only on the store
-//   keeping writes serializable. The cost: one owner's events take one write per batch (as
-//   events for an owner with webhooks already do, through their targets record).
-//   Reading in order (readyAfter): a number missing below a kept one is then an event already
-//   written that this instance has not applied yet; readers stop before it and are woken when it
-//   arrives, so a stream never sends an event after a later one, and a client resuming on any
-//   instance with the id it last got misses nothing and gets nothing twice (instances apply each
-//   other's writes in no common order). Numbers are missing for good only up to the head's
-//   swept_through (the sweep deletes each owner's oldest first and says how far, in the same
-//   write) and before the first number a head gave (first_seq: events numbered by one process).
-//
+// Order: each record carries `seq`, taken from one counter as the write is decided. On one
+// instance writes are decided and applied one after the other, so seq order is the order the
+// events reached the store; after a restart the counter continues from the highest kept.
 // In memory: each owner's records sorted by seq (a reference to the stored record, nothing more).
 //
 // Bounded: sweep() deletes every record older than the retention (app.ts runs it hourly, with
@@ -44,12 +20,12 @@
 // records are at most EVENT_RETENTION_DAYS (+1 h) of events.
 
 import type { Clock } from '../clock.ts';
-import { EVENT_LOG, EVENT_LOG_HEADS, EVENTS } from '../domain/records.ts';
-import type { EventLogHeadRecord, EventLogRecord } from '../domain/webhook-records.ts';
+import { EVENT_LOG, EVENTS } from '../domain/records.ts';
+import type { EventLogRecord } from '../domain/webhook-records.ts';
 import type { EventType } from '../domain/events.ts';
 import type { WriteOp } from '../store/format.ts';
 import type { Store } from '../store/store.ts';
-import type { RecordChange, RecordReader } from '../store/collections.ts';
+import type { RecordChange } from '../store/collections.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Deletes per write of a sweep, so one sweep of a large backlog does not make one huge write. */
@@ -62,64 +38,29 @@ export class EventLog {
   private readonly store: Store;
   private readonly clock: Clock;
   private readonly retentionMs: number;
-  /** Whether other instances write to the same store: numbers then come from each owner's head (see the header). */
-  private readonly shared: boolean;
-  /** One process: the next number of the one counter. */
   private nextSeq = 1;
-  /** The heads a decision has already moved, by owner: a write logging two events for one owner numbers them apart. */
-  private readonly headsDecided = new WeakMap<RecordReader, Map<string, EventLogHeadRecord>>();
   /** Each owner's records, ascending by seq. */
   private readonly byOwner = new Map<string, EventLogRecord[]>();
   private readonly listeners = new Map<string, Set<EventLogListener>>();
 
-  constructor(store: Store, clock: Clock, retentionDays: number, options: { shared: boolean }) {
+  constructor(store: Store, clock: Clock, retentionDays: number) {
     this.store = store;
     this.clock = clock;
     this.retentionMs = retentionDays * DAY_MS;
-    this.shared = options.shared;
     const all = [...store.values(EVENT_LOG)].sort((a, b) => a.seq - b.seq);
     for (const record of all) this.insert(record);
     if (all.length > 0) this.nextSeq = all[all.length - 1]!.seq + 1;
   }
 
   /**
-   * The ops that log an event for `ownerId`, decided through `tx`: the record with its number
-   * (and, when shared, the owner's head moved on by one). `eventId` is that of the webhook event,
-   * so a reader of the log and a receiver see one event. `payload` null: the EVENTS record
-   * written in the same write holds it.
+   * The op that logs an event for `ownerId`: `eventId` is that of the webhook event, so a reader
+   * of the log and a receiver see one event. `payload` null: the EVENTS record written in the
+   * same write holds it.
    */
-  recordOps(tx: RecordReader, ownerId: string, eventId: string, type: EventType, createdAt: string, payload: string | null): WriteOp[] {
-    const ops: WriteOp[] = [];
-    let seq: number;
-    if (this.shared) {
-      const head = this.nextHead(tx, ownerId);
-      ops.push({ op: 'put', collection: EVENT_LOG_HEADS, id: ownerId, data: head });
-      seq = head.last_seq;
-    } else {
-      seq = this.nextSeq++;
-    }
-    const base = { id: eventId, owner_id: ownerId, type, created_at: createdAt, seq };
+  recordOp(ownerId: string, eventId: string, type: EventType, createdAt: string, payload: string | null): WriteOp {
+    const base = { id: eventId, owner_id: ownerId, type, created_at: createdAt, seq: this.nextSeq++ };
     const record: EventLogRecord = payload === null ? base : { ...base, payload };
-    ops.push({ op: 'put', collection: EVENT_LOG, id: eventId, data: record });
-    return ops;
-  }
-
-  /** The owner's head once this event is numbered: read through `tx`, or as this decision already moved it. */
-  private nextHead(tx: RecordReader, ownerId: string): EventLogHeadRecord {
-    let decided = this.headsDecided.get(tx);
-    if (decided === undefined) {
-      decided = new Map();
-      this.headsDecided.set(tx, decided);
-    }
-    const head = decided.get(ownerId) ?? tx.get(EVENT_LOG_HEADS, ownerId);
-    // Without a head, or behind events a single process numbered since (the data moved between
-    // back-ends), numbering starts again after the newest kept event.
-    const kept = this.lastKeptSeq(ownerId);
-    const continues = head !== undefined && head.last_seq >= kept;
-    const seq = (continues ? head.last_seq : kept) + 1;
-    const next: EventLogHeadRecord = { ...head, id: ownerId, last_seq: seq, first_seq: continues ? head.first_seq : seq };
-    decided.set(ownerId, next);
-    return next;
+    return { op: 'put', collection: EVENT_LOG, id: eventId, data: record };
   }
 
   /** The event's JSON body: its own, or the webhook event record's while that holds it (null if neither: never expected). */
@@ -133,26 +74,12 @@ export class EventLog {
     return record !== undefined && record.owner_id === ownerId ? record : undefined;
   }
 
-  /**
-   * Up to `limit` of the owner's events after seq `afterSeq` (0: from the oldest kept), oldest
-   * first, stopping before a number not applied here yet (see the header): what follows it is
-   * read once it arrives.
-   */
-  readyAfter(ownerId: string, afterSeq: number, limit: number): EventLogRecord[] {
+  /** Up to `limit` of the owner's events after seq `afterSeq` (0: from the oldest kept), oldest first. */
+  after(ownerId: string, afterSeq: number, limit: number): EventLogRecord[] {
     const records = this.byOwner.get(ownerId);
     if (records === undefined) return [];
     const start = firstAbove(records, afterSeq);
-    // One process applies its events in seq order: a missing number is never still to come.
-    const head = this.shared ? this.store.get(EVENT_LOG_HEADS, ownerId) : undefined;
-    const ready: EventLogRecord[] = [];
-    let previous = afterSeq;
-    for (let index = start; index < records.length && ready.length < limit; index += 1) {
-      const record = records[index]!;
-      if (record.seq > previous + 1 && head !== undefined && mayStillArrive(head, record.seq - 1)) break;
-      ready.push(record);
-      previous = record.seq;
-    }
-    return ready;
+    return records.slice(start, start + limit);
   }
 
   /** How many events are kept for `ownerId`. */
@@ -181,21 +108,16 @@ export class EventLog {
     if (before !== undefined) this.remove(before);
     if (after === undefined) return;
     this.insert(after);
-    if (after.seq >= this.nextSeq) this.nextSeq = after.seq + 1;
     // The payload moved in from the webhook event record: not a new event.
+    if (after.seq >= this.nextSeq) this.nextSeq = after.seq + 1;
     if (before !== undefined) return;
-    // Told once the whole write is applied, not in the middle of it: the owner's head, written
-    // with the record, may be applied after it (another instance's write arrives in its own
-    // order of ops), and a reader woken before would take the record for one not numbered by it.
-    queueMicrotask(() => {
-      for (const listener of this.listeners.get(after.owner_id) ?? []) {
-        try {
-          listener(after);
-        } catch {
-          // A stream's failure is its own (it ends itself); the others are still told.
-        }
+    for (const listener of this.listeners.get(after.owner_id) ?? []) {
+      try {
+        listener(after);
+      } catch {
+        // A stream's failure is its own (it ends itself); the others are still told.
       }
-    });
+    }
   }
 
   /** Deletes every event older than the retention; returns how many. */
@@ -213,31 +135,11 @@ export class EventLog {
       const chunk = old.slice(i, i + SWEEP_CHUNK);
       deleted += await this.store.commit((tx) => {
         const ops: WriteOp[] = [];
-        /** Shared: the highest number deleted per owner, told to readers through the owner's head. */
-        const sweptThrough = new Map<string, number>();
-        for (const id of chunk) {
-          const record = tx.get(EVENT_LOG, id);
-          if (record === undefined) continue;
-          ops.push({ op: 'del', collection: EVENT_LOG, id });
-          if (this.shared) sweptThrough.set(record.owner_id, Math.max(sweptThrough.get(record.owner_id) ?? 0, record.seq));
-        }
-        const deletes = ops.length;
-        for (const [ownerId, seq] of sweptThrough) {
-          const head = tx.get(EVENT_LOG_HEADS, ownerId);
-          if (head === undefined || seq <= (head.swept_through ?? 0)) continue;
-          const moved: EventLogHeadRecord = { ...head, swept_through: seq };
-          ops.push({ op: 'put', collection: EVENT_LOG_HEADS, id: ownerId, data: moved });
-        }
-        return { ops, result: deletes };
+        for (const id of chunk) if (tx.get(EVENT_LOG, id) !== undefined) ops.push({ op: 'del', collection: EVENT_LOG, id });
+        return { ops, result: ops.length };
       });
     }
     return deleted;
-  }
-
-  /** The seq of the owner's newest kept event (0 when none). */
-  private lastKeptSeq(ownerId: string): number {
-    const records = this.byOwner.get(ownerId);
-    return records?.[records.length - 1]?.seq ?? 0;
   }
 
   private insert(record: EventLogRecord): void {
@@ -259,14 +161,6 @@ export class EventLog {
     if (records[index]?.id === record.id) records.splice(index, 1);
     if (records.length === 0) this.byOwner.delete(record.owner_id);
   }
-}
-
-/**
- * Whether the owner's event `seq`, not applied here, may still arrive: numbered by the head
- * (not before it) and not swept. Only then is it written elsewhere and on its way.
- */
-function mayStillArrive(head: EventLogHeadRecord, seq: number): boolean {
-  return seq >= head.first_seq && seq > (head.swept_through ?? 0);
 }
 
 /** The index of the first record whose seq is above `seq` (records ascending by seq). */

@@ -6,9 +6,7 @@
 // and what it sends is always read from the log after its cursor (the seq of the last event
 // sent), never from the notification itself: a notification only wakes it. Whatever arrives
 // while the backlog is being sent is read in its turn, and an event is never sent twice because
-// the cursor only moves forward. The log hands out only what is in order here
-// (EventLog.readyAfter): an event another instance wrote that has not arrived yet holds back the
-// ones after it, and its arrival wakes the stream like any new event.
+// the cursor only moves forward.
 //
 // Bounded: a stream holds no queue. It writes while the socket takes bytes and waits for
 // 'drain' when it does not; a reader that stops reading is dropped once more than
@@ -112,7 +110,7 @@ export class EventStreams {
         pumping = true;
         try {
           for (;;) {
-            const batch = this.log.readyAfter(ownerId, cursor, BATCH);
+            const batch = this.log.after(ownerId, cursor, BATCH);
             if (batch.length === 0) return;
             if (!allowed()) return end();
             for (const record of batch) {

@@ -121,13 +121,13 @@ export class WebhookOutbox implements EventOutbox {
     const subscribed = this.webhooksOf(ownerId).filter((webhook) => webhook.events.includes(type));
     const targets = subscribed.filter((webhook) => webhook.active);
     const paused = subscribed.filter(isPaused);
-    if (targets.length === 0 && paused.length === 0) return this.logOnlyOps(tx, type, ownerId, data);
+    if (targets.length === 0 && paused.length === 0) return this.logOnlyOps(type, ownerId, data);
     const ops = this.deliveryOps(tx, type, ownerId, data, targets);
     const eventId = (ops[0] as Extract<WriteOp, { op: 'put' }>).id;
     if (this.eventLog !== null) {
       // The event record just made holds the payload; the log's record refers to it by id.
       const event = (ops[0] as Extract<WriteOp, { op: 'put' }>).data as EventRecord;
-      ops.push(...this.eventLog.recordOps(tx, ownerId, eventId, type, event.created_at, null));
+      ops.push(this.eventLog.recordOp(ownerId, eventId, type, event.created_at, null));
     }
     // A paused webhook is sent nothing: the event is a `skipped` outcome of it, which keeps the
     // event (so a recovery can send it once resumed). Read through tx: a resume or another
@@ -224,11 +224,11 @@ export class WebhookOutbox implements EventOutbox {
   }
 
   /** The event for the owner's log alone, when no webhook of theirs receives it. */
-  private logOnlyOps(tx: DecisionReader, type: EventType, ownerId: string, data: object): WriteOp[] {
+  private logOnlyOps(type: EventType, ownerId: string, data: object): WriteOp[] {
     if (this.eventLog === null) return [];
     const eventId = newId('evt');
     const createdAt = isoTime(this.clock.now());
-    return this.eventLog.recordOps(tx, ownerId, eventId, type, createdAt, eventPayload(eventId, type, createdAt, data));
+    return [this.eventLog.recordOp(ownerId, eventId, type, createdAt, eventPayload(eventId, type, createdAt, data))];
   }
 
   /** The event record first, then the drops that keep each target at its cap, then a delivery per target. */

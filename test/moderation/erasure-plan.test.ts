@@ -4,8 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AUDIT, EVENT_LOG, EVENT_LOG_HEADS, LISTINGS, USERS, type AuditRecord, type ListingRecord, type UserRecord } from '../../src/domain/records.ts';
-import type { EventLogHeadRecord } from '../../src/domain/webhook-records.ts';
+import { AUDIT, LISTINGS, USERS, type AuditRecord, type ListingRecord, type UserRecord } from '../../src/domain/records.ts';
 import { ERASED, erasureOps } from '../../src/modules/moderation/erasure.ts';
 import { Store } from '../../src/store/store.ts';
 
@@ -88,23 +87,4 @@ test('what she did herself (an audit entry with her as actor) loses its text, ev
   assert.ok(entry !== undefined && entry.op === 'put', 'the entry is rewritten');
   assert.deepEqual((entry.data as AuditRecord).changes, { url: ERASED, events: ['ping'], description: ERASED });
   assert.deepEqual((entry.data as AuditRecord).actor, { type: 'user', id: eve.id }, 'the actor stays an id');
-});
-
-test("her event log goes whole, with where its numbering had got to; another user's stays", async (t) => {
-  const store = await Store.open({ dataDir: null, warn: () => {} });
-  t.after(() => store.close());
-  const ann = user('usr_ann', { name: 'Ann', email: 'ann.b@example.org' });
-  const head = (ownerId: string): EventLogHeadRecord => ({ id: ownerId, last_seq: 1, first_seq: 1 });
-  const logged = (id: string, ownerId: string, seq: number) => ({ id, owner_id: ownerId, type: 'listing.created' as const, created_at: NOW, seq, payload: '{}' });
-  await store.write([
-    { op: 'put', collection: USERS, id: ann.id, data: ann },
-    { op: 'put', collection: EVENT_LOG, id: 'evt_ann', data: logged('evt_ann', ann.id, 1) },
-    { op: 'put', collection: EVENT_LOG_HEADS, id: ann.id, data: head(ann.id) },
-    { op: 'put', collection: EVENT_LOG, id: 'evt_bob', data: logged('evt_bob', 'usr_bob', 1) },
-    { op: 'put', collection: EVENT_LOG_HEADS, id: 'usr_bob', data: head('usr_bob') },
-  ]);
-  const deleted = erasureOps(store, ann, NOW).ops.filter((op) => op.op === 'del').map((op) => `${op.collection}/${op.id}`);
-  assert.ok(deleted.includes('event_log/evt_ann'));
-  assert.ok(deleted.includes('event_log_heads/usr_ann'));
-  assert.ok(!deleted.some((key) => key.endsWith('usr_bob') || key.endsWith('evt_bob')));
 });

@@ -44,7 +44,7 @@ export function eventRoutes(deps: EventRouteDeps): ApiRoute[] {
     const limit = integerParam(context.query, 'limit', DEFAULT_EVENT_PAGE, 1, MAX_EVENT_PAGE);
     const afterSeq = cursorOf(context.user.id, context.query.get('after'), 'after');
     // One more than asked tells whether another page follows.
-    const records = eventLog.readyAfter(context.user.id, afterSeq, limit + 1);
+    const records = eventLog.after(context.user.id, afterSeq, limit + 1);
     const page = records.slice(0, limit);
     // The payloads are stored as JSON text: joined as they are, not parsed and serialised again.
     const payloads = page.map((record) => eventLog.payloadOf(record)).filter((payload) => payload !== null);

@@ -15,7 +15,6 @@ import {
   DELIVERIES,
   EVENTS,
   EVENT_LOG,
-  EVENT_LOG_HEADS,
   IDEMPOTENCY,
   KEYS,
   LISTINGS,
@@ -90,8 +89,6 @@ export function erasureOps(store: RecordReader, user: UserRecord, now: string, e
   for (const event of store.values(EVENTS)) if (event.owner_id === user.id) del(EVENTS, event.id);
   // Her event log (GET /v1/events): the same payloads, kept for days.
   for (const event of store.values(EVENT_LOG)) if (event.owner_id === user.id) del(EVENT_LOG, event.id);
-  // And where its numbering had got to (webhooks/event-log.ts): nothing more is logged for her.
-  if (store.get(EVENT_LOG_HEADS, user.id) !== undefined) del(EVENT_LOG_HEADS, user.id);
 
   // Her listings stay (removed) so ids resolve, but their text is hers and may hold anything:
   // title, description and tags are emptied, and an earlier removal's reason replaced.
