@@ -4,7 +4,9 @@
 // readable line each. test/portal/accessibility-browser.test.ts walks every screen with it.
 
 import { createRequire } from 'node:module';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { TestContext } from 'node:test';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { watchPages } from '../dashboard/browser.ts';
 
 const AXE_PATH = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const TAGS = ['wcag2a', 'wcag2aa', 'wcag21aa', 'wcag22aa'];
@@ -31,4 +33,28 @@ export async function seriousFindings(page: Page, screen: string): Promise<strin
 /** How far the page scrolls sideways (0 or less: it does not). */
 export function sidewaysScroll(page: Page): Promise<number> {
   return page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth - (globalThis as any).document.documentElement.clientWidth);
+}
+
+/**
+ * A new page `width` px wide in a context of its own (closed after the test), with axe loaded
+ * into every document it opens, at the portal's sign-in form on `url`. `problems()` lists the
+ * page's errors and CSP violations, the 401 of the portal asking who is signed in excepted.
+ */
+export async function portalPageWithAxe(
+  t: TestContext,
+  browser: Browser,
+  url: string,
+  width: number,
+  options: { context?: BrowserContextOptions; defaultTimeoutMs?: number } = {},
+): Promise<{ page: Page; problems: () => string[] }> {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, ...options.context });
+  t.after(() => context.close());
+  // Before signing in, the portal's GET /portal/v1/me is answered 401: expected.
+  const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
+  await loadAxe(context);
+  const page = await context.newPage();
+  if (options.defaultTimeoutMs !== undefined) page.setDefaultTimeout(options.defaultTimeoutMs);
+  await page.goto(url);
+  await page.locator('#sign-in-form').waitFor();
+  return { page, problems: watch.problems };
 }

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
-import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
-import { loadAxe, seriousFindings } from '../helpers/axe.ts';
+import { findChromium, sharedChromium, signInThroughForm } from '../dashboard/browser.ts';
+import { portalPageWithAxe, seriousFindings } from '../helpers/axe.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.ts';
@@ -21,16 +21,7 @@ const browserFor = sharedChromium(search);
 
 /** A new page `width` px wide, with axe loaded into every document it opens, at `url`'s sign-in form. */
 async function axePage(t: TestContext, width: number, url: string): Promise<{ page: Page; problems: () => string[] }> {
-  const browser = await browserFor(t);
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  t.after(() => context.close());
-  // Before signing in, the portal's GET /portal/v1/me is answered 401: expected.
-  const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
-  await loadAxe(context);
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.locator('#sign-in-form').waitFor();
-  return { page, problems: watch.problems };
+  return portalPageWithAxe(t, await browserFor(t), url, width);
 }
 
 function portal(server: TestServer, user: PortalUser, method: string, path: string, body?: unknown) {

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
-import { findChromium, sharedChromium, signInThroughForm, watchPages } from '../dashboard/browser.ts';
-import { loadAxe, seriousFindings } from '../helpers/axe.ts';
+import { findChromium, sharedChromium, signInThroughForm } from '../dashboard/browser.ts';
+import { portalPageWithAxe, seriousFindings } from '../helpers/axe.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser } from '../helpers/portal.ts';
 import { startServer } from '../helpers/server.ts';
@@ -32,14 +32,7 @@ test('a profile-only key: its curl line calls GET /v1/users/me and, run as shown
     const user = await signedInUser(server);
     const expiring = await server.request('POST', '/portal/v1/keys', { headers: user.headers, body: { name: 'short-lived', expires_at: new Date(Date.now() + 500).toISOString() } });
     assert.equal(expiring.status, 201, expiring.text);
-    const browser = await browserFor(t);
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    t.after(() => context.close());
-    const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
-    await loadAxe(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    await page.goto(`${server.url}/portal`);
+    const { page, problems } = await portalPageWithAxe(t, await browserFor(t), `${server.url}/portal`, width, { defaultTimeoutMs: 20_000 });
     await signInThroughForm(page, user);
 
     // Only "My profile": the least a profile tool needs.
@@ -75,6 +68,6 @@ test('a profile-only key: its curl line calls GET /v1/users/me and, run as shown
     assert.equal(await card.getByRole('button', { name: 'Revoke' }).count(), 1, 'it can still be revoked');
     assert.equal((await server.request('POST', `/portal/v1/keys/${expiring.body.data.id}/roll`, { headers: user.headers, body: { grace_seconds: 0 } })).status, 409);
     assert.equal((await server.request('PATCH', `/portal/v1/keys/${expiring.body.data.id}`, { headers: user.headers, body: { plan: 'pro' } })).status, 409);
-    assert.deepEqual(watch.problems(), []);
+    assert.deepEqual(problems(), []);
   }
 });

@@ -16,8 +16,8 @@ import { test, type TestContext } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import { ManualClock } from '../../src/clock.ts';
 import type { Page } from 'playwright-core';
-import { findChromium, sharedChromium, signInThroughForm, waitForCount, watchPages } from '../dashboard/browser.ts';
-import { loadAxe, seriousFindings } from '../helpers/axe.ts';
+import { findChromium, sharedChromium, signInThroughForm, waitForCount } from '../dashboard/browser.ts';
+import { portalPageWithAxe, seriousFindings } from '../helpers/axe.ts';
 import { signedInUser, signIn, sameOrigin, type PortalUser } from '../helpers/portal.ts';
 import { decodeQr } from '../helpers/qr-decode.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
@@ -32,18 +32,9 @@ const STEP_MS = 30_000;
 
 /** A page `width` px wide with axe loaded, signed in as `user` through the portal's own form. */
 async function signedInPage(t: TestContext, server: TestServer, user: PortalUser, width: number): Promise<{ page: Page; problems: () => string[] }> {
-  const browser = await browserFor(t);
-  const context = await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: true });
-  t.after(() => context.close());
-  // Before signing in, the portal's GET /portal/v1/me is answered 401: expected.
-  const watch = await watchPages(context, [/status of 401 \(Unauthorized\)/]);
-  await loadAxe(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  await page.goto(`${server.url}/portal`);
-  await page.locator('#sign-in-form').waitFor();
+  const { page, problems } = await portalPageWithAxe(t, await browserFor(t), `${server.url}/portal`, width, { context: { acceptDownloads: true }, defaultTimeoutMs: 20_000 });
   await signInThroughForm(page, user);
-  return { page, problems: watch.problems };
+  return { page, problems };
 }
 
 async function noSidewaysScroll(page: Page, what: string): Promise<void> {

@@ -189,7 +189,7 @@ export class PostgresLog implements Log, InstanceSync {
     try {
       const result = await this.pool.query<{ outcome: { seqs: (number | null)[] } }>(COMMIT_SQL, [
         this.slot,
-        JSON.stringify(Object.fromEntries(this.applied)),
+        this.appliedJson(),
         batch,
         reads,
         locks.keys,
@@ -220,13 +220,18 @@ export class PostgresLog implements Log, InstanceSync {
   async pull(apply: (write: PulledWrite) => void): Promise<void> {
     let result;
     try {
-      result = await this.pool.query<PulledRow>(PULL_SQL, [JSON.stringify(Object.fromEntries(this.applied)), this.slot]);
+      result = await this.pool.query<PulledRow>(PULL_SQL, [this.appliedJson(), this.slot]);
       this.unreachable = null;
     } catch (error) {
       this.unreachable = (error as Error)?.message || 'PostgreSQL unavailable';
       throw error;
     }
     this.applyPulled(result.rows, apply);
+  }
+
+  /** What this instance's memory holds, per slot, as the commit and the pull take it (a JSON object). */
+  private appliedJson(): string {
+    return JSON.stringify(Object.fromEntries(this.applied));
   }
 
   /** Raises this instance's slot in the watermark to the commit that got local `version` (and every earlier one). */
