@@ -21,6 +21,7 @@ import { request } from './api.ts';
 import { chooseGenerator, drive, type GeneratorName, type Measurement } from './drive.ts';
 import { freePort, pinTargetsTo, startChild } from './processes.ts';
 import { median } from './rounds.ts';
+import { cpuSpentByProgram, readProcessCpu } from './process-cpu.ts';
 import { startNginx, startPostgres, startRedis, type NginxService } from '../test/helpers/services.ts';
 
 const USAGE = `npm run bench:cluster [-- options]
@@ -64,6 +65,8 @@ interface TargetResult {
   socket_errors: number;
   /** On PostgreSQL: what its database did per acknowledged write during the measured rounds. */
   database?: DatabaseFigures;
+  /** CPU µs per answered request during the measured rounds, by program (every process on the machine). */
+  cpu_us_per_request: Record<string, number>;
 }
 
 function log(line: string): void {
@@ -245,6 +248,7 @@ async function userKey(baseUrl: string): Promise<string> {
 async function runRounds(targets: Target[], settings: { rounds: number; durationS: number; warmupS: number }, generator: GeneratorName, generatorCpus: string | null): Promise<TargetResult[]> {
   const rounds = new Map<string, Measurement[]>(targets.map((target) => [target.name, []]));
   const database = new Map<string, DatabaseCounters>();
+  const cpuSeconds = new Map<string, Record<string, number>>(targets.map((target) => [target.name, {}]));
   for (let round = 0; round < settings.rounds; round += 1) {
     for (let step = 0; step < targets.length; step += 1) {
       const target = targets[(round + step) % targets.length]!;
@@ -252,7 +256,11 @@ async function runRounds(targets: Target[], settings: { rounds: number; duration
       const common = { generator, baseUrl: target.baseUrl, requestsFile: target.requestsFile, headers: [`Authorization: Bearer ${key}`], connections: target.connections, cpus: generatorCpus };
       if (settings.warmupS > 0) await drive({ ...common, durationS: settings.warmupS });
       const before = target.databaseUrl === undefined ? null : await databaseCounters(target.databaseUrl);
+      const cpuBefore = readProcessCpu();
       const measured = await drive({ ...common, durationS: settings.durationS });
+      const spent = cpuSpentByProgram(cpuBefore, readProcessCpu());
+      const sums = cpuSeconds.get(target.name)!;
+      for (const [program, seconds] of Object.entries(spent)) sums[program] = (sums[program] ?? 0) + seconds;
       rounds.get(target.name)!.push(measured);
       if (before !== null) addDatabaseRound(database, target.name, before, await databaseCounters(target.databaseUrl!));
       log(`  round ${round + 1}, ${target.name}: ${measured.rps} req/s, p99 ${measured.p99Ms.toFixed(1)} ms${measured.non2xx + measured.socketErrors > 0 ? `, ${measured.non2xx} non-2xx, ${measured.socketErrors} socket errors` : ''}`);
@@ -267,6 +275,7 @@ async function runRounds(targets: Target[], settings: { rounds: number; duration
       median_p99_ms: median(measured.map((one) => one.p99Ms)),
       non2xx: measured.reduce((sum, one) => sum + one.non2xx, 0),
       socket_errors: measured.reduce((sum, one) => sum + one.socketErrors, 0),
+      cpu_us_per_request: perRequest(cpuSeconds.get(target.name)!, measured.reduce((sum, one) => sum + one.requests, 0)),
       ...(database.has(target.name) ? { database: perWrite(database.get(target.name)!) } : {}),
     };
   });
@@ -278,9 +287,9 @@ function clusterMarkdown(report: { machine: { cpus: number; cpu_model: string; l
     return [
       `### ${title} (${connections} connections, median of ${report.settings.rounds} rounds of ${report.settings.durationS} s)`,
       '',
-      `| target | req/s (median) | × ${rows[0]!.name} | p99 ms (median) | req/s per round | non-2xx | socket errors |`,
-      '|---|---:|---:|---:|---|---:|---:|',
-      ...rows.map((row) => `| ${row.name} | ${Math.round(row.median_rps)} | ${(row.median_rps / base).toFixed(2)} | ${row.median_p99_ms.toFixed(1)} | ${row.rounds.map((one) => one.rps).join(', ')} | ${row.non2xx} | ${row.socket_errors} |`),
+      `| target | req/s (median) | × ${rows[0]!.name} | p99 ms (median) | req/s per round | non-2xx | socket errors | CPU µs per request, by program |`,
+      '|---|---:|---:|---:|---|---:|---:|---|',
+      ...rows.map((row) => `| ${row.name} | ${Math.round(row.median_rps)} | ${(row.median_rps / base).toFixed(2)} | ${row.median_p99_ms.toFixed(1)} | ${row.rounds.map((one) => one.rps).join(', ')} | ${row.non2xx} | ${row.socket_errors} | ${cpuCell(row.cpu_us_per_request)} |`),
       '',
     ].join('\n');
   };
@@ -312,6 +321,24 @@ function clusterMarkdown(report: { machine: { cpus: number; cpu_model: string; l
     '',
   );
   return lines.join('\n');
+}
+
+/** "node 310, postgres 120 (total 470)": the measured rounds' CPU per request. */
+function cpuCell(figures: Record<string, number>): string {
+  const entries = Object.entries(figures);
+  if (entries.length === 0) return 'n/a';
+  const total = entries.reduce((sum, [, us]) => sum + us, 0);
+  return `${entries.map(([program, us]) => `${program} ${us}`).join(', ')} (total ${total})`;
+}
+
+/** CPU seconds by program → µs per request, the programs that used at least 1 µs each. */
+function perRequest(seconds: Record<string, number>, requests: number): Record<string, number> {
+  const figures: Record<string, number> = {};
+  for (const [program, spent] of Object.entries(seconds).sort((a, b) => b[1] - a[1])) {
+    const us = (spent * 1e6) / Math.max(1, requests);
+    if (us >= 1) figures[program] = Math.round(us);
+  }
+  return figures;
 }
 
 /** With --spread, instance n's CPU (round robin over the instances' CPUs, e.g. "0-2"); undefined: the instances' CPUs. */
