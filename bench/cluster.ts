@@ -13,7 +13,7 @@
 // Results: bench/results/cluster.json and cluster.md.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +22,7 @@ import { chooseGenerator, drive, type GeneratorName, type Measurement } from './
 import { freePort, pinTargetsTo, startChild } from './processes.ts';
 import { median } from './rounds.ts';
 import { cpuSpentByProgram, readProcessCpu } from './process-cpu.ts';
+import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
 import { startNginx, startPostgres, startRedis, type NginxService } from '../test/helpers/services.ts';
 
 const USAGE = `npm run bench:cluster [-- options]
@@ -33,11 +34,14 @@ const USAGE = `npm run bench:cluster [-- options]
   --only reads|writes      one half only
   --generator wrk|node     load generator (default wrk when installed)
   --pin auto|off           taskset: generator on the last CPU, everything else on the others (default auto)
+  --profile                the write instances run under node --cpu-prof; each one's hot spots go to
+                           bench/results/profile-cluster-<instance>.md (every round of that instance together)
   --spread                 the write instances each on a CPU of their own (1st, 2nd, 3rd of the
                            instances' CPUs, round robin): what 3 instances reach where cores allow`;
 
 const REPO_DIR = join(import.meta.dirname, '..');
 const RESULTS_DIR = join(import.meta.dirname, 'results');
+const PROFILES_DIR = join(RESULTS_DIR, 'profiles');
 const ADMIN_TOKEN = 'bench-cluster-operator-token-0123456789';
 const READ_PATH = '/v1/listings?limit=20';
 
@@ -86,6 +90,7 @@ async function main(): Promise<void> {
       generator: { type: 'string' },
       pin: { type: 'string', default: 'auto' },
       spread: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -107,6 +112,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'marketplace-bench-cluster-'));
   mkdirSync(RESULTS_DIR, { recursive: true });
   const cleanups: Array<() => Promise<void>> = [];
+  const profiled: string[] = [];
   const measure = (targets: Target[]) => runRounds(targets, settings, generator.name, pinning?.generator ?? null);
   const results: { reads: TargetResult[] | null; writes: TargetResult[] | null } = { reads: null, writes: null };
   try {
@@ -117,10 +123,16 @@ async function main(): Promise<void> {
     cleanups.push(() => redis.destroy());
     const startOn = async (name: string, env: Record<string, string>, cpu?: string): Promise<string> => {
       const port = await freePort();
+      const profileDir = options.profile === true && name.startsWith('write-') ? join(PROFILES_DIR, name) : null;
+      if (profileDir !== null) {
+        rmSync(profileDir, { recursive: true, force: true });
+        mkdirSync(profileDir, { recursive: true });
+        profiled.push(name);
+      }
       const child = await startChild({
         ...(cpu === undefined ? {} : { cpus: cpu }),
         name,
-        args: ['--import', 'tsx', join(REPO_DIR, 'src/main.ts')],
+        args: [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), '--import', 'tsx', join(REPO_DIR, 'src/main.ts')],
         env: { PORT: String(port), HOST: '127.0.0.1', MARKETPLACE_ADMIN_TOKEN: ADMIN_TOKEN, MARKETPLACE_DEMO: '0', ...env },
         cwd: REPO_DIR,
         logFile: join(work, `${name}.log`),
@@ -189,6 +201,7 @@ async function main(): Promise<void> {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
     rmSync(work, { recursive: true, force: true });
   }
+  for (const name of profiled) summariseInstanceProfile(name);
 
   const report = {
     kind: 'cluster',
@@ -321,6 +334,17 @@ function clusterMarkdown(report: { machine: { cpus: number; cpu_model: string; l
     '',
   );
   return lines.join('\n');
+}
+
+/** The busiest thread's profile of one instance (tsx's loader thread is nearly idle), summarised beside the results. */
+function summariseInstanceProfile(name: string): void {
+  const dir = join(PROFILES_DIR, name);
+  const files = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile'));
+  const summaries = files.map((file) => ({ file, summary: summariseProfile(readProfile(join(dir, file)), 30) })).sort((a, b) => b.summary.busyMs - a.summary.busyMs);
+  if (summaries.length === 0) return log(`  (no profile of ${name}: it did not exit cleanly)`);
+  const target = join(RESULTS_DIR, `profile-cluster-${name}.md`);
+  writeFileSync(target, profileMarkdown(`Instance ${name} (${summaries[0]!.file})`, summaries[0]!.summary));
+  log(`  profile of ${name}: ${target}`);
 }
 
 /** "node 310, postgres 120 (total 470)": the measured rounds' CPU per request. */

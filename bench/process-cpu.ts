@@ -1,7 +1,9 @@
-// Where the CPU goes during a measured round: the processor time of every process on the
-// machine, summed by program (node, postgres, redis-server, nginx, wrk…), read from Linux's
-// /proc/<pid>/stat before and after. A process that ended between the two readings is missed;
-// the servers of a bench run live through it. Elsewhere than Linux it reports nothing.
+// Where the CPU goes during a measured round: the processor time of this process's descendants
+// (the servers, databases, proxies and load generator a bench started), summed by program (node,
+// postgres, redis-server, nginx, wrk…), read from Linux's /proc/<pid>/stat before and after.
+// Other work on the machine is left out; so is the kernel's own (its threads are nobody's
+// children). A process that ended between the two readings is missed; the servers of a bench
+// run live through it. Elsewhere than Linux it reports nothing.
 
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -12,12 +14,12 @@ const TICKS_PER_SECOND = 100;
 export type CpuReading = Map<number, { program: string; seconds: number }>;
 
 export function readProcessCpu(): CpuReading {
-  const reading: CpuReading = new Map();
+  const all = new Map<number, { program: string; parent: number; seconds: number }>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return reading;
+    return new Map();
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
@@ -33,9 +35,20 @@ export function readProcessCpu(): CpuReading {
     const fields = stat.slice(close + 2).split(' ');
     // utime and stime are fields 14 and 15 of the whole line: 12th and 13th after the comm.
     const ticks = Number(fields[11]) + Number(fields[12]);
-    reading.set(Number(entry), { program, seconds: ticks / TICKS_PER_SECOND });
+    all.set(Number(entry), { program, parent: Number(fields[1]), seconds: ticks / TICKS_PER_SECOND });
+  }
+  const reading: CpuReading = new Map();
+  for (const [pid, { program, seconds }] of all) {
+    if (pid !== process.pid && descendsFromThisProcess(pid, all)) reading.set(pid, { program, seconds });
   }
   return reading;
+}
+
+function descendsFromThisProcess(pid: number, all: ReadonlyMap<number, { parent: number }>): boolean {
+  for (let ancestor = all.get(pid)?.parent, steps = 0; ancestor !== undefined && ancestor > 1 && steps < 64; ancestor = all.get(ancestor)?.parent, steps += 1) {
+    if (ancestor === process.pid) return true;
+  }
+  return false;
 }
 
 /** CPU seconds spent between two readings, by program (processes that started meanwhile count from zero). */
