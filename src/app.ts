@@ -124,8 +124,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sweeps: ModuleTimer[] = [
     { everyMs: IDEMPOTENCY_SWEEP_MS, what: 'could not sweep idempotency records', task: () => idempotency.sweepExpired() },
     { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
-    // Events older than EVENT_RETENTION_DAYS leave the users' event logs (src/webhooks/event-log.ts).
-    { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep the event logs', task: async () => void (await core.eventLog.sweep()) },
     { everyMs: EXPIRY_NOTICE_SWEEP_MS, what: 'could not send key.expiring events', task: async () => void (await sendExpiryNotices(store, core.outbox, clock)) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));
@@ -137,7 +135,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...{ operatorToken: operatorToken.token, operatorTokenFile: operatorToken.file, operatorTokenCreated: operatorToken.created },
     ...{ apiRoutes, adminRoutes, publicRoutes, portalRoutes: added.portalRoutes, documentedRoutes },
     async sweepRecords() {
-      for (const sweep of sweeps) await runTimer(sweep);
+      for (const sweep of [...sweeps, ...added.timers]) await runTimer(sweep);
     },
     listen: () => listen(server, config, () => (core.usage.start(), core.quotas.start(), core.dispatcher.start())),
     close(graceMs = 10_000) {
@@ -145,8 +143,8 @@ export async function createApp(options: AppOptions): Promise<App> {
         for (const timer of timers) clearInterval(timer);
         core.readiness.markStopping();
         stopSocketLimits();
-        // Open event streams end now: the server would otherwise wait out graceMs for them.
-        core.eventStreams.closeAll();
+        // Long-lived answers (the events module's streams) end now: the server would otherwise wait out graceMs for them.
+        for (const task of added.stoppingTasks) task();
         await stopServer(server, graceMs);
         accessLog?.flush(); // the last requests' lines, before the process may exit
         for (const task of added.closeTasks) await task();

@@ -53,6 +53,8 @@ export interface ModuleHost {
   addOpenApi(part: OpenApiPart): void;
   /** Password hashing done by the module, reported on GET /metrics. */
   measurePasswordWork(work: () => { started: number; queueFull: number }): void;
+  /** The module's open event streams, reported on GET /metrics. */
+  measureOpenEventStreams(count: () => number): void;
   /** A request area of the module's own: every request under `prefix` goes to the gate `makeGate` builds. */
   addArea(prefix: string, makeGate: (run: Run) => Gate): void;
   /** Static pages: `serve(path)` answers a GET or HEAD of a path it knows, or null. */
@@ -67,6 +69,8 @@ export interface ModuleHost {
    * listed now and told every listing change from then on (src/listings/listing-search.ts).
    */
   useListingSearch(make: () => ListingSearch): void;
+  /** Runs as the server's graceful stop begins, before it waits for requests to finish: ends long-lived answers. */
+  onStopping(task: () => void): void;
   /** Runs at the server's graceful stop, after requests have finished. */
   onClose(task: () => Promise<void> | void): void;
 }

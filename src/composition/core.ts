@@ -14,7 +14,7 @@ import { resolveOperatorToken } from '../auth/operator-token-source.ts';
 import { openBackends, type Backends } from '../backends/open-backends.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { EVENT_LOG, KEYS, USAGE, WEBHOOKS } from '../domain/records.ts';
+import { KEYS, USAGE, WEBHOOKS } from '../domain/records.ts';
 import { limiterAnswers, Readiness } from '../health/readiness.ts';
 import { clientAddressFunction, type ClientAddress } from '../http/client-address.ts';
 import { IdempotencyGuard } from '../http/idempotency.ts';
@@ -27,8 +27,6 @@ import { Store, type CompactionHooks } from '../store/store.ts';
 import { DeliveryCounts } from '../webhooks/delivery-counts.ts';
 import { DEFAULT_TIMEOUT_MS as WEBHOOK_SEND_TIMEOUT_MS, WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { WebhookOutbox } from '../webhooks/outbox.ts';
-import { EventLog } from '../webhooks/event-log.ts';
-import { EventStreams } from '../webhooks/event-streams.ts';
 
 export interface CoreOptions {
   config: Config;
@@ -84,12 +82,8 @@ export async function openCore(options: CoreOptions) {
     // Attempts reach /metrics through the webhook changes they write; drops write none.
     if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
   });
-  // Every event is also kept for its owner's event log (GET /v1/events), EVENT_RETENTION_DAYS.
-  const eventLog = new EventLog(store, clock, config.eventRetentionDays);
-  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn, eventLog });
-  // The open GET /v1/events/stream responses, counted and capped.
-  const eventStreams = new EventStreams(eventLog, config.eventStreams);
-  metricsOptions.openEventStreams = () => eventStreams.openCount();
+  // Each user's event log (GET /v1/events) is the events module's: it gives the outbox its log at install.
+  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const audit = new AuditLog(store, clock);
   // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write
   // per request); crossing 80 % and reaching the quota are told to the user's webhooks.
@@ -137,7 +131,6 @@ export async function openCore(options: CoreOptions) {
   store.onChange((change) => index.onStoreChange(change)); // sorted listed listings (active, owner not suspended)
   store.onChange((change) => pageCache.onStoreChange(change)); // any listing or user write drops every cached page
   store.onChange((change) => outbox.onStoreChange(change)); // webhook ids by owner, pending deliveries per webhook (the cap)
-  store.onChangeOf(EVENT_LOG, (change) => eventLog.onStoreChange(change)); // each owner's logged events in order; tells open event streams
   store.onChangeOf(WEBHOOKS, (change) => metrics.onWebhookChange(change)); // webhook delivery outcomes, for GET /metrics
   store.onChangeOf(USAGE, (change) => usageReader.onUsageChange?.(change)); // other instances' saved counts (a shared database)
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
@@ -167,8 +160,6 @@ export async function openCore(options: CoreOptions) {
     recorder,
     deliveryCounts,
     outbox,
-    eventLog,
-    eventStreams,
     dispatcher,
     index,
     pageCache,

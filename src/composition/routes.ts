@@ -15,12 +15,11 @@ import { analyticsRoutes } from '../handlers/v1/analytics.ts';
 import { listingRoutes } from '../handlers/v1/listings.ts';
 import { userRoutes } from '../handlers/v1/users.ts';
 import { webhookRoutes } from '../handlers/v1/webhooks.ts';
-import { eventRoutes } from '../handlers/v1/events.ts';
 import type { ApiRoute, AdminRoute, PublicRoute } from '../http/route.ts';
 import type { Core } from './core.ts';
 import type { ModuleAdditions } from './module-host.ts';
 
-/** The spec's /v1 routes: listings, users, analytics, webhooks, the event log. */
+/** The spec's /v1 routes: listings, users, analytics, webhooks. */
 export function coreApiRoutes(core: Core): ApiRoute[] {
   const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config, quotas } = core;
   return [
@@ -28,7 +27,6 @@ export function coreApiRoutes(core: Core): ApiRoute[] {
     ...userRoutes({ store, clock, outbox }),
     ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter, audit: core.audit, eventRetentionDays: config.eventRetentionDays }),
-    ...eventRoutes({ store, clock, eventLog: core.eventLog, streams: core.eventStreams }),
   ];
 }
 
