@@ -67,7 +67,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
   const modules = await loadModules(config.modules);
   const core = await openCore(options);
-  const { clock, store, idempotency, metrics } = core;
+  const { clock, store, idempotency, measures } = core;
 
   // The core's /v1 routes first: a module may read them (the portal's key forms check permissions against them).
   const apiRoutes = coreApiRoutes(core);
@@ -103,7 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       usage: core.recorder,
       accessLog,
       clientAddress: core.clientAddress,
-      metrics,
+      metrics: measures.requests,
       // Per instance: each process holds keys to the share of its own event loop.
       cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),
     }),
@@ -115,7 +115,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const stopSocketLimits = limitSockets(server, config.maxConnections, config.socketTimeouts);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const status = answerClientError(error, socket);
-    if (status !== null) metrics.recordInvalidRequest(status);
+    if (status !== null) measures.requests?.recordInvalidRequest(status);
   });
 
   // What is kept only for a while: idempotency answers (24 h, and at most so many), audit
@@ -153,7 +153,6 @@ export async function createApp(options: AppOptions): Promise<App> {
         await core.quotas.stop();
         await store.close();
         core.backends.closeLimiters();
-        metrics.stop();
       })();
       return closing;
     },

@@ -28,11 +28,11 @@ function run(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 test('MARKETPLACE_MODULES: all by default, none, a list in install order; an unknown name is a configuration error naming it', () => {
-  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events']);
-  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events']);
+  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics']);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics']);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'none' }).modules, []);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: ' moderation , Portal' }).modules, ['portal', 'moderation']);
-  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events/);
+  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events, metrics/);
 });
 
 test('an unknown module name stops the real process before it listens, with one line saying which', async () => {
