@@ -40,7 +40,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['listings', 'analytics', 'audit', 'health', 'metrics', 'webhooks'],
   ['resources'],
   ['handlers', 'openapi'],
-  ['server.ts', 'pipeline', 'backends', 'demo.ts', 'banner.ts', 'module.ts'],
+  ['server.ts', 'pipeline', 'backends', 'demo.ts', 'demo-keys.ts', 'banner.ts', 'module.ts'],
   ['modules'],
   ['composition'],
   ['app.ts'],
