@@ -67,7 +67,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
   const modules = await loadModules(config.modules);
   const core = await openCore(options);
-  const { clock, store, idempotency, metrics } = core;
+  const { clock, store, idempotency, measures } = core;
 
   // The core's /v1 routes first: a module may read them (the portal's key forms check permissions against them).
   const apiRoutes = coreApiRoutes(core);
@@ -103,7 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       usage: core.recorder,
       accessLog,
       clientAddress: core.clientAddress,
-      metrics,
+      metrics: measures.requests,
       // Per instance: each process holds keys to the share of its own event loop.
       cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),
     }),
@@ -115,7 +115,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const stopSocketLimits = limitSockets(server, config.maxConnections, config.socketTimeouts);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const status = answerClientError(error, socket);
-    if (status !== null) metrics.recordInvalidRequest(status);
+    if (status !== null) measures.requests?.recordInvalidRequest(status);
   });
 
   // What is kept only for a while: idempotency answers (24 h, and at most so many), audit
@@ -124,8 +124,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sweeps: ModuleTimer[] = [
     { everyMs: IDEMPOTENCY_SWEEP_MS, what: 'could not sweep idempotency records', task: () => idempotency.sweepExpired() },
     { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
-    // Events older than EVENT_RETENTION_DAYS leave the users' event logs (src/webhooks/event-log.ts).
-    { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep the event logs', task: async () => void (await core.eventLog.sweep()) },
     { everyMs: EXPIRY_NOTICE_SWEEP_MS, what: 'could not send key.expiring events', task: async () => void (await sendExpiryNotices(store, core.outbox, clock)) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));
@@ -137,7 +135,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...{ operatorToken: operatorToken.token, operatorTokenFile: operatorToken.file, operatorTokenCreated: operatorToken.created },
     ...{ apiRoutes, adminRoutes, publicRoutes, portalRoutes: added.portalRoutes, documentedRoutes },
     async sweepRecords() {
-      for (const sweep of sweeps) await runTimer(sweep);
+      for (const sweep of [...sweeps, ...added.timers]) await runTimer(sweep);
     },
     listen: () => listen(server, config, () => (core.usage.start(), core.quotas.start(), core.dispatcher.start())),
     close(graceMs = 10_000) {
@@ -145,8 +143,8 @@ export async function createApp(options: AppOptions): Promise<App> {
         for (const timer of timers) clearInterval(timer);
         core.readiness.markStopping();
         stopSocketLimits();
-        // Open event streams end now: the server would otherwise wait out graceMs for them.
-        core.eventStreams.closeAll();
+        // Long-lived answers (the events module's streams) end now: the server would otherwise wait out graceMs for them.
+        for (const task of added.stoppingTasks) task();
         await stopServer(server, graceMs);
         accessLog?.flush(); // the last requests' lines, before the process may exit
         for (const task of added.closeTasks) await task();
@@ -155,7 +153,6 @@ export async function createApp(options: AppOptions): Promise<App> {
         await core.quotas.stop();
         await store.close();
         core.backends.closeLimiters();
-        metrics.stop();
       })();
       return closing;
     },

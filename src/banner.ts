@@ -3,7 +3,7 @@
 // where the dashboard is, where the operator token is, where records and limits are kept, and
 // the address it listens on.
 
-import type { DemoKey } from './demo.ts';
+import type { DemoKey } from './demo-keys.ts';
 
 export interface BannerFacts {
   url: string;

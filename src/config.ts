@@ -78,7 +78,7 @@ export interface Config {
 }
 
 /** The optional parts of the server (src/modules/), in the order they are installed. */
-export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation'] as const;
+export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics'] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
 export class ConfigError extends Error {
@@ -333,7 +333,7 @@ export const DEFAULT_SOCKET_TIMEOUTS: Readonly<SocketTimeouts> = Object.freeze({
   checkEveryMs: CHECK_EVERY_MS,
 });
 
-/** The limits of GET /v1/events/stream (src/webhooks/event-streams.ts applies them). */
+/** The limits of GET /v1/events/stream (src/modules/events/event-streams.ts applies them). */
 export interface EventStreamLimits {
   /** A `: keep-alive` comment line this often, so proxies keep an idle stream open; the key is checked then too. */
   heartbeatMs: number;

@@ -1,7 +1,8 @@
 // Demo data for a first start on an empty data dir (MARKETPLACE_DEMO=1, the default): two
 // creators with a dozen listings and one member, and a key each, printed once so a newcomer
 // can make a first request at once. Written through the store, like any other change, and
-// decided when it commits, so instances sharing one database seed it once.
+// decided when it commits, so instances sharing one database seed it once. main.ts loads it
+// only when MARKETPLACE_DEMO is on; the banner's view of the keys is demo-keys.ts.
 
 import { generateApiKey } from './auth/keys.ts';
 import type { Clock } from './clock.ts';
@@ -10,20 +11,7 @@ import { newId } from './domain/ids.ts';
 import { KEYS, LISTINGS, USERS, type KeyRecord, type ListingRecord, type ListingType, type UserRecord } from './domain/records.ts';
 import type { WriteOp } from './store/format.ts';
 import type { Store } from './store/store.ts';
-
-export interface DemoKey {
-  user: string;
-  user_id: string;
-  role: string;
-  /** The plain key on the start that made it; later only its prefix and last four characters (`market_live_…gyg1`). */
-  key: string;
-  /** True when `key` is the plain key (the first start); false when it is only its outline. */
-  plain: boolean;
-  permissions: readonly string[];
-}
-
-/** The name the demo gives its keys, so later starts can tell them apart from the operator's. */
-const DEMO_KEY_NAME = 'demo key';
+import { DEMO_KEY_NAME, type DemoKey } from './demo-keys.ts';
 
 const LISTINGS_BY_CREATOR: Array<Array<[string, ListingType, number, string[], string]>> = [
   [
@@ -89,16 +77,4 @@ export async function seedDemo(store: Store, clock: Clock, brand: string): Promi
   // Decided when it commits, not on the size read above: instances sharing one database and
   // starting together all found it empty, and only the first to commit may seed it.
   return store.commit((tx) => (tx.size(USERS) > 0 ? { ops: [], result: [] } : { ops, result: keys }));
-}
-
-/** The demo keys still usable, for the banner of a later start: the secrets are gone (only hashes are kept), so each shows as its outline. */
-export function describeDemoKeys(store: Store): DemoKey[] {
-  const keys: DemoKey[] = [];
-  for (const key of store.values(KEYS)) {
-    if (key.name !== DEMO_KEY_NAME || key.revoked_at !== null) continue;
-    const user = store.get(USERS, key.user_id);
-    if (!user) continue;
-    keys.push({ user: user.name, user_id: user.id, role: user.role, key: `${key.prefix}…${key.last_four}`, plain: false, permissions: key.permissions });
-  }
-  return keys.sort((left, right) => left.user.localeCompare(right.user));
 }

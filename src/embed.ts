@@ -7,9 +7,10 @@
 import { createApp } from './app.ts';
 import { systemClock } from './clock.ts';
 import { loadConfig } from './config.ts';
-import { seedDemo, type DemoKey } from './demo.ts';
+import { seedDemo } from './demo.ts';
+import type { DemoKey } from './demo-keys.ts';
 
-export type { DemoKey } from './demo.ts';
+export type { DemoKey } from './demo-keys.ts';
 export { ConfigError } from './config.ts';
 
 export interface StartServerOptions {

@@ -6,7 +6,7 @@ import { createApp, type App } from './app.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { startBanner, type BannerFacts } from './banner.ts';
-import { describeDemoKeys, seedDemo, type DemoKey } from './demo.ts';
+import { describeDemoKeys, type DemoKey } from './demo-keys.ts';
 import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -30,7 +30,8 @@ async function main(): Promise<void> {
   let url: string;
   let demoKeys: DemoKey[] = [];
   try {
-    if (config.demo) demoKeys = await seedDemo(app.store, systemClock, config.brand);
+    // The seeding code is loaded only when it may run: a start with MARKETPLACE_DEMO=0 never needs it.
+    if (config.demo) demoKeys = await (await import('./demo.ts')).seedDemo(app.store, systemClock, config.brand);
     if (demoKeys.length === 0) demoKeys = describeDemoKeys(app.store);
     url = await app.listen();
   } catch (error) {

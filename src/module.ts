@@ -20,8 +20,27 @@ import type { Gate, Run } from './pipeline/gate.ts';
 import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
 import type { QuotaCounters } from './analytics/quota-counters.ts';
+import type { RequestMetrics } from './pipeline/request-observer.ts';
 
 export type { ListingSearch, ModuleName, OpenApiPart, StaticAsset };
+
+/**
+ * What is measured for GET /metrics, which the metrics module reports: it sets the hooks at its
+ * install (the core calls them where things happen; null, without it, counts nothing), and reads
+ * at each scrape the values other modules sample (measurePasswordWork, measureOpenEventStreams).
+ */
+export interface Measures {
+  /** Told each answered request, and each that Node's HTTP parser refused before it was one. */
+  requests: (RequestMetrics & { recordInvalidRequest(status: number): void }) | null;
+  /** Told the seconds of each fsync of the store. */
+  fsync: ((seconds: number) => void) | null;
+  /** Told the pending deliveries dropped past a webhook's cap: failed, with no attempt to see. */
+  droppedDeliveries: ((howMany: number) => void) | null;
+  /** Password hashing in this process: scrypts started, and checks refused because its queue was full. */
+  passwordWork: (() => { started: number; queueFull: number }) | null;
+  /** GET /v1/events/stream responses open now in this process. */
+  openEventStreams: (() => number) | null;
+}
 
 /** The parts of the running core a module may use. */
 export interface ModuleHost {
@@ -40,6 +59,8 @@ export interface ModuleHost {
   readonly clientAddress: ClientAddress;
   /** Every /v1 route, the core's and the modules' (complete once every module is installed). */
   readonly apiRoutes: readonly ApiRoute[];
+  /** What GET /metrics reports, for the metrics module. */
+  readonly measures: Measures;
   /** The names of the modules this server loads. */
   readonly modules: ReadonlySet<ModuleName>;
   warn(message: string): void;
@@ -53,6 +74,8 @@ export interface ModuleHost {
   addOpenApi(part: OpenApiPart): void;
   /** Password hashing done by the module, reported on GET /metrics. */
   measurePasswordWork(work: () => { started: number; queueFull: number }): void;
+  /** The module's open event streams, reported on GET /metrics. */
+  measureOpenEventStreams(count: () => number): void;
   /** A request area of the module's own: every request under `prefix` goes to the gate `makeGate` builds. */
   addArea(prefix: string, makeGate: (run: Run) => Gate): void;
   /** Static pages: `serve(path)` answers a GET or HEAD of a path it knows, or null. */
@@ -67,6 +90,8 @@ export interface ModuleHost {
    * listed now and told every listing change from then on (src/listings/listing-search.ts).
    */
   useListingSearch(make: () => ListingSearch): void;
+  /** Runs as the server's graceful stop begins, before it waits for requests to finish: ends long-lived answers. */
+  onStopping(task: () => void): void;
   /** Runs at the server's graceful stop, after requests have finished. */
   onClose(task: () => Promise<void> | void): void;
 }

@@ -14,21 +14,20 @@ import { resolveOperatorToken } from '../auth/operator-token-source.ts';
 import { openBackends, type Backends } from '../backends/open-backends.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { EVENT_LOG, KEYS, USAGE, WEBHOOKS } from '../domain/records.ts';
+import { KEYS, USAGE } from '../domain/records.ts';
 import { limiterAnswers, Readiness } from '../health/readiness.ts';
 import { clientAddressFunction, type ClientAddress } from '../http/client-address.ts';
 import { IdempotencyGuard } from '../http/idempotency.ts';
 import { ListingIndex } from '../listings/index.ts';
 import { ListingPageCache } from '../listings/page-cache.ts';
-import { ServerMetrics, type ServerMetricsOptions } from '../metrics/server-metrics.ts';
+import { timedFileSystem } from '../metrics/timed-file-system.ts';
+import type { Measures } from '../module.ts';
 import { parseAddressRanges } from '../net/address-ranges.ts';
 import { nodeFileSystem, type FileSystem } from '../store/files.ts';
 import { Store, type CompactionHooks } from '../store/store.ts';
 import { DeliveryCounts } from '../webhooks/delivery-counts.ts';
 import { DEFAULT_TIMEOUT_MS as WEBHOOK_SEND_TIMEOUT_MS, WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { WebhookOutbox } from '../webhooks/outbox.ts';
-import { EventLog } from '../webhooks/event-log.ts';
-import { EventStreams } from '../webhooks/event-streams.ts';
 
 export interface CoreOptions {
   config: Config;
@@ -54,14 +53,13 @@ export async function openCore(options: CoreOptions) {
   const writeErr = options.writeErr ?? ((text: string) => void process.stderr.write(text));
   const warn = (message: string) => writeErr(`warning: ${message}\n`);
 
-  // Password work is reported once a module that hashes passwords says how (src/module.ts).
-  const metricsOptions: ServerMetricsOptions = { residentMemoryBytes: () => process.memoryUsage.rss() };
-  const metrics = new ServerMetrics(metricsOptions);
+  // What GET /metrics reports is the metrics module's: it fills these hooks at its install (src/module.ts).
+  const measures: Measures = { requests: null, fsync: null, droppedDeliveries: null, passwordWork: null, openEventStreams: null };
   const fileSystem = options.fileSystem ?? nodeFileSystem;
   // The deployment is decided once, here: the log, the limiters, claims and usage reading. With
   // a shared database nothing is kept in DATA_DIR (the token comes from the environment).
   // The store's fsyncs are timed on their way to the disk, for GET /metrics.
-  const backends: Backends = await openBackends(config, { clock, fileSystem: metrics.timedFileSystem(fileSystem), warn, webhookSendTimeoutMs: WEBHOOK_SEND_TIMEOUT_MS });
+  const backends: Backends = await openBackends(config, { clock, fileSystem: timedFileSystem(fileSystem, (seconds) => measures.fsync?.(seconds)), warn, webhookSendTimeoutMs: WEBHOOK_SEND_TIMEOUT_MS });
   let store: Store;
   try {
     store = await Store.open({ dataDir: backends.dataDir, log: backends.log, instanceSync: backends.instanceSync, catchUpWaitMs: config.catchUpWaitMs, warn, now: () => clock.now(), compactionHooks: options.compactionHooks });
@@ -69,7 +67,6 @@ export async function openCore(options: CoreOptions) {
     backends.closeLimiters();
     throw error;
   }
-  metrics.start(store);
   const readiness = new Readiness({ fileSystem, dataDir: backends.dataDir, monotonicNow: () => clock.monotonic() });
   const operatorToken = resolveOperatorToken(config.operatorToken, backends.dataDir);
 
@@ -82,14 +79,10 @@ export async function openCore(options: CoreOptions) {
   // Events are queued in the same write as their change; the dispatcher delivers them later.
   const deliveryCounts = new DeliveryCounts((_outcome, howMany, source) => {
     // Attempts reach /metrics through the webhook changes they write; drops write none.
-    if (source === 'dropped') metrics.countDroppedDeliveries(howMany);
+    if (source === 'dropped') measures.droppedDeliveries?.(howMany);
   });
-  // Every event is also kept for its owner's event log (GET /v1/events), EVENT_RETENTION_DAYS.
-  const eventLog = new EventLog(store, clock, config.eventRetentionDays);
-  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn, eventLog });
-  // The open GET /v1/events/stream responses, counted and capped.
-  const eventStreams = new EventStreams(eventLog, config.eventStreams);
-  metricsOptions.openEventStreams = () => eventStreams.openCount();
+  // Each user's event log (GET /v1/events) is the events module's: it gives the outbox its log at install.
+  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const audit = new AuditLog(store, clock);
   // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write
   // per request); crossing 80 % and reaching the quota are told to the user's webhooks.
@@ -137,8 +130,6 @@ export async function openCore(options: CoreOptions) {
   store.onChange((change) => index.onStoreChange(change)); // sorted listed listings (active, owner not suspended)
   store.onChange((change) => pageCache.onStoreChange(change)); // any listing or user write drops every cached page
   store.onChange((change) => outbox.onStoreChange(change)); // webhook ids by owner, pending deliveries per webhook (the cap)
-  store.onChangeOf(EVENT_LOG, (change) => eventLog.onStoreChange(change)); // each owner's logged events in order; tells open event streams
-  store.onChangeOf(WEBHOOKS, (change) => metrics.onWebhookChange(change)); // webhook delivery outcomes, for GET /metrics
   store.onChangeOf(USAGE, (change) => usageReader.onUsageChange?.(change)); // other instances' saved counts (a shared database)
   store.onChange((change) => dispatcher.onStoreChange(change)); // schedules new deliveries (once started)
 
@@ -153,8 +144,7 @@ export async function openCore(options: CoreOptions) {
     writeOut,
     writeErr,
     warn,
-    metrics,
-    metricsOptions,
+    measures,
     fileSystem,
     backends,
     store,
@@ -167,8 +157,6 @@ export async function openCore(options: CoreOptions) {
     recorder,
     deliveryCounts,
     outbox,
-    eventLog,
-    eventStreams,
     dispatcher,
     index,
     pageCache,

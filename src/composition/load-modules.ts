@@ -10,6 +10,8 @@ const LOADERS: Readonly<Record<ModuleName, () => Promise<MarketplaceModule>>> = 
   dashboard: async () => (await import('../modules/dashboard/index.ts')).dashboardModule,
   search: async () => (await import('../modules/search/index.ts')).searchModule,
   moderation: async () => (await import('../modules/moderation/index.ts')).moderationModule,
+  events: async () => (await import('../modules/events/index.ts')).eventsModule,
+  metrics: async () => (await import('../modules/metrics/index.ts')).metricsModule,
 };
 
 /** The named modules, loaded, in the order given. */

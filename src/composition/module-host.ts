@@ -28,6 +28,7 @@ export class ModuleAdditions {
   readonly openApiParts: OpenApiPart[] = [];
   readonly timers: ModuleTimer[] = [];
   readonly closeTasks: (() => Promise<void> | void)[] = [];
+  readonly stoppingTasks: (() => void)[] = [];
 
   /** The host one module is installed with: what it adds is recorded under its name. */
   hostFor(name: ModuleName, core: Core, modules: ReadonlySet<ModuleName>, apiRoutes: readonly ApiRoute[]): ModuleHost {
@@ -52,11 +53,14 @@ export class ModuleAdditions {
       addPublicRoutes: (routes) => void this.publicRoutes.push(...routes),
       addPortalRoutes: (routes) => void this.portalRoutes.push(...routes),
       addOpenApi: (part) => void this.openApiParts.push(part),
-      measurePasswordWork: (work) => void (core.metricsOptions.passwordWork = work),
+      measures: core.measures,
+      measurePasswordWork: (work) => void (core.measures.passwordWork = work),
+      measureOpenEventStreams: (count) => void (core.measures.openEventStreams = count),
       addArea: (prefix, makeGate) => void this.areas.push({ prefix, makeGate }),
       addStaticFiles: (serve) => void this.staticFiles.push(serve),
       onStoreChange: (react: (change: ChangeEvent) => void) => store.onChange(react),
       every: (everyMs, what, task) => void this.timers.push({ everyMs, what, task }),
+      onStopping: (task) => void this.stoppingTasks.push(task),
       onClose: (task) => void this.closeTasks.push(task),
       useListingSearch: (make) => core.index.useSearch(make()),
     };

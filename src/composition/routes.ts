@@ -1,10 +1,10 @@
 // The core's routes on each surface, made from its parts, with the modules' added in their
 // places: a module's operator routes sit where they have always sat in /openapi.json
-// (moderation's after the users and keys, the portal's last), so the document keeps its order.
+// (moderation's after the users and keys, GET /metrics after the audit log, the portal's last),
+// so the document keeps its order.
 
 import { adminQuotaRoute, adminUsageRoute } from '../handlers/admin/key-usage.ts';
 import { auditRoutes } from '../handlers/admin/audit.ts';
-import { metricsRoute } from '../handlers/admin/metrics.ts';
 import { coreAdminRoutes } from '../handlers/admin/core.ts';
 import { planRoutes } from '../handlers/admin/plans.ts';
 import { adminWebhookRoutes } from '../handlers/admin/webhooks.ts';
@@ -15,12 +15,11 @@ import { analyticsRoutes } from '../handlers/v1/analytics.ts';
 import { listingRoutes } from '../handlers/v1/listings.ts';
 import { userRoutes } from '../handlers/v1/users.ts';
 import { webhookRoutes } from '../handlers/v1/webhooks.ts';
-import { eventRoutes } from '../handlers/v1/events.ts';
 import type { ApiRoute, AdminRoute, PublicRoute } from '../http/route.ts';
 import type { Core } from './core.ts';
 import type { ModuleAdditions } from './module-host.ts';
 
-/** The spec's /v1 routes: listings, users, analytics, webhooks, the event log. */
+/** The spec's /v1 routes: listings, users, analytics, webhooks. */
 export function coreApiRoutes(core: Core): ApiRoute[] {
   const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config, quotas } = core;
   return [
@@ -28,25 +27,25 @@ export function coreApiRoutes(core: Core): ApiRoute[] {
     ...userRoutes({ store, clock, outbox }),
     ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter, audit: core.audit, eventRetentionDays: config.eventRetentionDays }),
-    ...eventRoutes({ store, clock, eventLog: core.eventLog, streams: core.eventStreams }),
   ];
 }
 
 /** The operator API: the core's routes with the modules' in their places. */
 export function adminRoutes(core: Core, apiRoutes: readonly ApiRoute[], added: ModuleAdditions): AdminRoute[] {
-  const { store, clock, audit, outbox, usageReader, config, backends, metrics, startedAtMs, quotas } = core;
-  const ofModule = (name: 'moderation' | 'portal') => added.adminRoutes.get(name) ?? [];
+  const { store, clock, audit, outbox, usageReader, config, backends, startedAtMs, quotas } = core;
+  const placed = ['moderation', 'metrics', 'portal'] as const;
+  const ofModule = (name: (typeof placed)[number]) => added.adminRoutes.get(name) ?? [];
   return [
     ...coreAdminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
     ...ofModule('moderation'),
     ...planRoutes({ store, clock, audit, outbox }),
     ...auditRoutes(audit),
-    metricsRoute(metrics),
+    ...ofModule('metrics'),
     adminUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
     adminQuotaRoute({ store, clock, audit, quotas }),
     ...adminWebhookRoutes({ store, outbox }),
     ...ofModule('portal'),
-    ...[...added.adminRoutes].filter(([name]) => name !== 'moderation' && name !== 'portal').flatMap(([, routes]) => routes),
+    ...[...added.adminRoutes].filter(([name]) => !(placed as readonly string[]).includes(name)).flatMap(([, routes]) => routes),
   ];
 }
 

@@ -1,4 +1,5 @@
-// OpenAPI paths of the operator's audit log and the operations routes /readyz and /metrics.
+// OpenAPI paths of the operator's audit log and the operations route /readyz (/metrics is the
+// metrics module's).
 
 import { answer, curl, errorAnswer, listOf, MALFORMED_REQUEST, ADMIN_ERRORS, ADMIN_SECURITY, PAGE_PARAMS, queryParam, ref, type Operations } from './schema.ts';
 
@@ -18,13 +19,6 @@ export const auditOperations: Operations = {
       ],
       responses: { '200': answer('Audit entries', listOf(ref('AuditEntry'))), '400': errorAnswer('Bad query'), ...unauthorized },
       ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/audit?action=user.suspend'`),
-  },
-  'GET /metrics': {
-      operationId: 'getMetrics',
-      description: 'Prometheus text format 0.0.4: request counts by route pattern, method and status class; request durations by route pattern; 429s; store fsync durations; log size; webhook deliveries by outcome and pending; resident memory; event-loop delay.',
-      security,
-      responses: { '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } }, ...unauthorized },
-      ...curl(`curl -s ${TOKEN} http://127.0.0.1:3000/metrics`),
   },
 };
 

@@ -26,7 +26,6 @@ import type { DeliveryCounts } from './delivery-counts.ts';
 import type { DeliveryOutcome, DeliveryRecord, EventLogRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
 import { isPaused, isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
 import { eventsNamedBy, outcomeLogged } from './outcome-log.ts';
-import type { EventLog } from './event-log.ts';
 
 export const MAX_PENDING_PER_WEBHOOK = 1_000;
 
@@ -46,8 +45,15 @@ export interface WebhookOutboxOptions {
   counts?: DeliveryCounts;
   maxPendingPerWebhook?: number;
   warn?: (message: string) => void;
-  /** Where every event is also logged for its owner (GET /v1/events), webhooks or not. */
-  eventLog?: EventLog;
+}
+
+/**
+ * Each user's event log, as the outbox writes to it: the events module's log
+ * (src/modules/events/event-log.ts). Without that module no event is logged.
+ */
+export interface EventRecorder {
+  /** The op that logs an event for `ownerId`; `payload` null when an EVENTS record of the same write holds it. */
+  recordOp(ownerId: string, eventId: string, type: EventType, createdAt: string, payload: string | null): WriteOp;
 }
 
 export class WebhookOutbox implements EventOutbox {
@@ -67,11 +73,11 @@ export class WebhookOutbox implements EventOutbox {
   private readonly counts: DeliveryCounts | undefined;
   private readonly maxPendingPerWebhook: number;
   private readonly warn: (message: string) => void;
-  private readonly eventLog: EventLog | null;
+  /** Where every event is also logged for its owner (GET /v1/events), webhooks or not: set by logEventsIn(). */
+  private eventLog: EventRecorder | null = null;
 
   constructor(options: WebhookOutboxOptions) {
     this.store = options.store;
-    this.eventLog = options.eventLog ?? null;
     this.clock = options.clock;
     this.counts = options.counts;
     this.maxPendingPerWebhook = Math.max(1, options.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK);
@@ -86,6 +92,11 @@ export class WebhookOutbox implements EventOutbox {
     // Events left without references (a removal that did not land before a stop) go now.
     for (const event of this.store.values(EVENTS)) if (!this.isReferenced(event.id)) this.unreferenced.add(event.id);
     this.queueRemoval();
+  }
+
+  /** From now on every event is also logged in `recorder` (the events module, at its install). */
+  logEventsIn(recorder: EventRecorder): void {
+    this.eventLog = recorder;
   }
 
   /** How many deliveries a webhook has waiting (pending or retrying). */

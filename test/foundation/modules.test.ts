@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { measureLoadedLines } from '../../bench/loaded-lines.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, MODULE_NAMES } from '../../src/config.ts';
 import { startServer } from '../helpers/server.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -28,11 +28,11 @@ function run(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 test('MARKETPLACE_MODULES: all by default, none, a list in install order; an unknown name is a configuration error naming it', () => {
-  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation']);
-  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation']);
+  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics']);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics']);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'none' }).modules, []);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: ' moderation , Portal' }).modules, ['portal', 'moderation']);
-  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation/);
+  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events, metrics/);
 });
 
 test('an unknown module name stops the real process before it listens, with one line saying which', async () => {
@@ -79,7 +79,7 @@ test('a module left out is never loaded: with none, no file of src/modules/ runs
   const none = await measureLoadedLines('none');
   const all = await measureLoadedLines('all');
   assert.deepEqual(none.list.filter((entry) => entry.file.startsWith('modules/')), []);
-  for (const name of ['portal', 'dashboard', 'search', 'moderation']) assert.ok(all.list.some((entry) => entry.file.startsWith(`modules/${name}/`)), `${name} loads by default`);
+  for (const name of MODULE_NAMES) assert.ok(all.list.some((entry) => entry.file.startsWith(`modules/${name}/`)), `${name} loads by default`);
   assert.ok(none.lines < all.lines, `${none.lines} lines with none, ${all.lines} with all`);
   t.diagnostic(`src lines loaded: ${none.lines} with MARKETPLACE_MODULES=none (${none.files} files), ${all.lines} with all (${all.files} files)`);
 });

@@ -1,5 +1,5 @@
-// The key rules (src/resources/keys.ts) as tables, without a server: a body in, the fields read
-// or the 400 naming the field; the operator's key create, change and roll; a user and her keys
+// The key rules (src/resources/keys.ts, and the portal's own in src/modules/portal/own-keys.ts)
+// as tables, without a server: a body in, the fields read or the 400 naming the field; the operator's key create, change and roll; a user and her keys
 // in, the key a portal create or change would write, or the refusal — least privilege within the role (403), self-service plans only (400),
 // 20 active keys (409), 50 created a day (429), a revoked key final and an expired key's plan
 // fixed (409), another user's key a missing one (404). Decisions run on a memory store's
@@ -11,23 +11,9 @@ import type { PermissionRoute } from '../../src/auth/permissions.ts';
 import { generateApiKey } from '../../src/auth/keys.ts';
 import { actingUser, OPERATOR, type OperatorActor, type UserActor } from '../../src/domain/actor.ts';
 import { KEYS } from '../../src/domain/records.ts';
-import {
-  decideKeyChange,
-  decideKeyCreate,
-  decideKeyRoll,
-  decideOwnKeyChange,
-  decideOwnKeyCreate,
-  decideOwnKeyRevoke,
-  MAX_ACTIVE_KEYS_PER_USER,
-  readKeyChange,
-  readKeyCreate,
-  readKeyRoll,
-  readOwnKeyChange,
-  readOwnKeyCreate,
-  type KeyFields,
-  type OwnKeyFields,
-} from '../../src/resources/keys.ts';
-import { KEYS_CREATED_PER_DAY } from '../../src/domain/daily-limits.ts';
+import { decideKeyChange, decideKeyCreate, decideKeyRoll, readKeyChange, readKeyCreate, readKeyRoll, type KeyFields } from '../../src/resources/keys.ts';
+import { decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, MAX_ACTIVE_KEYS_PER_USER, readOwnKeyChange, readOwnKeyCreate, type OwnKeyFields } from '../../src/modules/portal/own-keys.ts';
+import { KEYS_CREATED_PER_DAY } from '../../src/modules/portal/daily-limits.ts';
 import { aKey, assertReadings, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps, START } from './rules-store.ts';
 
 const API_ROUTES: PermissionRoute[] = [

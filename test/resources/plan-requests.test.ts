@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { actingUser, OPERATOR } from '../../src/domain/actor.ts';
 import { PLAN_REQUESTS, type PlanRequestRecord } from '../../src/domain/records.ts';
-import { decideOwnPlanRequest, decidePlanRequestCancel, decidePlanRequestDecision, readDecisionNote, readPlanRequest } from '../../src/resources/plan-requests.ts';
+import { decidePlanRequestDecision, readDecisionNote } from '../../src/resources/plan-requests.ts';
+import { decideOwnPlanRequest, decidePlanRequestCancel, readPlanRequest } from '../../src/modules/portal/own-plan-requests.ts';
 import type { WriteOp } from '../../src/store/store.ts';
 import { aKey, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps, START } from './rules-store.ts';
 

@@ -5,7 +5,8 @@
 // exist. Every write is audited with the user as actor, in the same store write.
 
 import type { AuditLog } from '../../../audit/audit-log.ts';
-import { decideKeyRoll, decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, ownKey, readKeyRoll, readOwnKeyChange, readOwnKeyCreate } from '../../../resources/keys.ts';
+import { decideKeyRoll, ownKey, readKeyRoll } from '../../../resources/keys.ts';
+import { decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, readOwnKeyChange, readOwnKeyCreate } from '../own-keys.ts';
 import { generateApiKey } from '../../../auth/keys.ts';
 import { fieldChanges, userActor } from '../../../audit/audit-log.ts';
 import { actingUser } from '../../../domain/actor.ts';

@@ -4,10 +4,10 @@
 // happens where things happen (the pipeline, the store's file system, store changes); sampled values are read at
 // scrape time. Nothing resets at a scrape, so any number of scrapers each see every count.
 
-import { DELIVERIES } from '../domain/records.ts';
-import type { FileSystem, LogHandle } from '../store/files.ts';
-import type { RecordChange, Store } from '../store/store.ts';
-import type { WebhookRecord } from '../domain/webhook-records.ts';
+import { DELIVERIES } from '../../domain/records.ts';
+import type { RecordChange, Store } from '../../store/store.ts';
+import type { WebhookRecord } from '../../domain/webhook-records.ts';
+import type { Measures } from '../../module.ts';
 import { Registry, type Counter, type Histogram } from './registry.ts';
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -22,10 +22,8 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
 
 export interface ServerMetricsOptions {
   residentMemoryBytes: () => number;
-  /** Password hashing in this process: scrypts started, and checks refused because its queue was full. */
-  passwordWork?: () => { started: number; queueFull: number };
-  /** GET /v1/events/stream responses open now in this process (EventStreams.openCount). */
-  openEventStreams?: () => number;
+  /** What other modules sample, read at each scrape: password work (the portal), open event streams (events). */
+  sampled: Pick<Measures, 'passwordWork' | 'openEventStreams'>;
 }
 
 export class ServerMetrics {
@@ -72,13 +70,13 @@ export class ServerMetrics {
         pending.set(this.store.size(DELIVERIES));
       }
       memory.set(options.residentMemoryBytes());
-      eventStreams.set(options.openEventStreams?.() ?? 0);
+      eventStreams.set(options.sampled.openEventStreams?.() ?? 0);
       startTime.set(startedAt);
       const usage = process.cpuUsage();
       const cpuNow = (usage.user + usage.system) / 1e6;
       cpuSeconds.inc({}, cpuNow - cpuReported);
       cpuReported = cpuNow;
-      const passwords = options.passwordWork?.();
+      const passwords = options.sampled.passwordWork?.();
       if (passwords !== undefined) {
         // Counted where the work happens (src/modules/portal/passwords.ts); added here as what grew since the last scrape.
         passwordHashes.inc({}, passwords.started - passwordsReported.started);
@@ -105,7 +103,7 @@ export class ServerMetrics {
     this.eventLoopTimer.unref();
   }
 
-  /** Counts delivery outcomes as the dispatcher records them on webhooks; wired to the changes of `webhooks` in app.ts. */
+  /** Counts delivery outcomes as the dispatcher records them on webhooks; wired to the changes of `webhooks` in index.ts. */
   onWebhookChange({ before, after }: RecordChange<WebhookRecord>): void {
     if (after === undefined) return;
     const outcome = after.last_delivery;
@@ -155,25 +153,9 @@ export class ServerMetrics {
     this.cpuBudgetRefused.inc();
   }
 
-  /** `inner` with every handle's fsync timed. */
-  timedFileSystem(inner: FileSystem): FileSystem {
-    const time = (handle: LogHandle): LogHandle => ({
-      write: (data, position) => handle.write(data, position),
-      truncate: (length) => handle.truncate(length),
-      close: () => handle.close(),
-      sync: async () => {
-        const started = performance.now();
-        await handle.sync();
-        this.fsyncs.observe((performance.now() - started) / 1000);
-      },
-    });
-    return {
-      open: async (path) => time(await inner.open(path)),
-      create: async (path) => time(await inner.create(path)),
-      rename: (from, to) => inner.rename(from, to),
-      syncDirectory: (path) => inner.syncDirectory(path),
-      remove: (path) => inner.remove(path),
-    };
+  /** One fsync of the store, timed by src/metrics/timed-file-system.ts. */
+  observeFsync(seconds: number): void {
+    this.fsyncs.observe(seconds);
   }
 
   render(): string {

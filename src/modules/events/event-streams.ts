@@ -21,9 +21,9 @@
 // the server stops (closeAll, before the server waits for its connections).
 
 import type { ServerResponse } from 'node:http';
-import type { EventStreamLimits } from '../config.ts';
+import type { EventStreamLimits } from '../../config.ts';
 import type { EventLog } from './event-log.ts';
-import type { EventLogRecord } from '../domain/webhook-records.ts';
+import type { EventLogRecord } from '../../domain/webhook-records.ts';
 
 /** Events read from the log per turn of a stream's pump. */
 const BATCH = 100;

@@ -4,7 +4,7 @@
 // writes racing on one instance or on several sharing a database are decided one after another
 // and never pass the limit, with no counter of its own to keep.
 
-import { HttpError } from './errors.ts';
+import { HttpError } from '../../domain/errors.ts';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 export const KEYS_CREATED_PER_DAY = 50;

@@ -1,9 +1,9 @@
 // GET /metrics, behind the operator token, for Prometheus: the server's counters, gauges and
-// histograms in the text format (what they are is metrics/server-metrics.ts). The path is the one
+// histograms in the text format (what they are is server-metrics.ts). The path is the one
 // Prometheus scrapes by default, outside /admin; its router and its gate are the operator's.
 
 import type { AdminRoute } from '../../http/route.ts';
-import type { ServerMetrics } from '../../metrics/server-metrics.ts';
+import type { ServerMetrics } from './server-metrics.ts';
 
 export function metricsRoute(metrics: ServerMetrics): AdminRoute {
   return {

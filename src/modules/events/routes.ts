@@ -1,7 +1,7 @@
-// /v1/events: the caller's own event log (src/webhooks/event-log.ts), the same events and
+// /v1/events: the caller's own event log (event-log.ts), the same events and
 // payloads their webhooks receive, kept EVENT_RETENTION_DAYS: a page of it oldest first
 // (`after`, `limit`), or the same as Server-Sent Events that follow it live
-// (src/webhooks/event-streams.ts). Both need `read:webhooks`; nobody sees another user's events.
+// (event-streams.ts). Both need `read:webhooks`; nobody sees another user's events.
 
 import { isExpired } from '../../auth/key-lifetime.ts';
 import { permissionSetOf } from '../../auth/permissions.ts';
@@ -11,8 +11,8 @@ import { KEYS, USERS, userStatus } from '../../domain/records.ts';
 import { checkQueryNames, integerParam } from '../../http/lists.ts';
 import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
 import type { Store } from '../../store/store.ts';
-import type { EventLog } from '../../webhooks/event-log.ts';
-import type { EventStreams } from '../../webhooks/event-streams.ts';
+import type { EventLog } from './event-log.ts';
+import type { EventStreams } from './event-streams.ts';
 
 export interface EventRouteDeps {
   store: Store;

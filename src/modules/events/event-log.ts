@@ -8,24 +8,24 @@
 // while a delivery or outcome names them (the two lifetimes differ), but the payload is stored
 // once: while an EVENTS record of the same id exists it holds the payload and the log record is
 // a small one without it; the write deleting the EVENTS record moves the payload into the log
-// record (outbox.ts). An event no webhook receives has its payload in the log record at once.
+// record (src/webhooks/outbox.ts). An event no webhook receives has its payload in the log record at once.
 //
 // Order: each record carries `seq`, taken from one counter as the write is decided. On one
 // instance writes are decided and applied one after the other, so seq order is the order the
 // events reached the store; after a restart the counter continues from the highest kept.
 // In memory: each owner's records sorted by seq (a reference to the stored record, nothing more).
 //
-// Bounded: sweep() deletes every record older than the retention (app.ts runs it hourly, with
+// Bounded: sweep() deletes every record older than the retention (index.ts runs it hourly, as
 // the other retention sweeps), and erasure deletes the user's; so memory and the log's live
 // records are at most EVENT_RETENTION_DAYS (+1 h) of events.
 
-import type { Clock } from '../clock.ts';
-import { EVENT_LOG, EVENTS } from '../domain/records.ts';
-import type { EventLogRecord } from '../domain/webhook-records.ts';
-import type { EventType } from '../domain/events.ts';
-import type { WriteOp } from '../store/format.ts';
-import type { Store } from '../store/store.ts';
-import type { RecordChange } from '../store/collections.ts';
+import type { Clock } from '../../clock.ts';
+import { EVENT_LOG, EVENTS } from '../../domain/records.ts';
+import type { EventLogRecord } from '../../domain/webhook-records.ts';
+import type { EventType } from '../../domain/events.ts';
+import type { WriteOp } from '../../store/format.ts';
+import type { Store } from '../../store/store.ts';
+import type { RecordChange } from '../../store/collections.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Deletes per write of a sweep, so one sweep of a large backlog does not make one huge write. */
@@ -102,7 +102,7 @@ export class EventLog {
     };
   }
 
-  /** Keeps the per-owner order current and tells subscribers; wired to the store's changes in composition/core.ts. */
+  /** Keeps the per-owner order current and tells subscribers; wired to the store's changes in index.ts. */
   onStoreChange(change: RecordChange<EventLogRecord>): void {
     const { before, after } = change;
     if (before !== undefined) this.remove(before);
