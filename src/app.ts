@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BackendDescription } from './backends/open-backends.ts';
 import { sweepRetention } from './audit/retention.ts';
-import { sendExpiryNotices } from './webhooks/account-events.ts';
 import type { Config } from './config.ts';
 import { loadModules } from './composition/load-modules.ts';
 import { ModuleAdditions, type ModuleTimer } from './composition/module-host.ts';
@@ -60,8 +59,6 @@ const FAILED_AUTH_LIMIT = 100;
 const IDEMPOTENCY_SWEEP_MS = 60 * 1000;
 /** Audit entries and ended keys, kept for days, are swept hourly (a scan of every audit entry). */
 const RETENTION_SWEEP_MS = 60 * 60 * 1000;
-/** How often keys expiring within 7 days are looked for (key.expiring). */
-const EXPIRY_NOTICE_SWEEP_MS = 15 * 60 * 1000;
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
@@ -87,7 +84,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     store,
     authenticator: core.authenticator,
     keyLimiter: core.backends.keyLimiter,
-    quotas: core.quotas,
+    metering: core.metering,
     failedAuthLimiter: core.backends.failedAuthLimiter,
     failedAuthLimit: FAILED_AUTH_LIMIT,
     apiRoutes: buildRouter(apiRoutes),
@@ -104,6 +101,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       accessLog,
       clientAddress: core.clientAddress,
       metrics: measures.requests,
+      metering: core.metering,
       // Per instance: each process holds keys to the share of its own event loop.
       cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),
     }),
@@ -124,7 +122,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sweeps: ModuleTimer[] = [
     { everyMs: IDEMPOTENCY_SWEEP_MS, what: 'could not sweep idempotency records', task: () => idempotency.sweepExpired() },
     { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
-    { everyMs: EXPIRY_NOTICE_SWEEP_MS, what: 'could not send key.expiring events', task: async () => void (await sendExpiryNotices(store, core.outbox, clock)) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));
   const timers = [...sweeps, ...added.timers].map((timer) => setInterval(() => void runTimer(timer), timer.everyMs).unref());
@@ -137,7 +134,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     async sweepRecords() {
       for (const sweep of [...sweeps, ...added.timers]) await runTimer(sweep);
     },
-    listen: () => listen(server, config, () => (core.usage.start(), core.quotas.start(), core.dispatcher.start())),
+    listen: () => listen(server, config, () => (core.usage.start(), core.dispatcher.start())),
     close(graceMs = 10_000) {
       closing ??= (async () => {
         for (const timer of timers) clearInterval(timer);
@@ -150,7 +147,6 @@ export async function createApp(options: AppOptions): Promise<App> {
         for (const task of added.closeTasks) await task();
         await core.dispatcher.stop();
         await core.usage.stop();
-        await core.quotas.stop();
         await store.close();
         core.backends.closeLimiters();
       })();

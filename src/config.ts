@@ -78,8 +78,15 @@ export interface Config {
 }
 
 /** The optional parts of the server (src/modules/), in the order they are installed. */
-export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics'] as const;
+export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans'] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
+
+/**
+ * What a module needs loaded beside it: the one place where modules' dependencies are declared
+ * (modules never import each other). The portal's plan page, its plan requests and its keys'
+ * quota meters are the plans module's rules, so `portal` without `plans` stops the start.
+ */
+export const MODULE_NEEDS: Readonly<Partial<Record<ModuleName, readonly ModuleName[]>>> = { portal: ['plans'] };
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -157,6 +164,10 @@ function modulesSetting(raw: string | undefined): ModuleName[] {
   const unknown = names.filter((name) => !(MODULE_NAMES as readonly string[]).includes(name));
   if (unknown.length > 0) {
     throw new ConfigError(`MARKETPLACE_MODULES names ${unknown.map((name) => `"${name}"`).join(', ')}, which ${unknown.length === 1 ? 'is not a module' : 'are not modules'}: use all, none, or a comma list of ${MODULE_NAMES.join(', ')}`);
+  }
+  for (const name of names as ModuleName[]) {
+    const missing = (MODULE_NEEDS[name] ?? []).filter((needed) => !names.includes(needed));
+    if (missing.length > 0) throw new ConfigError(`MARKETPLACE_MODULES names ${name}, which needs ${missing.join(', ')}: add ${missing.join(', ')} to the list, or leave ${name} out`);
   }
   return MODULE_NAMES.filter((name) => names.includes(name));
 }

@@ -19,7 +19,7 @@ import type { RateLimiter } from './limits/rate-limiter.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
 import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
-import type { QuotaCounters } from './analytics/quota-counters.ts';
+import type { Metering } from './analytics/quota-counters.ts';
 import type { RequestMetrics } from './pipeline/request-observer.ts';
 
 export type { ListingSearch, ModuleName, OpenApiPart, StaticAsset };
@@ -52,8 +52,8 @@ export interface ModuleHost {
   readonly audit: AuditLog;
   readonly usage: UsageReader;
   readonly keyLimiter: RateLimiter;
-  /** Each user's count against their plans' quotas. */
-  readonly quotas: QuotaCounters;
+  /** What each key is metered as and the plans' quotas: the core's (each key alone, no quota) until the plans module fills it. */
+  readonly metering: Metering;
   /** The operator token (modules derive their sealing keys from it). */
   readonly operatorToken: string;
   readonly clientAddress: ClientAddress;

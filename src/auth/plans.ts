@@ -5,7 +5,7 @@
 import { MAX_RATE_LIMIT, MIN_RATE_LIMIT } from './key-rules.ts';
 import { badRequest } from '../domain/errors.ts';
 import type { RecordReader } from '../store/collections.ts';
-import { PLANS, QUOTA_PERIODS, type KeyRecord, type Plan, type PlanQuota, type QuotaPeriod } from '../domain/records.ts';
+import { PLANS, QUOTA_PERIODS, type Plan, type PlanQuota, type QuotaPeriod } from '../domain/records.ts';
 
 /** The id of the one record in PLANS. */
 export const PLAN_LIST_ID = 'current';
@@ -23,25 +23,6 @@ const QUOTA_FIELDS = new Set(['requests', 'period']);
 export const MAX_PLANS = 20;
 const PLAN_ID = /^[a-z0-9][a-z0-9_-]{0,39}$/;
 const PLAN_FIELDS = new Set(['id', 'name', 'rate_limit', 'self_service', 'quota']);
-
-/** Each key record's meter id, made once per record (records are immutable; a changed key is a new record). */
-const meterIds = new WeakMap<KeyRecord, string>();
-
-/**
- * What a key is metered as (contract section 23): a key on a plan counts in its user's window on
- * that plan, shared by all of the user's keys on it (and their CPU budget and quota); a key the
- * operator gave a limit of its own counts alone. Ids of keys start with "key_", so a user's
- * "<user id>/<plan id>" never names a key's own window.
- */
-export function meterIdOf(key: KeyRecord): string {
-  if (!key.plan) return key.id;
-  let id = meterIds.get(key);
-  if (id === undefined) {
-    id = `${key.user_id}/${key.plan}`;
-    meterIds.set(key, id);
-  }
-  return id;
-}
 
 /** The plans in force (the saved list, or the defaults); a plan saved before quotas existed has `quota: null`. */
 export function currentPlans(reader: RecordReader): readonly Plan[] {

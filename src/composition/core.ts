@@ -3,8 +3,7 @@
 // authenticator, the audit log, and every reaction to a store change. No routes, no modules:
 // src/app.ts adds those around it.
 
-import { QuotaCounters } from '../analytics/quota-counters.ts';
-import { queueAccountEvent, quotaEventData } from '../webhooks/account-events.ts';
+import type { Metering } from '../analytics/quota-counters.ts';
 import { UsageCounters } from '../analytics/usage-counters.ts';
 import type { UsageRecorder } from '../analytics/recorder.ts';
 import type { UsageReader } from '../analytics/reader.ts';
@@ -84,19 +83,9 @@ export async function openCore(options: CoreOptions) {
   // Each user's event log (GET /v1/events) is the events module's: it gives the outbox its log at install.
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const audit = new AuditLog(store, clock);
-  // Plan quotas are counted the same way: in memory, saved with the usage counts (never a write
-  // per request); crossing 80 % and reaching the quota are told to the user's webhooks.
-  const quotas = new QuotaCounters({
-    store,
-    clock,
-    warn,
-    flushIntervalMs: config.usageFlushMs,
-    shared: backends.quotaCounts,
-    onCrossing: (meterId, kind, quota, counter) => {
-      const { userId, data } = quotaEventData(meterId, quota, counter.used, counter.end);
-      queueAccountEvent(store, outbox, kind, userId, data).catch((error: unknown) => warn(`could not queue ${kind}: ${(error as Error).message}`));
-    },
-  });
+  // Each key is metered alone, against its own rate_limit, with no quota; the plans module
+  // (src/modules/plans/) fills this at its install: shared windows and the plans' quotas.
+  const metering: Metering = { meterOf: (key) => key.id, quotas: null };
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
@@ -153,7 +142,7 @@ export async function openCore(options: CoreOptions) {
     startedAtMs: clock.now(),
     usage,
     usageReader,
-    quotas,
+    metering,
     recorder,
     deliveryCounts,
     outbox,

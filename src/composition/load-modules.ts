@@ -12,6 +12,7 @@ const LOADERS: Readonly<Record<ModuleName, () => Promise<MarketplaceModule>>> = 
   moderation: async () => (await import('../modules/moderation/index.ts')).moderationModule,
   events: async () => (await import('../modules/events/index.ts')).eventsModule,
   metrics: async () => (await import('../modules/metrics/index.ts')).metricsModule,
+  plans: async () => (await import('../modules/plans/index.ts')).plansModule,
 };
 
 /** The named modules, loaded, in the order given. */

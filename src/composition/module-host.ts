@@ -42,7 +42,7 @@ export class ModuleAdditions {
       audit,
       usage: usageReader,
       keyLimiter: backends.keyLimiter,
-      quotas: core.quotas,
+      metering: core.metering,
       operatorToken: core.operatorToken.token,
       clientAddress,
       apiRoutes,

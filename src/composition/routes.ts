@@ -1,12 +1,12 @@
 // The core's routes on each surface, made from its parts, with the modules' added in their
 // places: a module's operator routes sit where they have always sat in /openapi.json
-// (moderation's after the users and keys, GET /metrics after the audit log, the portal's last),
+// (moderation's after the users and keys, the plans' after moderation's and a key's quota after
+// its usage, GET /metrics after the audit log, the portal's last),
 // so the document keeps its order.
 
-import { adminQuotaRoute, adminUsageRoute } from '../handlers/admin/key-usage.ts';
+import { adminUsageRoute } from '../handlers/admin/key-usage.ts';
 import { auditRoutes } from '../handlers/admin/audit.ts';
 import { coreAdminRoutes } from '../handlers/admin/core.ts';
-import { planRoutes } from '../handlers/admin/plans.ts';
 import { adminWebhookRoutes } from '../handlers/admin/webhooks.ts';
 import { healthRoutes } from '../handlers/public/health.ts';
 import { homeRoute } from '../handlers/public/home.ts';
@@ -21,28 +21,30 @@ import type { ModuleAdditions } from './module-host.ts';
 
 /** The spec's /v1 routes: listings, users, analytics, webhooks. */
 export function coreApiRoutes(core: Core): ApiRoute[] {
-  const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config, quotas } = core;
+  const { store, clock, index, pageCache, recorder, outbox, usageReader, backends, config, metering } = core;
   return [
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
-    ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
+    ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, metering }),
     ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter, audit: core.audit, eventRetentionDays: config.eventRetentionDays }),
   ];
 }
 
 /** The operator API: the core's routes with the modules' in their places. */
 export function adminRoutes(core: Core, apiRoutes: readonly ApiRoute[], added: ModuleAdditions): AdminRoute[] {
-  const { store, clock, audit, outbox, usageReader, config, backends, startedAtMs, quotas } = core;
-  const placed = ['moderation', 'metrics', 'portal'] as const;
+  const { store, clock, audit, outbox, usageReader, config, backends, startedAtMs, metering } = core;
+  const placed = ['moderation', 'plans', 'metrics', 'portal'] as const;
   const ofModule = (name: (typeof placed)[number]) => added.adminRoutes.get(name) ?? [];
+  // The plans module's key quota route sits with the key's usage, its plan and plan-request routes before the audit log.
+  const isQuotaRoute = (route: AdminRoute) => route.pattern === '/admin/v1/keys/:id/quota';
   return [
     ...coreAdminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
     ...ofModule('moderation'),
-    ...planRoutes({ store, clock, audit, outbox }),
+    ...ofModule('plans').filter((route) => !isQuotaRoute(route)),
     ...auditRoutes(audit),
     ...ofModule('metrics'),
-    adminUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, quotas }),
-    adminQuotaRoute({ store, clock, audit, quotas }),
+    adminUsageRoute({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, metering }),
+    ...ofModule('plans').filter(isQuotaRoute),
     ...adminWebhookRoutes({ store, outbox }),
     ...ofModule('portal'),
     ...[...added.adminRoutes].filter(([name]) => !(placed as readonly string[]).includes(name)).flatMap(([, routes]) => routes),

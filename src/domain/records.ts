@@ -29,7 +29,7 @@ export const AUDIT = collectionName<AuditRecord>('audit');
 export const PLANS = collectionName<PlanListRecord>('plans');
 /** Users' requests for a plan they may not pick themselves, decided by the operator. */
 export const PLAN_REQUESTS = collectionName<PlanRequestRecord>('plan_requests');
-/** Each user's count against a plan's quota, saved with the other aggregates (analytics/quota-counters.ts). */
+/** Each user's count against a plan's quota, saved with the other aggregates (modules/plans/quota-counters.ts). */
 export const QUOTA_COUNTS = collectionName<QuotaCountRecord>('quota_counts');
 
 export type Role = 'creator' | 'member';
@@ -80,7 +80,7 @@ export interface KeyRecord {
   /** After a roll: the previous secret's SHA-256, accepted until `previous_hash_expires_at`. */
   readonly previous_hash?: string | null;
   readonly previous_hash_expires_at?: string | null;
-  /** The `expires_at` its owner was last told of with `key.expiring` (webhooks/account-events.ts). */
+  /** The `expires_at` its owner was last told of with `key.expiring` (modules/plans/account-events.ts). */
   readonly expiry_notice_for?: string | null;
 }
 
@@ -102,9 +102,9 @@ export interface PlanQuota {
   readonly period: QuotaPeriod;
 }
 
-/** The requests one user made on one plan in its quota's current period (analytics/quota-counters.ts). */
+/** The requests one user made on one plan in its quota's current period (modules/plans/quota-counters.ts). */
 export interface QuotaCountRecord {
-  /** The meter: "<user id>/<plan id>" (auth/plans.ts meterIdOf). */
+  /** The meter: "<user id>/<plan id>" (modules/plans/shared-windows.ts meterIdOf). */
   readonly id: string;
   readonly period: QuotaPeriod;
   /** The period's start (UTC midnight, or the 1st of the month). */

@@ -177,34 +177,4 @@ export const analyticsOperations: Operations = {
     },
     ...curl(`curl -s ${TOKEN} 'http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/usage?granularity=hour'`),
   },
-  'POST /admin/v1/keys/:id/quota': {
-    operationId: 'adminSetKeyQuota',
-    description:
-      "Sets (`used`) or tops up (`add`, taking that many off the count) the count of the key's user and plan against the plan's quota in the current period: every key of the user on the plan gets the room. Send exactly one of them. Audited as `key.quota`.",
-    security: ADMIN_SECURITY,
-    parameters: [pathId('Key id')],
-    requestBody: {
-      required: true,
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            additionalProperties: false,
-            properties: {
-              used: { type: 'integer', minimum: 0, maximum: 1_000_000_000, description: 'The count to set.' },
-              add: { type: 'integer', minimum: 1, maximum: 1_000_000_000, description: 'Requests to give back (the count goes down by this much, not below 0).' },
-            },
-          },
-        },
-      },
-    },
-    responses: {
-      '200': answer('The quota now', dataOf(ref('QuotaUsage'))),
-      '400': errorAnswer('Neither or both of used and add, a value out of range, or another field'),
-      '404': errorAnswer('Key not found'),
-      '409': errorAnswer("The key's plan has no quota (or the key has a limit of its own)"),
-      ...ADMIN_ERRORS,
-    },
-    ...curl(`curl -s -X POST ${TOKEN} -H 'Content-Type: application/json' -d '{"add":1000}' http://127.0.0.1:3000/admin/v1/keys/key_2bN7cD4fG6hJ8kL0mP1q/quota`),
-  },
 };

@@ -2,7 +2,7 @@
 // authenticator, the limiters, the routers…). Each gate (v1-gate.ts, portal-gate.ts,
 // admin-gate.ts, public-gate.ts) takes the few of them its steps use.
 
-import type { QuotaCounters } from '../analytics/quota-counters.ts';
+import type { Metering } from '../analytics/quota-counters.ts';
 import type { KeyAuthenticator } from '../auth/authenticate.ts';
 import type { Clock } from '../clock.ts';
 import type { ClientAddress } from '../http/client-address.ts';
@@ -21,8 +21,8 @@ export interface PipelineDeps {
   store: Store;
   authenticator: KeyAuthenticator;
   keyLimiter: RateLimiter;
-  /** Each user's count against their plans' quotas (contract section 23). */
-  quotas: QuotaCounters;
+  /** What each key is metered as, and the plans' quotas when the plans module is loaded (contract section 23). */
+  metering: Metering;
   /** Counts failed authentications per client address (contract section 3). */
   failedAuthLimiter: RateLimiter;
   failedAuthLimit: number;

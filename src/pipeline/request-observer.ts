@@ -6,14 +6,14 @@
 // CPU budget (src/limits/cpu-budget.ts), which is also charged the time a thread-pool job spent
 // compressing the answer (`poolWorkCharge`). Only a /v1 request whose key step 1 found is
 // counted and charged to anyone: the key of its KeyContext (its CPU to the key's meter, which
-// a user's keys on one plan share).
+// a user's keys on one plan share, with the plans module).
 //
 // A cached page passes here too, so nothing here allocates per request, and the clock is read
 // only when something uses the reading: the arrival only when metrics or the access log time
 // requests, the work only when a CPU budget is on.
 
 import type { UsageRecorder } from '../analytics/recorder.ts';
-import { meterIdOf } from '../auth/plans.ts';
+import type { Metering } from '../analytics/quota-counters.ts';
 import type { Clock } from '../clock.ts';
 import type { AccessLog } from '../http/access-log.ts';
 import type { ClientAddress } from '../http/client-address.ts';
@@ -39,6 +39,8 @@ export interface RequestObserverParts {
   metrics?: RequestMetrics | null;
   /** Each key's share of the event loop (KEY_CPU_BUDGET_MS); null when off. */
   cpuBudget?: CpuBudget | null;
+  /** What a key's CPU time is charged to (its meter); each key alone when absent. */
+  metering?: Pick<Metering, 'meterOf'>;
 }
 
 /** Told the ms a thread-pool job spent on a request's answer (src/http/respond.ts `sendReply`). */
@@ -52,6 +54,7 @@ export class RequestObserver {
   private readonly accessLog: AccessLog | null;
   private readonly clientAddress: ClientAddress;
   private readonly metrics: RequestMetrics | null;
+  private readonly metering: Pick<Metering, 'meterOf'>;
   /** Timed only for the access log and metrics: clock reads are a measurable share of a cached page. */
   private readonly timed: boolean;
 
@@ -62,6 +65,7 @@ export class RequestObserver {
     this.clientAddress = parts.clientAddress;
     this.metrics = parts.metrics ?? null;
     this.cpuBudget = parts.cpuBudget ?? null;
+    this.metering = parts.metering ?? { meterOf: (key) => key.id };
     this.timed = this.accessLog !== null || this.metrics !== null;
   }
 
@@ -79,7 +83,7 @@ export class RequestObserver {
   workPauses(context: BaseContext, began: number): void {
     const budget = this.cpuBudget;
     if (budget === null) return;
-    const meterId = meterOf(context);
+    const meterId = this.meterOf(context);
     if (meterId === null) return;
     const now = performance.now();
     budget.chargeTimed(meterId, now - began, now);
@@ -117,9 +121,16 @@ export class RequestObserver {
   }
 
   private readonly chargePoolWork: PoolWorkCharge = (context, ms) => {
-    const meterId = meterOf(context);
+    const meterId = this.meterOf(context);
     if (meterId !== null) this.cpuBudget?.chargeTimed(meterId, ms, performance.now());
   };
+
+  /** What a request's CPU time is charged to: its key's meter (shared by its user's keys on one plan, with the plans module). */
+  private meterOf(context: BaseContext): string | null {
+    if (!(context instanceof KeyContext)) return null;
+    const caller = context.caller;
+    return caller === null ? null : this.metering.meterOf(caller.key);
+  }
 }
 
 /** The key a request is counted to: a /v1 request's, once step 1 found it; else null. */
@@ -127,9 +138,3 @@ function keyIdOf(context: BaseContext): string | null {
   return context instanceof KeyContext ? (context.caller?.key.id ?? null) : null;
 }
 
-/** What a request's CPU time is charged to: its key's meter, shared by its user's keys on one plan (auth/plans.ts meterIdOf). */
-function meterOf(context: BaseContext): string | null {
-  if (!(context instanceof KeyContext)) return null;
-  const caller = context.caller;
-  return caller === null ? null : meterIdOf(caller.key);
-}

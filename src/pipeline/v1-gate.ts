@@ -12,10 +12,9 @@
 // Each request gets an KeyContext (src/http/key-context.ts): its commit re-reads the key.
 
 import { AUTH_ERROR, AUTH_HINT, presentedKey, type KeyAuthenticator } from '../auth/authenticate.ts';
-import type { QuotaCounter } from '../analytics/quota-counters.ts';
+import type { KeyQuotas, QuotaCounter } from '../analytics/quota-counters.ts';
 import { permissionRefused } from '../auth/authorize-commit.ts';
 import { permissionSetOf } from '../auth/permissions.ts';
-import { meterIdOf } from '../auth/plans.ts';
 import { assertNotSuspended } from '../auth/suspension.ts';
 import { isoTime } from '../clock.ts';
 import { HttpError } from '../domain/errors.ts';
@@ -34,8 +33,15 @@ import { labelAskedRoute, matchRoute } from './route-step.ts';
 
 type V1Deps = Pick<
   PipelineDeps,
-  'store' | 'clock' | 'authenticator' | 'keyLimiter' | 'quotas' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress' | 'apiRoutes' | 'idempotency' | 'cors' | 'observer'
+  'store' | 'clock' | 'authenticator' | 'keyLimiter' | 'metering' | 'failedAuthLimiter' | 'failedAuthLimit' | 'clientAddress' | 'apiRoutes' | 'idempotency' | 'cors' | 'observer'
 >;
+
+/** A request counted against its plan's quota (step 2), given back if the rate limit refuses it. */
+interface QuotaTaken {
+  quotas: KeyQuotas;
+  quota: PlanQuota;
+  taken: QuotaCounter;
+}
 
 export function createV1Gate(deps: V1Deps, run: Run): Gate {
   const services = { store: deps.store, idempotency: deps.idempotency };
@@ -75,12 +81,14 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     // 2. CPU budget: a key that used more than its share of the event loop in the last minute
     //    waits (429, not counted by the rate limit, like every 429); then the rate limit, where
     //    every authenticated request counts, except those refused here.
-    //    A key on a plan is metered with its user's other keys on that plan (one window, one
-    //    budget, one quota). A plan's quota is taken before the rate limit and given back if the
-    //    rate limit refuses: a refused request counts against nothing.
-    const meterId = meterIdOf(caller.key);
-    const quota = deps.quotas.quotaOf(caller.key);
-    if (quota !== undefined) return meteredByQuota(context, meterId, quota);
+    //    With the plans module a key on a plan is metered with its user's other keys on that plan
+    //    (one window, one budget, one quota). A plan's quota is taken before the rate limit and
+    //    given back if the rate limit refuses: a refused request counts against nothing.
+    const { metering } = deps;
+    const meterId = metering.meterOf(caller.key);
+    const quotas = metering.quotas;
+    const quota = quotas?.quotaOf(caller.key);
+    if (quota !== undefined) return meteredByQuota(context, quotas!, meterId, quota);
     const overBudget = cpuBudget.refusal(context, meterId, caller.key.rate_limit);
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
@@ -92,23 +100,23 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   }
 
   /** Step 2 for a key whose plan has a quota: quota, CPU budget, the quota taken, then the rate limit. */
-  function meteredByQuota(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
-    if (deps.quotas.exhausted(meterId, quota)) return quotaRefusal(context, meterId, quota);
+  function meteredByQuota(context: KeyContext, quotas: KeyQuotas, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+    if (quotas.exhausted(meterId, quota)) return quotaRefusal(context, quotas, meterId, quota);
     const overBudget = cpuBudget.refusal(context, meterId, context.key.rate_limit);
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
-      setQuotaHeaders(context.responseHeaders, quota, deps.quotas.counter(meterId, quota));
+      setQuotaHeaders(context.responseHeaders, quota, quotas.counter(meterId, quota));
       return freshThen(context, () => overBudget);
     }
-    const taken = deps.quotas.take(meterId, quota);
-    if (taken instanceof Promise) return taken.then((counter) => (counter === null ? quotaRefusal(context, meterId, quota) : rateLimited(context, meterId, quota, counter)));
-    return taken === null ? quotaRefusal(context, meterId, quota) : rateLimited(context, meterId, quota, taken);
+    const taken = quotas.take(meterId, quota);
+    if (taken instanceof Promise) return taken.then((counter) => (counter === null ? quotaRefusal(context, quotas, meterId, quota) : rateLimited(context, meterId, { quotas, quota, taken: counter })));
+    return taken === null ? quotaRefusal(context, quotas, meterId, quota) : rateLimited(context, meterId, { quotas, quota, taken });
   }
 
-  function rateLimited(context: KeyContext, meterId: string, quota: PlanQuota, taken: QuotaCounter): Reply | Promise<Reply> {
+  function rateLimited(context: KeyContext, meterId: string, counted: QuotaTaken): Reply | Promise<Reply> {
     const decision = deps.keyLimiter.hit(meterId, context.key.rate_limit);
-    if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided, meterId, quota, taken));
-    return admitted(context, decision, meterId, quota, taken);
+    if (decision instanceof Promise) return decision.then((decided) => admitted(context, decided, meterId, counted));
+    return admitted(context, decision, meterId, counted);
   }
 
   /**
@@ -138,7 +146,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   }
 
   /** Steps 2 (answering the limiter's decision) to 7, for a request with a valid key, once the instance is caught up. */
-  function admitted(context: KeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
+  function admitted(context: KeyContext, decision: RateDecision, meterId?: string, counted?: QuotaTaken): Reply | Promise<Reply> {
     const { watermark } = decision;
     if (watermark !== undefined && decision.allowed && deps.store.trustsWatermark(watermark) && checkedAtCommit(context)) {
       // A write whose every read is checked at its commit: decided at once, with no wait for a
@@ -146,22 +154,22 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
       // decides a refusal again once caught up (KeyContext.commit → Store.commit's freshAs).
       context.freshAs = watermark;
       try {
-        return decided(context, decision, meterId, quota, taken);
+        return decided(context, decision, meterId, counted);
       } catch (error) {
         if (!(error instanceof HttpError)) throw error;
         // A refusal of this gate (suspension, permission) made on older state: caught up first, as any other request.
         context.freshAs = undefined;
       }
     }
-    return freshThen(context, () => decided(context, underCurrentLimit(decision, context.key.rate_limit), meterId, quota, taken), decision.watermark);
+    return freshThen(context, () => decided(context, underCurrentLimit(decision, context.key.rate_limit), meterId, counted), decision.watermark);
   }
 
-  function decided(context: KeyContext, decision: RateDecision, meterId?: string, quota?: PlanQuota, taken?: QuotaCounter): Reply | Promise<Reply> {
+  function decided(context: KeyContext, decision: RateDecision, meterId?: string, counted?: QuotaTaken): Reply | Promise<Reply> {
     const { key, user } = context;
     setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
-    if (quota !== undefined && taken !== undefined) {
-      if (!decision.allowed) deps.quotas.giveBack(meterId!, taken);
-      setQuotaHeaders(context.responseHeaders, quota, taken);
+    if (counted !== undefined) {
+      if (!decision.allowed) counted.quotas.giveBack(meterId!, counted.taken);
+      setQuotaHeaders(context.responseHeaders, counted.quota, counted.taken);
     }
     if (!decision.allowed) {
       // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
@@ -198,13 +206,13 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
    * quota in the body (what tells it from the per-minute 429). The rate-limit headers are read
    * without counting.
    */
-  function quotaRefusal(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
-    return freshThen(context, () => quotaRefusalReply(context, meterId, quota));
+  function quotaRefusal(context: KeyContext, quotas: KeyQuotas, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+    return freshThen(context, () => quotaRefusalReply(context, quotas, meterId, quota));
   }
 
-  function quotaRefusalReply(context: KeyContext, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
+  function quotaRefusalReply(context: KeyContext, quotas: KeyQuotas, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
     labelAskedRoute(routes, context);
-    const counter = deps.quotas.counter(meterId, quota);
+    const counter = quotas.counter(meterId, quota);
     const headers = context.responseHeaders;
     setQuotaHeaders(headers, quota, counter);
     const waitSeconds = Math.max(1, Math.ceil((counter.end - deps.clock.now()) / 1000));

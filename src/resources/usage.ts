@@ -3,10 +3,9 @@
 // per-key usage all answer it, with the key's plan quota; and the views and impressions of one user's listings. Each
 // reading takes the query's parameters and refuses a bad one with a 400 naming it.
 
-import type { QuotaCounters } from '../analytics/quota-counters.ts';
+import type { Metering } from '../analytics/quota-counters.ts';
 import type { ListingCounts, UsageReader } from '../analytics/reader.ts';
 import { readHourSpan, readSeriesRange } from '../analytics/time-range.ts';
-import { meterIdOf } from '../auth/plans.ts';
 import { isoTime, type Clock } from '../clock.ts';
 import { badRequest } from '../domain/errors.ts';
 import { LISTINGS, type KeyRecord, type ListingStatus } from '../domain/records.ts';
@@ -25,8 +24,8 @@ export interface UsageAnswerDeps {
   clock: Clock;
   usage: UsageReader;
   keyLimiter: RateWindowPeek;
-  /** The counts against plan quotas (the quota's part of the answer). */
-  quotas: Pick<QuotaCounters, 'viewOf'>;
+  /** What the key is metered as, and the counts against plan quotas (the quota's part of the answer; none without the plans module). */
+  metering: Metering;
 }
 
 const USAGE_QUERY = ['granularity', 'from', 'to'];
@@ -46,7 +45,7 @@ export async function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, k
   checkQueryNames(query, USAGE_QUERY);
   const range = readSeriesRange(query, deps.clock.now());
   const report = deps.usage.keyUsage(key.id, range);
-  const meterId = meterIdOf(key);
+  const meterId = deps.metering.meterOf(key);
   const window = await deps.keyLimiter.peek(meterId, key.rate_limit);
   const from = isoTime(range.fromMs);
   const to = isoTime(range.toMs);
@@ -59,8 +58,8 @@ export async function usageBody(deps: UsageAnswerDeps, query: URLSearchParams, k
     endpoints: report.endpoints,
     series: { granularity: range.granularity, from, to, points: report.points },
     window: { limit: window.limit, remaining: window.remaining, reset: resetUnixSeconds(window, deps.clock) },
-    // Shared by the user's keys on the plan, as the window is; null for a plan with no quota.
-    quota: await deps.quotas.viewOf(key, meterId),
+    // Shared by the user's keys on the plan, as the window is; null for a plan with no quota (or no plans module).
+    quota: deps.metering.quotas === null ? null : await deps.metering.quotas.viewOf(key, meterId),
   };
 }
 

@@ -27,12 +27,14 @@ function run(args: string[], env: Record<string, string>): Promise<{ code: numbe
   });
 }
 
-test('MARKETPLACE_MODULES: all by default, none, a list in install order; an unknown name is a configuration error naming it', () => {
-  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics']);
-  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics']);
+test('MARKETPLACE_MODULES: all by default, none, a list in install order; an unknown name, or a module without one it needs, is a configuration error naming it', () => {
+  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans']);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans']);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'none' }).modules, []);
-  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: ' moderation , Portal' }).modules, ['portal', 'moderation']);
-  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events, metrics/);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: ' plans, moderation , Portal' }).modules, ['portal', 'moderation', 'plans']);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'plans' }).modules, ['plans']);
+  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events, metrics, plans/);
+  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,dashboard' }), /MARKETPLACE_MODULES names portal, which needs plans: add plans to the list, or leave portal out/);
 });
 
 test('an unknown module name stops the real process before it listens, with one line saying which', async () => {
@@ -50,6 +52,9 @@ test('with no modules: /portal, /portal/v1 and /dashboard answer 404; the API, o
   assert.equal((await server.request('GET', '/portal/v1/settings')).status, 404);
   assert.equal((await server.request('POST', '/portal/v1/session', { body: { email: 'a@example.com', password: 'x' }, headers: { origin: server.url } })).status, 404);
   assert.equal((await server.admin('POST', '/admin/v1/users/usr_x/suspend', { reason: 'no' })).status, 404, 'moderation is a module');
+  for (const [method, path] of [['GET', '/admin/v1/plans'], ['GET', '/admin/v1/plan-requests'], ['POST', '/admin/v1/plan-requests/prq_x/approve'], ['POST', '/admin/v1/keys/key_x/quota']] as const) {
+    assert.equal((await server.admin(method, path, method === 'POST' ? {} : undefined)).status, 404, `${method} ${path}: plans is a module`);
+  }
   const { key } = await server.userWithKey('creator', ['read:listings', 'write:listings', 'read:webhooks', 'write:webhooks', 'read:analytics']);
   const auth = { authorization: `Bearer ${key}` };
   const created = await server.request('POST', '/v1/listings', { headers: auth, body: { title: 'Small', description: 'Served by the core alone', type: 'SKILL', price: 1 } });
@@ -58,6 +63,20 @@ test('with no modules: /portal, /portal/v1 and /dashboard answer 404; the API, o
   assert.equal((await server.request('POST', '/v1/webhooks', { headers: auth, body: { url: 'https://example.com/hook', events: ['listing.created'] } })).status, 201);
   assert.equal((await server.request('GET', '/v1/analytics/usage', { headers: auth })).status, 200);
   assert.equal((await server.admin('GET', '/admin/v1/stats')).status, 200);
+});
+
+test('without plans each key is metered alone against its own rate_limit, with no quota; with plans a user\'s keys on a plan share one window', async (t) => {
+  for (const [modules, shared] of [['none', false], ['all', true]] as const) {
+    const server = await startServer(t, { env: { MARKETPLACE_MODULES: modules } });
+    const user = await server.createUser({ role: 'member', name: 'Two keys' });
+    // Keys made with neither plan nor rate_limit: the entry plan's limit (Free, 100).
+    const first = await server.createKey(user.id, { permissions: ['read:listings'] });
+    const second = await server.createKey(user.id, { permissions: ['read:listings'] });
+    await server.request('GET', '/v1/listings', { headers: { authorization: `Bearer ${first.key}` } });
+    const answer = await server.request('GET', '/v1/listings', { headers: { authorization: `Bearer ${second.key}` } });
+    assert.equal(answer.headers.get('x-ratelimit-remaining'), shared ? '98' : '99', `${modules}: the second key's window`);
+    assert.equal(answer.headers.get('x-quota-limit'), null);
+  }
 });
 
 test('with no modules the OpenAPI document holds only what is served; with all of them, the modules\' parts too', async (t) => {
@@ -70,6 +89,7 @@ test('with no modules the OpenAPI document holds only what is served; with all o
   assert.deepEqual(new Set(documented), served);
   assert.ok(!documented.some((operation) => operation.includes('/portal')));
   assert.ok(!documented.includes('POST /admin/v1/users/{id}/suspend'));
+  assert.ok(!documented.some((operation) => operation.includes('/plan') || operation.endsWith('/quota')));
   assert.deepEqual(small.tags.map((tag: { name: string }) => tag.name), ['listings', 'users', 'analytics', 'webhooks', 'operator', 'service']);
   assert.equal(small.components.securitySchemes.sessionCookie, undefined);
   assert.ok(full.paths['/portal/v1/session'] && full.paths['/admin/v1/users/{id}/suspend'] && full.components.securitySchemes.sessionCookie);

@@ -1,4 +1,4 @@
-// The plan list rule (src/resources/plans.ts) as a table, without a server: a new list in, the
+// The plan list rule (src/modules/plans/plan-list.ts) as a table, without a server: a new list in, the
 // ops replacing it (keys whose plan's limit moved move with it) or the 409 for a plan an active
 // key still uses. Decided on a memory store's Transaction.
 
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { OPERATOR } from '../../src/domain/actor.ts';
 import type { Plan } from '../../src/domain/records.ts';
-import { decidePlanListReplace } from '../../src/resources/plans.ts';
+import { decidePlanListReplace } from '../../src/modules/plans/plan-list.ts';
 import { aKey, aUser, decideOnly, openRulesStore, opSummary, refusalOf, seedOps, START } from './rules-store.ts';
 
 const free: Plan = { id: 'free', name: 'Free', rate_limit: 100, self_service: true };

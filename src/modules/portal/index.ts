@@ -44,7 +44,7 @@ const SESSION_SWEEP_MS = 60 * 60 * 1000;
 export const portalModule: MarketplaceModule = {
   name: 'portal',
   install(host: ModuleHost) {
-    const { store, clock, config, audit, clientAddress, outbox, usage: usageReader, keyLimiter, quotas, backends } = host;
+    const { store, clock, config, audit, clientAddress, outbox, usage: usageReader, keyLimiter, metering, backends } = host;
     const sessions = new PortalSessions({ store, clock, origin: { publicOrigin: config.publicOrigin }, warn: host.warn, clientAddress });
     void prepareDummyHash(config.passwordCost);
     host.measurePasswordWork(scryptLoad);
@@ -69,7 +69,7 @@ export const portalModule: MarketplaceModule = {
       ...portalSessionRoutes({ store, clock, sessions, audit, limits, clientAddress, passwordCost }),
       ...portalTwoFactorRoutes({ store, clock, sessions, audit, limits, rules, clientAddress, wrongCodes }),
       ...portalAccountRoutes({ store, clock, sessions, audit, limits, rules, wrongCodes, clientAddress, outbox, signup, passwordCost }),
-      ...portalKeyRoutes({ store, clock, brand, apiRoutes, audit, usage: usageReader, keyLimiter, quotas }),
+      ...portalKeyRoutes({ store, clock, brand, apiRoutes, audit, usage: usageReader, keyLimiter, metering }),
       ...portalPlanRoutes({ store, clock, audit }),
       ...portalWebhookRoutes({ store, clock, outbox, audit, allowPrivate, redeliveryLimiter: backends.redeliveryLimiter, eventRetentionDays: config.eventRetentionDays }),
       ...portalListingRoutes({ store, clock, outbox, audit, usage: usageReader }),

@@ -1,13 +1,13 @@
 // The operator's plans and plan requests under /admin/v1 (contract section 20): read and replace
-// the plan list, list requests, approve or decline them (the rules are resources/plans.ts and
-// resources/plan-requests.ts). Every write commits its audit entry with the change.
+// the plan list, list requests, approve or decline them (the rules are plan-list.ts and
+// src/resources/plan-requests.ts). Every write commits its audit entry with the change.
 
 import type { AuditLog } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
 import { OPERATOR } from '../../domain/actor.ts';
 import { newestFirst } from '../../domain/order.ts';
 import { decidePlanRequestDecision, PLAN_REQUEST_STATUSES, planRequestView, readDecisionNote } from '../../resources/plan-requests.ts';
-import { decidePlanListReplace } from '../../resources/plans.ts';
+import { decidePlanListReplace } from './plan-list.ts';
 import { currentPlans, readPlanList } from '../../auth/plans.ts';
 import { PLAN_REQUESTS, type Plan, type PlanRequestStatus } from '../../domain/records.ts';
 import { badRequest } from '../../domain/errors.ts';
@@ -28,7 +28,7 @@ export function planRoutes({ store, clock, audit, outbox }: PlanRoutesDeps): Adm
     return { status: 200, body: { data: currentPlans(store) } };
   }
 
-  /** Replaces the list; keys on a plan whose limit changed move with it (resources/plans.ts). */
+  /** Replaces the list; keys on a plan whose limit changed move with it (plan-list.ts). */
   async function replacePlans(context: RequestContext): Promise<Reply> {
     const plans = readPlanList(await context.readJsonBody());
     return context.commit((tx) => {

@@ -3,13 +3,13 @@
 // be removed (409), so no key is ever left on a plan that is gone. Reading the list from a body
 // is auth/plans.ts's readPlanList(), which the key rules share.
 
-import { currentPlans, PLAN_LIST_ID } from '../auth/plans.ts';
-import { isoTime } from '../clock.ts';
-import { conflict } from '../domain/errors.ts';
-import { KEYS, PLANS, type KeyRecord, type Plan, type PlanListRecord } from '../domain/records.ts';
-import type { OperatorActor } from '../domain/actor.ts';
-import type { WriteOp } from '../store/format.ts';
-import type { Decision, Transaction } from '../store/transaction.ts';
+import { currentPlans, PLAN_LIST_ID } from '../../auth/plans.ts';
+import { isoTime } from '../../clock.ts';
+import { conflict } from '../../domain/errors.ts';
+import { KEYS, PLANS, type KeyRecord, type Plan, type PlanListRecord } from '../../domain/records.ts';
+import type { OperatorActor } from '../../domain/actor.ts';
+import type { WriteOp } from '../../store/format.ts';
+import type { Decision, Transaction } from '../../store/transaction.ts';
 
 /** What replacing the plan list left: the list it replaced, and how many keys' limits moved. */
 export interface PlanListReplaced {

@@ -2,13 +2,13 @@
 // 23): `quota.warning` when a plan's quota is 80 % used and `quota.exhausted` when it is used up
 // (each once a period), and `key.expiring` seven days before a key's `expires_at` (once per
 // expiry: a key given a new `expires_at` is told again). `plan_request.decided` is queued with
-// the decision itself (handlers/admin/plans.ts).
+// the decision itself (routes.ts).
 
-import { isoTime, type Clock } from '../clock.ts';
-import { KEYS, type KeyRecord } from '../domain/records.ts';
-import type { EventType } from '../domain/events.ts';
-import type { Store } from '../store/store.ts';
-import type { WebhookOutbox } from './outbox.ts';
+import { isoTime, type Clock } from '../../clock.ts';
+import { KEYS, type KeyRecord } from '../../domain/records.ts';
+import type { EventType } from '../../domain/events.ts';
+import type { Store } from '../../store/store.ts';
+import type { WebhookOutbox } from '../../webhooks/outbox.ts';
 
 export const KEY_EXPIRING_NOTICE_MS = 7 * 24 * 60 * 60 * 1000;
 
