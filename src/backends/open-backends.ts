@@ -11,7 +11,7 @@ import type { UsageReader } from '../analytics/reader.ts';
 import type { UsageCounters } from '../analytics/usage-counters.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { ACCOUNT_FAILURE_WINDOW_MS, InProcessFailureReservations, type FailureReservations } from '../limits/failure-reservations.ts';
+import type { FailureReservations } from '../limits/failure-reservations.ts';
 import type { SharedQuotaCounts } from '../analytics/quota-counters.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import { SlidingWindowLimiter } from '../limits/sliding-window.ts';
@@ -48,8 +48,12 @@ export interface Backends {
   dataDir: string | null;
   keyLimiter: RateLimiter;
   failedAuthLimiter: RateLimiter;
-  /** Places taken before a password or code is checked: in the failed sign-ins per account (10 per 15 minutes) and in failedAuthLimiter's window per address. */
-  failureReservations: FailureReservations;
+  /**
+   * Places taken before a password or code is checked: in the failed sign-ins per account (10 per
+   * 15 minutes) and in failedAuthLimiter's window per address. Shared by every instance (Redis);
+   * null in one process, where the portal, which alone signs in, makes its own.
+   */
+  failureReservations: FailureReservations | null;
   /** Webhook redeliveries per user (60 per hour). */
   redeliveryLimiter: RateLimiter;
   /** Plan quota counts shared by every instance (Redis); null: counted in this process. */
@@ -65,7 +69,7 @@ export interface Backends {
   closeLimiters(): void;
 }
 
-const FAILED_AUTH_TRACKED_ADDRESSES = 100_000;
+export const FAILED_AUTH_TRACKED_ADDRESSES = 100_000;
 
 export async function openBackends(config: Config, options: BackendOptions): Promise<Backends> {
   const records = await openRecords(config, options);
@@ -136,12 +140,10 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
 async function openLimits(config: Config, options: BackendOptions, watermarkKey: string | undefined): Promise<Limits> {
   const monotonicNow = () => options.clock.monotonic();
   if (config.redisUrl === null) {
-    const failedAuthLimiter = new SlidingWindowLimiter({ monotonicNow, maxIds: FAILED_AUTH_TRACKED_ADDRESSES });
-    const signInLimiter = new SlidingWindowLimiter({ monotonicNow, windowMs: ACCOUNT_FAILURE_WINDOW_MS, maxIds: FAILED_AUTH_TRACKED_ADDRESSES });
     return {
       keyLimiter: new SlidingWindowLimiter({ monotonicNow }),
-      failedAuthLimiter,
-      failureReservations: new InProcessFailureReservations({ account: signInLimiter, address: failedAuthLimiter }),
+      failedAuthLimiter: new SlidingWindowLimiter({ monotonicNow, maxIds: FAILED_AUTH_TRACKED_ADDRESSES }),
+      failureReservations: null,
       redeliveryLimiter: new SlidingWindowLimiter({ monotonicNow, windowMs: REDELIVERY_WINDOW_MS }),
       quotaCounts: null,
       closeLimiters: () => {},

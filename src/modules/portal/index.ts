@@ -8,6 +8,7 @@ import type { PortalRoute } from '../../http/route.ts';
 import { Router } from '../../router.ts';
 import { pageServer } from '../../http/static-pages.ts';
 import { ActivityLog } from './activity.ts';
+import { signInReservations } from './failure-places.ts';
 import { createPortalGate } from './gate.ts';
 import { portalActivityOperations } from './openapi/portal-activity.ts';
 import { portalSelfServiceOperations } from './openapi/portal-keys.ts';
@@ -50,7 +51,7 @@ export const portalModule: MarketplaceModule = {
     host.measurePasswordWork(scryptLoad);
     const activity = new ActivityLog(store);
     store.onChangeOf(AUDIT, (change) => activity.onAuditChange(change)); // audit entries by the ids they name, for each user's activity log
-    const limits = new SignInLimits({ reservations: backends.failureReservations, addressLimit: FAILED_AUTH_LIMIT });
+    const limits = new SignInLimits({ reservations: signInReservations(backends, () => clock.monotonic()), addressLimit: FAILED_AUTH_LIMIT });
     // Two-factor secrets are sealed under a key derived from the operator token (sealed-secrets.ts).
     const sealer = twoFactorSealer(host.operatorToken);
     const rules = new TwoFactorRules(sealer, clock);
