@@ -4,7 +4,8 @@
 // (one window, one CPU budget, one quota) and the /v1 gate counts the plan's quota. The Redis
 // back-end keeps shared quota counts behind `SharedQuotaCounts`.
 
-import type { KeyRecord, PlanQuota, QuotaPeriod } from '../domain/records.ts';
+import type { KeyRecord, Plan, PlanQuota, QuotaPeriod } from '../domain/records.ts';
+import type { RecordReader } from '../store/collections.ts';
 
 /** One meter's count in its current period. Mutated in place on the request path. */
 export interface QuotaCounter {
@@ -53,11 +54,21 @@ export interface KeyQuotas {
   viewOf(key: KeyRecord, meterId: string): Promise<QuotaView | null>;
 }
 
-/** How keys are metered: made by the core, filled by the plans module when it is loaded. */
+/** The plans a key may be put on (src/resources/key-plans.ts), which the plans module gives. */
+export interface KeyPlans {
+  /** The plan `planId` names now, or a 400 naming the plans there are. */
+  existing(reader: RecordReader, planId: string): Plan;
+  /** The plan a new key gets when neither plan nor rate_limit is asked for (Free by default), if any. */
+  entry(reader: RecordReader): Plan | undefined;
+}
+
+/** How keys are metered and which plans they may be on: made by the core, filled by the plans module when it is loaded. */
 export interface Metering {
   /** What `key` is counted as in the rate limiter, the CPU budget and the quota: the key's id unless the plans module says otherwise. */
   meterOf(key: KeyRecord): string;
   /** The plans' quotas, or null: without the plans module no key has a quota. */
   quotas: KeyQuotas | null;
+  /** The plans keys are put on, or null: without the plans module a key has its own rate_limit and no plan. */
+  plans: KeyPlans | null;
 }
 

@@ -84,8 +84,8 @@ export async function openCore(options: CoreOptions) {
   const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
   const audit = new AuditLog(store, clock);
   // Each key is metered alone, against its own rate_limit, with no quota; the plans module
-  // (src/modules/plans/) fills this at its install: shared windows and the plans' quotas.
-  const metering: Metering = { meterOf: (key) => key.id, quotas: null };
+  // (src/modules/plans/) fills this at its install: shared windows, the plans' quotas, the plans keys are put on.
+  const metering: Metering = { meterOf: (key) => key.id, quotas: null, plans: null };
   const dispatcher = new WebhookDispatcher({
     store,
     clock,

@@ -38,7 +38,7 @@ export function adminRoutes(core: Core, apiRoutes: readonly ApiRoute[], added: M
   // The plans module's key quota route sits with the key's usage, its plan and plan-request routes before the audit log.
   const isQuotaRoute = (route: AdminRoute) => route.pattern === '/admin/v1/keys/:id/quota';
   return [
-    ...coreAdminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description }),
+    ...coreAdminRoutes({ store, clock, brand: config.brand, apiRoutes, outbox, lastUsedAt: (keyId) => usageReader.lastUsedAt(keyId), startedAtMs, audit, backends: backends.description, plans: () => metering.plans }),
     ...ofModule('moderation'),
     ...ofModule('plans').filter((route) => !isQuotaRoute(route)),
     ...auditRoutes(audit),

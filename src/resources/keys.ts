@@ -8,7 +8,6 @@
 
 import { isoTime } from '../clock.ts';
 import { newId } from '../domain/ids.ts';
-import { planById } from '../auth/plans.ts';
 import type { KeyRecord, Plan } from '../domain/records.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { BodyChecker, requireNonEmpty } from '../http/validation.ts';
@@ -19,7 +18,7 @@ import { isExpired, MAX_ROLL_GRACE_SECONDS, readExpiresAt, rolledKey } from '../
 import { DEFAULT_RATE_LIMIT, MAX_RATE_LIMIT, MIN_RATE_LIMIT } from '../auth/key-rules.ts';
 import { generateApiKey, type KeyPrefixKind, type NewApiKey } from '../auth/keys.ts';
 import { checkPermissionEntry, type PermissionRoute } from '../auth/permissions.ts';
-import { currentPlans, entryPlan } from '../auth/plans.ts';
+import type { KeyPlans } from '../analytics/quota-counters.ts';
 import { KEYS, USERS, userStatus, type UserRecord } from '../domain/records.ts';
 
 /** What a key holds unless more is asked: least privilege. */
@@ -84,11 +83,10 @@ export function readKeyRoll(body: Record<string, unknown>): { graceSeconds: numb
   return { graceSeconds };
 }
 
-/** The plan `planId` names now, or a 400 naming the plans there are. */
-export function existingPlan(reader: RecordReader, planId: string): Plan {
-  const plan = planById(reader, planId);
-  if (!plan) throw badRequest(`The request body is invalid: plan ${JSON.stringify(planId)} is not a plan (see the plans list).`, { plan: 'is not a plan' });
-  return plan;
+/** The plans `plans` knows, or a 400: without the plans module a key has no plan, only a rate_limit of its own. */
+function plansOrRefusal(plans: KeyPlans | null): KeyPlans {
+  if (plans === null) throw badRequest('The request body is invalid: plan is not a field (this server has no plans: send rate_limit).', { plan: 'is not a field' });
+  return plans;
 }
 
 /** The key on `plan`, its limit with it. */
@@ -156,13 +154,14 @@ export function readKeyChange(body: Record<string, unknown>, apiRoutes: readonly
 /**
  * The operator creating a key for a user who exists now (400 otherwise, checked as the write
  * commits, so a key is never made for a user that is gone): a limit of the operator's own means
- * no plan; otherwise the plan asked for, or the entry plan (Free).
+ * no plan; otherwise the plan asked for, or the entry plan (Free). Without the plans module
+ * (`plans` null) a key has no plan: its own rate_limit, or the default.
  */
-export function decideKeyCreate(tx: Transaction, _actor: OperatorActor, input: { fields: KeyFields; secret: NewApiKey }, nowMs: number): Decision<KeyRecord> {
-  const { fields, secret } = input;
+export function decideKeyCreate(tx: Transaction, _actor: OperatorActor, input: { fields: KeyFields; secret: NewApiKey; plans: KeyPlans | null }, nowMs: number): Decision<KeyRecord> {
+  const { fields, secret, plans } = input;
   const owner = tx.get(USERS, fields.userId!);
   if (!owner || userStatus(owner) === 'erased') throw badRequest('The request body is invalid: user_id is not an existing user.', { user_id: 'is not an existing user' });
-  const plan = fields.planId !== undefined ? existingPlan(tx, fields.planId) : fields.rateLimit === undefined ? entryPlan(currentPlans(tx)) : undefined;
+  const plan = fields.planId !== undefined ? plansOrRefusal(plans).existing(tx, fields.planId) : fields.rateLimit === undefined ? plans?.entry(tx) : undefined;
   const key = newKeyRecord({
     userId: fields.userId!,
     name: fields.name ?? '',
@@ -187,8 +186,8 @@ export interface KeyChange {
  * revocation is final). The plan is checked on the key after this change: a new expiry in the
  * same request makes it usable again.
  */
-export function decideKeyChange(tx: Transaction, _actor: OperatorActor, input: { keyId: string; fields: KeyFields }, nowMs: number): Decision<KeyChange> {
-  const { keyId, fields } = input;
+export function decideKeyChange(tx: Transaction, _actor: OperatorActor, input: { keyId: string; fields: KeyFields; plans: KeyPlans | null }, nowMs: number): Decision<KeyChange> {
+  const { keyId, fields, plans } = input;
   const key = tx.get(KEYS, keyId);
   if (!key) throw notFound('Key');
   assertChangeable(key);
@@ -203,7 +202,7 @@ export function decideKeyChange(tx: Transaction, _actor: OperatorActor, input: {
   };
   if (fields.planId !== undefined) {
     assertPlanChangeable(changed, nowMs);
-    changed = onPlan(changed, existingPlan(tx, fields.planId));
+    changed = onPlan(changed, plansOrRefusal(plans).existing(tx, fields.planId));
   }
   return { ops: [{ op: 'put', collection: KEYS, id: changed.id, data: changed }], result: { key, changed } };
 }

@@ -65,17 +65,22 @@ test('with no modules: /portal, /portal/v1 and /dashboard answer 404; the API, o
   assert.equal((await server.admin('GET', '/admin/v1/stats')).status, 200);
 });
 
-test('without plans each key is metered alone against its own rate_limit, with no quota; with plans a user\'s keys on a plan share one window', async (t) => {
+test('without plans a key is on no plan, metered alone against its own rate_limit, with no quota; with plans a user\'s keys on a plan share one window', async (t) => {
   for (const [modules, shared] of [['none', false], ['all', true]] as const) {
     const server = await startServer(t, { env: { MARKETPLACE_MODULES: modules } });
     const user = await server.createUser({ role: 'member', name: 'Two keys' });
-    // Keys made with neither plan nor rate_limit: the entry plan's limit (Free, 100).
+    // Keys made with neither plan nor rate_limit: the entry plan (Free, 100), or with no plans the default limit (100) and no plan.
     const first = await server.createKey(user.id, { permissions: ['read:listings'] });
     const second = await server.createKey(user.id, { permissions: ['read:listings'] });
+    assert.deepEqual([first.plan, first.rate_limit], [shared ? 'free' : null, 100], modules);
     await server.request('GET', '/v1/listings', { headers: { authorization: `Bearer ${first.key}` } });
     const answer = await server.request('GET', '/v1/listings', { headers: { authorization: `Bearer ${second.key}` } });
     assert.equal(answer.headers.get('x-ratelimit-remaining'), shared ? '98' : '99', `${modules}: the second key's window`);
     assert.equal(answer.headers.get('x-quota-limit'), null);
+    const onPlan = await server.admin('POST', '/admin/v1/keys', { user_id: user.id, plan: 'pro' });
+    assert.equal(onPlan.status, shared ? 201 : 400, `${modules}: a key asked on a plan`);
+    if (!shared) assert.match(onPlan.body.error, /plan is not a field \(this server has no plans: send rate_limit\)/);
+    assert.equal((await server.admin('PATCH', `/admin/v1/keys/${first.id}`, { plan: 'pro' })).status, shared ? 200 : 400, `${modules}: a key moved to a plan`);
   }
 });
 

@@ -11,6 +11,7 @@ import type { PermissionRoute } from '../../src/auth/permissions.ts';
 import { generateApiKey } from '../../src/auth/keys.ts';
 import { actingUser, OPERATOR, type OperatorActor, type UserActor } from '../../src/domain/actor.ts';
 import { KEYS } from '../../src/domain/records.ts';
+import { keyPlans } from '../../src/resources/key-plans.ts';
 import { decideKeyChange, decideKeyCreate, decideKeyRoll, readKeyChange, readKeyCreate, readKeyRoll, type KeyFields } from '../../src/resources/keys.ts';
 import { decideOwnKeyChange, decideOwnKeyCreate, decideOwnKeyRevoke, MAX_ACTIVE_KEYS_PER_USER, readOwnKeyChange, readOwnKeyCreate, type OwnKeyFields } from '../../src/modules/portal/own-keys.ts';
 import { KEYS_CREATED_PER_DAY } from '../../src/modules/portal/daily-limits.ts';
@@ -163,12 +164,12 @@ test('deciding the operator\'s key create and change', async (t) => {
   ];
   for (const { fields, made, refused } of creates) {
     const label = JSON.stringify(fields);
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyCreate(tx, OPERATOR, { fields, secret }, NOW)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyCreate(tx, OPERATOR, { fields, secret, plans: keyPlans }, NOW)));
     if (refused !== undefined) {
       assert.equal(refusal?.status, refused, label);
       continue;
     }
-    const { result: key } = await decideOnly(store, (tx) => decideKeyCreate(tx, OPERATOR, { fields, secret }, NOW));
+    const { result: key } = await decideOnly(store, (tx) => decideKeyCreate(tx, OPERATOR, { fields, secret, plans: keyPlans }, NOW));
     assert.deepEqual({ plan: key.plan, rate_limit: key.rate_limit, permissions: key.permissions }, made, label);
   }
 
@@ -183,12 +184,12 @@ test('deciding the operator\'s key create and change', async (t) => {
   ];
   for (const { keyId, fields, changed, refused } of changes) {
     const label = `${keyId} ${JSON.stringify(fields)}`;
-    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyChange(tx, OPERATOR, { keyId, fields }, NOW)));
+    const refusal = await refusalOf(() => decideOnly(store, (tx) => decideKeyChange(tx, OPERATOR, { keyId, fields, plans: keyPlans }, NOW)));
     if (refused !== undefined) {
       assert.equal(refusal?.status, refused, label);
       continue;
     }
-    const decided = await decideOnly(store, (tx) => decideKeyChange(tx, OPERATOR, { keyId, fields }, NOW));
+    const decided = await decideOnly(store, (tx) => decideKeyChange(tx, OPERATOR, { keyId, fields, plans: keyPlans }, NOW));
     assert.deepEqual({ plan: decided.result.changed.plan, rate_limit: decided.result.changed.rate_limit, expires_at: decided.result.changed.expires_at }, changed, label);
   }
 });

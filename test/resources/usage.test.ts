@@ -29,7 +29,7 @@ test('a key\'s usage: totals, endpoints, the series asked for and the window now
   usage.recordRequest(key.id, 'POST /v1/listings', 403, clock.now());
   keyLimiter.hit(meterIdOf(key), key.rate_limit); // a key on a plan is metered with its user's other keys on it
 
-  const body = await usageBody({ clock, usage, keyLimiter, metering: { meterOf: meterIdOf, quotas: null } }, new URLSearchParams('granularity=hour&from=2026-01-01T09:00:00Z&to=2026-01-01T11:00:00Z'), key);
+  const body = await usageBody({ clock, usage, keyLimiter, metering: { meterOf: meterIdOf, quotas: null, plans: null } }, new URLSearchParams('granularity=hour&from=2026-01-01T09:00:00Z&to=2026-01-01T11:00:00Z'), key);
   assert.deepEqual([body.key_id, body.granularity, body.from, body.to], [key.id, 'hour', '2026-01-01T09:00:00.000Z', '2026-01-01T11:00:00.000Z']);
   assert.equal(body.series.points.length, 2);
   assert.deepEqual(body.window, { limit: 100, remaining: 99, reset: body.window.reset });
@@ -42,7 +42,7 @@ test('a key\'s usage: totals, endpoints, the series asked for and the window now
     ['colour=red', ['colour']],
   ];
   for (const [query, fields] of refused) {
-    const refusal = await refusalOf(() => usageBody({ clock, usage, keyLimiter, metering: { meterOf: meterIdOf, quotas: null } }, new URLSearchParams(query), key));
+    const refusal = await refusalOf(() => usageBody({ clock, usage, keyLimiter, metering: { meterOf: meterIdOf, quotas: null, plans: null } }, new URLSearchParams(query), key));
     assert.equal(refusal?.status, 400, query);
     assert.deepEqual(refusal.fields.filter((field) => fields.includes(field)), fields, `${query}: ${JSON.stringify(refusal)}`);
   }

@@ -3,6 +3,7 @@
 // The rules are resources/profile.ts (users) and resources/keys.ts; every write commits its
 // audit entry in the same store write as the change.
 
+import type { KeyPlans } from '../../analytics/quota-counters.ts';
 import { fieldChanges, type AuditLog } from '../../audit/audit-log.ts';
 import { decideKeyChange, decideKeyCreate, decideKeyRevoke, decideKeyRoll, readKeyRoll, readKeyChange, readKeyCreate } from '../../resources/keys.ts';
 import { generateApiKey } from '../../auth/keys.ts';
@@ -34,6 +35,8 @@ export interface CoreAdminRoutesDeps {
   audit: AuditLog;
   /** Where records and rate-limit windows are kept, in words. */
   backends?: { records: string; limits: string };
+  /** The plans a key may be put on (the plans module's); null: a key's own rate_limit only. */
+  plans: () => KeyPlans | null;
 }
 
 
@@ -87,7 +90,7 @@ export function coreAdminRoutes(deps: CoreAdminRoutesDeps): AdminRoute[] {
     const fields = readKeyCreate(await context.readJsonBody(), deps.apiRoutes, clock.now());
     const generated = generateApiKey(fields.prefixKind!, deps.brand);
     return context.commit((tx) => {
-      const { ops, result: key } = decideKeyCreate(tx, OPERATOR, { fields, secret: generated }, clock.now());
+      const { ops, result: key } = decideKeyCreate(tx, OPERATOR, { fields, secret: generated, plans: deps.plans() }, clock.now());
       const changes = { user_id: key.user_id, name: key.name, prefix: key.prefix, permissions: key.permissions, rate_limit: key.rate_limit, plan: key.plan, expires_at: key.expires_at };
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'key.create', target_type: 'key', target_id: key.id, changes })],
@@ -110,7 +113,7 @@ export function coreAdminRoutes(deps: CoreAdminRoutesDeps): AdminRoute[] {
   async function updateKey(context: RequestContext): Promise<Reply> {
     const fields = readKeyChange(await context.readJsonBody(), deps.apiRoutes, clock.now());
     return context.commit((tx) => {
-      const { ops, result: { key, changed } } = decideKeyChange(tx, OPERATOR, { keyId: context.params.id!, fields }, clock.now());
+      const { ops, result: { key, changed } } = decideKeyChange(tx, OPERATOR, { keyId: context.params.id!, fields, plans: deps.plans() }, clock.now());
       const changes = fieldChanges(withKeyDefaults(key), changed, KEY_AUDITED_FIELDS);
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'key.update', target_type: 'key', target_id: key.id, changes })],

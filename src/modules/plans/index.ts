@@ -4,10 +4,11 @@
 // with its user's other keys on that plan), and the account events quota.warning,
 // quota.exhausted, key.expiring and plan_request.decided. Installed by src/app.ts when
 // MARKETPLACE_MODULES names `plans`; the portal needs it (src/config.ts MODULE_NEEDS). Without
-// it each key is metered alone against its own rate_limit, with no quota, and no plan route is
-// served.
+// it a key is on no plan and metered alone against its own rate_limit, with no quota, and no
+// plan route is served.
 
 import type { MarketplaceModule } from '../../module.ts';
+import { keyPlans } from '../../resources/key-plans.ts';
 import { queueAccountEvent, quotaEventData, sendExpiryNotices } from './account-events.ts';
 import { planOperations, quotaOperations } from './openapi.ts';
 import { QuotaCounters } from './quota-counters.ts';
@@ -37,6 +38,7 @@ export const plansModule: MarketplaceModule = {
     });
     metering.meterOf = meterIdOf;
     metering.quotas = quotas;
+    metering.plans = keyPlans;
     quotas.start();
     host.addAdminRoutes([...planRoutes({ store, clock, audit, outbox }), adminQuotaRoute({ store, clock, audit, quotas })]);
     host.addOpenApi({ operations: { ...planOperations, ...quotaOperations } });

@@ -17,7 +17,8 @@ import type { PermissionRoute } from '../../auth/permissions.ts';
 import { currentPlans, entryPlan } from '../../auth/plans.ts';
 import { entriesBeyondRole } from '../../auth/role-permissions.ts';
 import { KEYS, type UserRecord } from '../../domain/records.ts';
-import { assertPlanChangeable, assertChangeable, DEFAULT_PERMISSIONS, existingPlan, newKeyRecord, onPlan, ownKey, readKeyExpiry, readPermissions, revocation, type KeyChange } from '../../resources/keys.ts';
+import { existingPlan } from '../../resources/key-plans.ts';
+import { assertPlanChangeable, assertChangeable, DEFAULT_PERMISSIONS, newKeyRecord, onPlan, ownKey, readKeyExpiry, readPermissions, revocation, type KeyChange } from '../../resources/keys.ts';
 import { assertWithinDailyLimit, KEYS_CREATED_PER_DAY } from './daily-limits.ts';
 
 /** Active keys a user may hold at once (revoked and expired ones do not count). */

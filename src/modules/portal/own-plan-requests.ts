@@ -5,7 +5,8 @@
 // store's Decision.
 
 import { isoTime } from '../../clock.ts';
-import { assertPlanChangeable, existingPlan, ownKey } from '../../resources/keys.ts';
+import { existingPlan } from '../../resources/key-plans.ts';
+import { assertPlanChangeable, ownKey } from '../../resources/keys.ts';
 import { badRequest, conflict, notFound } from '../../domain/errors.ts';
 import type { UserActor } from '../../domain/actor.ts';
 import type { Decision, Transaction } from '../../store/transaction.ts';
