@@ -9,6 +9,7 @@ import type { Caller } from '../auth/authenticate.ts';
 import { callerAtCommit } from '../auth/authorize-commit.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
+import type { RateDecision } from '../limits/sliding-window.ts';
 import type { Watermark } from '../store/instance-sync.ts';
 import type { Decision, Store, Transaction } from '../store/store.ts';
 import { BaseContext } from './context.ts';
@@ -28,6 +29,12 @@ export class KeyContext extends BaseContext implements KeyContextShape {
   keyReadAt = 0;
   /** A watermark the gate did not wait for (a route checked at its commit): the commit's refusals must cover it. */
   freshAs: Watermark | undefined = undefined;
+  /**
+   * Set by the gate for a write it decided without waiting for a catch-up: the rate limit as the
+   * key stands at commit (a limit lowered on another instance a moment ago). `over` gives the
+   * decision under the key's current limit when that refuses; `refuse` answers it (429).
+   */
+  limitAtCommit: { over: (key: KeyRecord) => RateDecision | null; refuse: (decision: RateDecision) => Reply } | null = null;
   /** Step 3 (route): the route matched, whose permission a write checks again when it commits. */
   apiRoute: PermissionRoute | null = null;
   /** A POST with Idempotency-Key that claimed its key: its answer is recorded with its write. */
@@ -53,14 +60,22 @@ export class KeyContext extends BaseContext implements KeyContextShape {
     const { store, idempotency } = this.services;
     const { caller, apiRoute: route, idempotencyClaim: claim, path } = this;
     if (caller === null || route === null) return Promise.reject(new Error('A /v1 write was committed before its key and route were checked.'));
-    return store.commit((tx) => {
+    const limit = this.limitAtCommit;
+    let overLimit: RateDecision | null = null;
+    const committed = store.commit((tx) => {
+      overLimit = null;
       // Answered meanwhile (by another instance sharing the database): that answer, nothing written.
       const recorded = claim ? idempotency.recordedAnswer(tx, claim) : null;
       if (recorded !== null) return { ops: [], result: recorded };
       // The key and its user are part of what a keyed write is decided on.
-      const { ops, result: reply } = decide(tx, callerAtCommit(tx, caller.key.id, route, path));
+      const callerNow = callerAtCommit(tx, caller.key.id, route, path);
+      overLimit = limit?.over(callerNow.key) ?? null;
+      if (overLimit !== null) return { ops: [], result: null };
+      const { ops, result: reply } = decide(tx, callerNow);
       return { ops: claim && reply.status < 300 ? [...ops, idempotency.recordOp(claim, reply)] : ops, result: reply };
     }, this.freshAs === undefined ? {} : { freshAs: this.freshAs });
+    // The refusal is answered once it is final (a decision made behind is made again after a catch-up).
+    return committed.then((reply) => (overLimit !== null && limit !== null ? limit.refuse(overLimit) : reply!));
   }
 
   private knownCaller(): Caller {

@@ -153,12 +153,25 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
       // catch-up (writes spread over instances would otherwise each wait for one); the store
       // decides a refusal again once caught up (KeyContext.commit → Store.commit's freshAs).
       context.freshAs = watermark;
+      // The limit too is applied as the key stands at commit: one lowered elsewhere refuses this write.
+      context.limitAtCommit = {
+        over: (key) => {
+          const current = underCurrentLimit(decision, key.rate_limit);
+          return current.allowed ? null : current;
+        },
+        refuse: (current) => {
+          if (quota !== undefined && taken !== undefined) deps.quotas.giveBack(meterId!, taken);
+          setRateLimitHeaders(context.responseHeaders, current, deps.clock);
+          return rateLimitRefusal(context, current);
+        },
+      };
       try {
         return decided(context, decision, meterId, counted);
       } catch (error) {
         if (!(error instanceof HttpError)) throw error;
         // A refusal of this gate (suspension, permission) made on older state: caught up first, as any other request.
         context.freshAs = undefined;
+        context.limitAtCommit = null;
       }
     }
     return freshThen(context, () => decided(context, underCurrentLimit(decision, context.key.rate_limit), meterId, counted), decision.watermark);
@@ -171,18 +184,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
       if (!decision.allowed) counted.quotas.giveBack(meterId!, counted.taken);
       setQuotaHeaders(context.responseHeaders, counted.quota, counted.taken);
     }
-    if (!decision.allowed) {
-      // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
-      labelAskedRoute(routes, context);
-      const waitSeconds = retryAfterSeconds(decision);
-      context.responseHeaders['Retry-After'] = waitSeconds;
-      // Answered rather than thrown: a client over its limit may keep hammering, and throwing
-      // and unwinding was the largest part of a 429's own cost (profiled). Same body as a thrown one.
-      return {
-        status: 429,
-        body: { error: `Rate limit of ${decision.limit} requests per minute exceeded. Retry after ${waitSeconds} s.`, request_id: context.requestId },
-      };
-    }
+    if (!decision.allowed) return rateLimitRefusal(context, decision);
 
     // 2b. Suspension: a suspended user's keys get 403 on every route, after key and limit.
     assertNotSuspended(user);
@@ -199,6 +201,20 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     const idempotencyKey = context.req.headers['idempotency-key'];
     if (context.method !== 'POST' || typeof idempotencyKey !== 'string') return route.handle(context);
     return handleIdempotent(route, context, idempotencyKey);
+  }
+
+  /** Step 2's 429 for a request over its rate limit (Retry-After until the window admits it). */
+  function rateLimitRefusal(context: KeyContext, decision: RateDecision): Reply {
+    // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
+    labelAskedRoute(routes, context);
+    const waitSeconds = retryAfterSeconds(decision);
+    context.responseHeaders['Retry-After'] = waitSeconds;
+    // Answered rather than thrown: a client over its limit may keep hammering, and throwing
+    // and unwinding was the largest part of a 429's own cost (profiled). Same body as a thrown one.
+    return {
+      status: 429,
+      body: { error: `Rate limit of ${decision.limit} requests per minute exceeded. Retry after ${waitSeconds} s.`, request_id: context.requestId },
+    };
   }
 
   /**

@@ -5,11 +5,13 @@
 // instance has applied less than the commit watermark. Every answer must already show the
 // change: a new user's key is made (never 400/404), a new key works (never 401), a new listing is
 // read (never 404), a PUT is what the next GET shows, a narrowed key is refused (403) and a
-// widened one allowed, a listing just made is archived (never 404), a revoked key is refused at
-// both other instances (401). Listing writes are decided without waiting for a catch-up (their
-// reads are checked at commit): these trials check that their answers are current all the same. Then faults under the same load: Redis
-// restarted from an older state (its watermark went back), and an instance frozen for 3 s while
-// the others write: none of their answers is older than the last acknowledged write.
+// widened one allowed, a listing just made is archived (never 404), a limit lowered below what
+// the key used refuses its next write (429), a revoked key is refused at both other instances
+// (401). Listing writes are decided without waiting for a catch-up (their reads are checked at
+// commit): these trials check that their answers are current all the same. Then faults under the
+// same load: Redis restarted from an older state (its watermark went back), and an instance
+// frozen for 3 s while the others write: none of their answers is older than the last
+// acknowledged write.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -98,6 +100,10 @@ test(`each change is what the very next request to another instance sees, under 
     // A listing made on one instance → archived at once on another.
     const archived = await call(third.url, 'DELETE', `/v1/listings/${allowed.body.data.id}`, key);
     assert.equal(archived.status, 200, `${where}, archiving the listing just made: ${JSON.stringify(archived.body)}`);
+    // Limit lowered below what the key used this minute → a write on another instance is refused (429).
+    assert.equal((await call(first.url, 'PATCH', `/admin/v1/keys/${made.body.data.id}`, 'admin', { rate_limit: 2 })).status, 200);
+    const overLimit = await call(second.url, 'POST', '/v1/listings', key, { title: 'Over the new limit', type: 'TOOL', price: 1 });
+    assert.equal(overLimit.status, 429, `${where}, a write after the limit was lowered: ${JSON.stringify(overLimit.body)}`);
     // Revoked → 401 at both other instances.
     assert.equal((await call(first.url, 'DELETE', `/admin/v1/keys/${made.body.data.id}`, 'admin')).status, 200);
     for (const other of [second, third]) {

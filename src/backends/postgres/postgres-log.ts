@@ -34,12 +34,12 @@ import { commitLocks } from './commit-locks.ts';
 import { RemovalCount } from './removals.ts';
 import { migrate } from './schema.ts';
 
-/** followers(): an instance that said it runs within this long is running (each says so every second). */
+/** followers(): an instance that said it runs within this long is running (each says so every 2 seconds). */
 const RUNNING_INSTANCE_REPORTED_WITHIN_MS = 5_000;
 /** How often a running instance says so in marketplace_instances (one write per interval, whatever the write rate). */
-const HEARTBEAT_MS = 1_000;
+const HEARTBEAT_MS = 2_000;
 /** Gone instances' slots are looked for at start and every 10 minutes. */
-const BEATS_BETWEEN_SLOT_SWEEPS = 600;
+const BEATS_BETWEEN_SLOT_SWEEPS = 300;
 
 export interface PostgresLogOptions {
   url: string;
@@ -340,7 +340,7 @@ export class PostgresLog implements Log, InstanceSync {
 
   /**
    * How many server instances run on this database: those whose row in marketplace_instances
-   * says it runs in the last few seconds (a running instance says so every second; one
+   * says it runs in the last few seconds (a running instance says so every 2 seconds; one
    * stopped cleanly deletes its row, one killed stops saying so). This log's own row, if it
    * follows, is not counted.
    */
