@@ -160,7 +160,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
           return current.allowed ? null : current;
         },
         refuse: (current) => {
-          if (quota !== undefined && taken !== undefined) deps.quotas.giveBack(meterId!, taken);
+          if (counted !== undefined) counted.quotas.giveBack(meterId!, counted.taken);
           setRateLimitHeaders(context.responseHeaders, current, deps.clock);
           return rateLimitRefusal(context, current);
         },
