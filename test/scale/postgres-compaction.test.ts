@@ -7,22 +7,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { PostgresLog } from '../../src/backends/postgres/postgres-log.ts';
-import { collectionName, Store, type StoredRecord } from '../../src/store/store.ts';
+import { Store } from '../../src/store/store.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { put, THINGS } from '../helpers/numbered-things.ts';
 import { postgresAndRedisForFile, skipUnlessServices, sleep } from '../helpers/services.ts';
 
 const skip = skipUnlessServices('postgresBin');
 const services = postgresAndRedisForFile(skip);
-interface Thing extends StoredRecord {
-  n: number;
-}
-const THINGS = collectionName<Thing>('things');
-
-/** One write putting `thing_<index>` with the number `n`. */
-function put(id: string, n: number) {
-  const data: Thing = { id, n };
-  return { op: 'put' as const, collection: THINGS, id, data };
-}
 /**
  * How long removals are kept. The steps that must see them young (a handful of writes and one
  * query) must finish within it even on a busy machine: 300 ms did not, under load.

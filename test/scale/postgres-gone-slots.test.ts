@@ -8,22 +8,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
 import { PostgresLog } from '../../src/backends/postgres/postgres-log.ts';
-import { collectionName, Store, type StoredRecord } from '../../src/store/store.ts';
+import { Store } from '../../src/store/store.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { put, THINGS } from '../helpers/numbered-things.ts';
 import { postgresAndRedisForFile, skipUnlessServices } from '../helpers/services.ts';
 
 const skip = skipUnlessServices('postgresBin');
 const services = postgresAndRedisForFile(skip);
-interface Thing extends StoredRecord {
-  n: number;
-}
-const THINGS = collectionName<Thing>('things');
-
-/** One write putting `thing_<index>` with the number `n`. */
-function put(id: string, n: number) {
-  const data: Thing = { id, n };
-  return { op: 'put' as const, collection: THINGS, id, data };
-}
 
 async function openStore(url: string): Promise<{ store: Store; log: PostgresLog }> {
   const log = await PostgresLog.open({ url, warn: () => {} });
