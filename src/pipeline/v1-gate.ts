@@ -159,11 +159,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
           const current = underCurrentLimit(decision, key.rate_limit);
           return current.allowed ? null : current;
         },
-        refuse: (current) => {
-          if (counted !== undefined) counted.quotas.giveBack(meterId!, counted.taken);
-          setRateLimitHeaders(context.responseHeaders, current, deps.clock);
-          return rateLimitRefusal(context, current);
-        },
+        refuse: (current) => rateLimitRefusal(context, current, meterId, counted),
       };
       try {
         return decided(context, decision, meterId, counted);
@@ -179,12 +175,9 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
 
   function decided(context: KeyContext, decision: RateDecision, meterId?: string, counted?: QuotaTaken): Reply | Promise<Reply> {
     const { key, user } = context;
+    if (!decision.allowed) return rateLimitRefusal(context, decision, meterId, counted);
     setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
-    if (counted !== undefined) {
-      if (!decision.allowed) counted.quotas.giveBack(meterId!, counted.taken);
-      setQuotaHeaders(context.responseHeaders, counted.quota, counted.taken);
-    }
-    if (!decision.allowed) return rateLimitRefusal(context, decision);
+    if (counted !== undefined) setQuotaHeaders(context.responseHeaders, counted.quota, counted.taken);
 
     // 2b. Suspension: a suspended user's keys get 403 on every route, after key and limit.
     assertNotSuspended(user);
@@ -203,8 +196,17 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return handleIdempotent(route, context, idempotencyKey);
   }
 
-  /** Step 2's 429 for a request over its rate limit (Retry-After until the window admits it). */
-  function rateLimitRefusal(context: KeyContext, decision: RateDecision): Reply {
+  /**
+   * Step 2's 429 for a request over its rate limit, at the door or at its commit: the quota it
+   * took given back (a refused request counts against nothing), the window's headers, and
+   * Retry-After until the window admits it.
+   */
+  function rateLimitRefusal(context: KeyContext, decision: RateDecision, meterId?: string, counted?: QuotaTaken): Reply {
+    setRateLimitHeaders(context.responseHeaders, decision, deps.clock);
+    if (counted !== undefined) {
+      counted.quotas.giveBack(meterId!, counted.taken);
+      setQuotaHeaders(context.responseHeaders, counted.quota, counted.taken);
+    }
     // Analytics counts the 429 against the endpoint that was asked for (one router look-up).
     labelAskedRoute(routes, context);
     const waitSeconds = retryAfterSeconds(decision);
