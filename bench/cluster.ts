@@ -13,7 +13,7 @@
 // Results: bench/results/cluster.json and cluster.md.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,7 +22,7 @@ import { chooseGenerator, drive, type GeneratorName, type Measurement } from './
 import { freePort, pinTargetsTo, startChild } from './processes.ts';
 import { median } from './rounds.ts';
 import { cpuSpentByProgram, readProcessCpu } from './process-cpu.ts';
-import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
+import { busiestProfile, profileMarkdown } from './profile-summary.ts';
 import { startNginx, startPostgres, startRedis, type NginxService } from '../test/helpers/services.ts';
 
 const USAGE = `npm run bench:cluster [-- options]
@@ -69,7 +69,7 @@ interface TargetResult {
   socket_errors: number;
   /** On PostgreSQL: what its database did per acknowledged write during the measured rounds. */
   database?: DatabaseFigures;
-  /** CPU µs per answered request during the measured rounds, by program (every process on the machine). */
+  /** CPU µs per answered request during the measured rounds, by program (the processes this bench started). */
   cpu_us_per_request: Record<string, number>;
 }
 
@@ -336,14 +336,12 @@ function clusterMarkdown(report: { machine: { cpus: number; cpu_model: string; l
   return lines.join('\n');
 }
 
-/** The busiest thread's profile of one instance (tsx's loader thread is nearly idle), summarised beside the results. */
+/** One instance's profile, summarised beside the results. */
 function summariseInstanceProfile(name: string): void {
-  const dir = join(PROFILES_DIR, name);
-  const files = readdirSync(dir).filter((file) => file.endsWith('.cpuprofile'));
-  const summaries = files.map((file) => ({ file, summary: summariseProfile(readProfile(join(dir, file)), 30) })).sort((a, b) => b.summary.busyMs - a.summary.busyMs);
-  if (summaries.length === 0) return log(`  (no profile of ${name}: it did not exit cleanly)`);
+  const busiest = busiestProfile(join(PROFILES_DIR, name));
+  if (busiest === null) return log(`  (no profile of ${name}: it did not exit cleanly)`);
   const target = join(RESULTS_DIR, `profile-cluster-${name}.md`);
-  writeFileSync(target, profileMarkdown(`Instance ${name} (${summaries[0]!.file})`, summaries[0]!.summary));
+  writeFileSync(target, profileMarkdown(`Instance ${name} (${busiest.file})`, busiest.summary));
   log(`  profile of ${name}: ${target}`);
 }
 

@@ -3,8 +3,8 @@
 // `npm run bench -- --profile` writes one per server start and prints this summary after it.
 // Usage: npx tsx bench/profile-summary.ts FILE.cpuprofile [--top 25]
 
-import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 
 interface ProfileNode {
@@ -125,6 +125,18 @@ export function profileMarkdown(title: string, summary: ProfileSummary): string 
 
 export function readProfile(file: string): CpuProfile {
   return JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+}
+
+/**
+ * The busiest of the .cpuprofile files a server wrote into `dir` (one per thread; tsx's loader
+ * thread is nearly idle, so the busiest is the server's), summarised; null when there is none
+ * (the server did not exit cleanly).
+ */
+export function busiestProfile(dir: string, top = 30): { file: string; summary: ProfileSummary } | null {
+  const files = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'));
+  const summaries = files.map((file) => ({ file, summary: summariseProfile(readProfile(join(dir, file)), top) }));
+  summaries.sort((left, right) => right.summary.busyMs - left.summary.busyMs);
+  return summaries[0] ?? null;
 }
 
 if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {

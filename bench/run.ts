@@ -5,7 +5,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describeMachine } from './machine.ts';
 import { join } from 'node:path';
@@ -29,7 +29,7 @@ import {
   type ScenarioInputs,
 } from './scenarios.ts';
 import { FILTER_WORD, writeSeedLog, type SeedResult } from './seed.ts';
-import { profileMarkdown, readProfile, summariseProfile } from './profile-summary.ts';
+import { busiestProfile, profileMarkdown } from './profile-summary.ts';
 import { measureWritesPerRequest, writesPerRequestMarkdown } from './writes-per-request.ts';
 
 const USAGE = `npm run bench [-- options]
@@ -214,15 +214,12 @@ function buildIfNeeded(entries: Array<string | undefined>): void {
 
 /** After a profiled server stops: its .cpuprofile summarised into bench/results/profile-<label>.md. */
 function summariseProfiles(profileDir: string, label: string): void {
-  const files = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile'));
-  if (files.length === 0) {
+  const busiest = busiestProfile(profileDir);
+  if (busiest === null) {
     log(`  (no .cpuprofile in ${profileDir}: the server did not exit cleanly)`);
     return;
   }
-  // One profile per thread; tsx's loader thread is nearly idle, so the busiest is the server's.
-  const summaries = files.map((name) => ({ name, summary: summariseProfile(readProfile(join(profileDir, name)), 30) }));
-  summaries.sort((left, right) => right.summary.busyMs - left.summary.busyMs);
-  const { name, summary } = summaries[0]!;
+  const { file: name, summary } = busiest;
   const markdown = profileMarkdown(`Server profile ${label} (${name})`, summary);
   const target = join(RESULTS_DIR, `profile-${label}.md`);
   writeFileSync(target, markdown);
