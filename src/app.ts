@@ -19,7 +19,6 @@ import { answerClientError } from './http/client-errors.ts';
 import { CorsPolicy } from './http/cors.ts';
 import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
-import { CpuBudget } from './limits/cpu-budget.ts';
 import type { DocumentedRoutes } from './openapi/document.ts';
 import { RequestObserver } from './pipeline/request-observer.ts';
 import { Router } from './router.ts';
@@ -102,8 +101,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clientAddress: core.clientAddress,
       metrics: measures.requests,
       metering: core.metering,
-      // Per instance: each process holds keys to the share of its own event loop.
-      cpuBudget: config.keyCpuBudgetMs === 0 ? null : new CpuBudget({ budgetMs: config.keyCpuBudgetMs, monotonicNow: () => clock.monotonic() }),
+      cpuBudget: added.cpuBudget,
     }),
     staticAsset: added.staticAsset(),
     logError: (requestId, error) => core.writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),

@@ -56,7 +56,7 @@ export interface Config {
   /**
    * Event-loop ms a key with the default rate limit (100 a minute) may use per minute
    * (KEY_CPU_BUDGET_MS, default 3,000: 5% of one core); keys with higher limits get it in
-   * proportion; 0 turns the budget off. See src/limits/cpu-budget.ts.
+   * proportion; 0 turns the budget off. The cpu-budget module's (src/modules/cpu-budget/).
    */
   keyCpuBudgetMs: number;
   /** Audit entries (and so the users' activity logs) are kept this many days (AUDIT_RETENTION_DAYS); 0 keeps them for ever. */
@@ -78,7 +78,7 @@ export interface Config {
 }
 
 /** The optional parts of the server (src/modules/), in the order they are installed. */
-export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans'] as const;
+export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget'] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
 /**

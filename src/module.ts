@@ -20,7 +20,7 @@ import type { Gate, Run } from './pipeline/gate.ts';
 import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
 import type { Metering } from './analytics/quota-counters.ts';
-import type { RequestMetrics } from './pipeline/request-observer.ts';
+import type { KeyCpuBudget, RequestMetrics } from './pipeline/request-observer.ts';
 
 export type { ListingSearch, ModuleName, OpenApiPart, StaticAsset };
 
@@ -90,6 +90,8 @@ export interface ModuleHost {
    * listed now and told every listing change from then on (src/listings/listing-search.ts).
    */
   useListingSearch(make: () => ListingSearch): void;
+  /** Holds each key to a share of the event loop: the request observer charges it, the /v1 gate's step 2 asks it. */
+  useCpuBudget(budget: KeyCpuBudget): void;
   /** Runs as the server's graceful stop begins, before it waits for requests to finish: ends long-lived answers. */
   onStopping(task: () => void): void;
   /** Runs at the server's graceful stop, after requests have finished. */

@@ -7,6 +7,7 @@ import type { StaticAsset } from '../http/static-pages.ts';
 import type { ModuleHost } from '../module.ts';
 import type { OpenApiPart } from '../openapi/schema.ts';
 import type { Gate, Run } from '../pipeline/gate.ts';
+import type { KeyCpuBudget } from '../pipeline/request-observer.ts';
 import type { ChangeEvent } from '../store/store.ts';
 import type { Core } from './core.ts';
 
@@ -29,6 +30,8 @@ export class ModuleAdditions {
   readonly timers: ModuleTimer[] = [];
   readonly closeTasks: (() => Promise<void> | void)[] = [];
   readonly stoppingTasks: (() => void)[] = [];
+  /** The cpu-budget module's budget, or null. */
+  cpuBudget: KeyCpuBudget | null = null;
 
   /** The host one module is installed with: what it adds is recorded under its name. */
   hostFor(name: ModuleName, core: Core, modules: ReadonlySet<ModuleName>, apiRoutes: readonly ApiRoute[]): ModuleHost {
@@ -63,6 +66,7 @@ export class ModuleAdditions {
       onStopping: (task) => void this.stoppingTasks.push(task),
       onClose: (task) => void this.closeTasks.push(task),
       useListingSearch: (make) => core.index.useSearch(make()),
+      useCpuBudget: (budget) => void (this.cpuBudget = budget),
     };
   }
 

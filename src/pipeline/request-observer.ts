@@ -3,8 +3,8 @@
 // event loop began and paused (`workBegins`, `workPauses`; a waiting handler's answer is a second
 // piece), and its answer went out with a status (`finished`). The observer tells whoever counts:
 // the key's usage (analytics), the request metrics of GET /metrics, the access log, and the key's
-// CPU budget (src/limits/cpu-budget.ts), which is also charged the time a thread-pool job spent
-// compressing the answer (`poolWorkCharge`). Only a /v1 request whose key step 1 found is
+// CPU budget (the cpu-budget module, src/modules/cpu-budget/), which is also charged the time a
+// thread-pool job spent compressing the answer (`poolWorkCharge`). Only a /v1 request whose key step 1 found is
 // counted and charged to anyone: the key of its KeyContext (its CPU to the key's meter, which
 // a user's keys on one plan share, with the plans module).
 //
@@ -19,12 +19,21 @@ import type { AccessLog } from '../http/access-log.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { BaseContext } from '../http/context.ts';
 import { KeyContext } from '../http/key-context.ts';
-import type { CpuBudget } from '../limits/cpu-budget.ts';
+import type { Reply } from '../http/route.ts';
 
 /** What the observer tells the request metrics (src/metrics/server-metrics.ts). */
 export interface RequestMetrics {
   recordRequest(method: string, route: string | null, status: number, durationMs: number): void;
+  /** Told each 429 of the cpu-budget module's step (also counted by `recordRequest`). */
   countCpuBudgetRefusal?(): void;
+}
+
+/** Each key's share of the event loop (the cpu-budget module): charged here, asked by the /v1 gate's step 2. */
+export interface KeyCpuBudget {
+  /** Step 2: null when the meter may go on; else its 429, with its rate-limit headers set. */
+  refusal(context: KeyContext, meterId: string, rateLimit: number): Reply | null;
+  /** Charges `ms` of the meter's work, timed with performance.now() and ending at `now`. */
+  chargeTimed(meterId: string, ms: number, now: number): void;
 }
 
 /** Who counts requests: made once by src/app.ts. */
@@ -37,8 +46,8 @@ export interface RequestObserverParts {
   clientAddress: ClientAddress;
   /** Counts every answered request for GET /metrics. */
   metrics?: RequestMetrics | null;
-  /** Each key's share of the event loop (KEY_CPU_BUDGET_MS); null when off. */
-  cpuBudget?: CpuBudget | null;
+  /** Each key's share of the event loop (the cpu-budget module); null without it. */
+  cpuBudget?: KeyCpuBudget | null;
   /** What a key's CPU time is charged to (its meter); each key alone when absent. */
   metering?: Pick<Metering, 'meterOf'>;
 }
@@ -47,8 +56,8 @@ export interface RequestObserverParts {
 export type PoolWorkCharge = (context: BaseContext, ms: number) => void;
 
 export class RequestObserver {
-  /** The budget charged here, which the /v1 gate's step 2 asks (src/pipeline/cpu-budget-step.ts); null when off. */
-  readonly cpuBudget: CpuBudget | null;
+  /** The budget charged here, which the /v1 gate's step 2 asks; null without the cpu-budget module. */
+  readonly cpuBudget: KeyCpuBudget | null;
   private readonly clock: Clock;
   private readonly usage: UsageRecorder;
   private readonly accessLog: AccessLog | null;
@@ -92,11 +101,6 @@ export class RequestObserver {
   /** What to tell a thread-pool job's time for this request's answer: null when nobody is charged for it. */
   poolWorkCharge(context: BaseContext): PoolWorkCharge | null {
     return this.cpuBudget !== null && keyIdOf(context) !== null ? this.chargePoolWork : null;
-  }
-
-  /** A /v1 request refused with 429 because its key had spent its CPU budget (its 429 is counted by `finished` too). */
-  refusedForCpuBudget(): void {
-    this.metrics?.countCpuBudgetRefusal?.();
   }
 
   /** The request was answered (or its connection dropped) with `status`: one usage count for its key, its metrics, one access-log line. */

@@ -24,7 +24,6 @@ import { KeyContext } from '../http/key-context.ts';
 import { retryAfterSeconds, setQuotaHeaders, setRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { ApiRoute, Reply } from '../http/route.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';
-import { CpuBudgetStep } from './cpu-budget-step.ts';
 import type { PipelineDeps } from './deps.ts';
 import { refuseFailedAuthentication } from './failed-authentication.ts';
 import { checkUrl } from './first-checks.ts';
@@ -45,7 +44,8 @@ interface QuotaTaken {
 
 export function createV1Gate(deps: V1Deps, run: Run): Gate {
   const services = { store: deps.store, idempotency: deps.idempotency };
-  const cpuBudget = new CpuBudgetStep(deps.observer, deps.clock);
+  // The cpu-budget module's step 2, or null without it.
+  const cpuBudget = deps.observer.cpuBudget;
   const routes = deps.apiRoutes;
 
   function steps(context: KeyContext): Reply | Promise<Reply> {
@@ -78,9 +78,10 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     }
     context.caller = caller;
 
-    // 2. CPU budget: a key that used more than its share of the event loop in the last minute
-    //    waits (429, not counted by the rate limit, like every 429); then the rate limit, where
-    //    every authenticated request counts, except those refused here.
+    // 2. CPU budget (with the cpu-budget module): a key that used more than its share of the
+    //    event loop in the last minute waits (429, not counted by the rate limit, like every
+    //    429); then the rate limit, where every authenticated request counts, except those
+    //    refused here.
     //    With the plans module a key on a plan is metered with its user's other keys on that plan
     //    (one window, one budget, one quota). A plan's quota is taken before the rate limit and
     //    given back if the rate limit refuses: a refused request counts against nothing.
@@ -89,7 +90,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     const quotas = metering.quotas;
     const quota = quotas?.quotaOf(caller.key);
     if (quota !== undefined) return meteredByQuota(context, quotas!, meterId, quota);
-    const overBudget = cpuBudget.refusal(context, meterId, caller.key.rate_limit);
+    const overBudget = cpuBudget?.refusal(context, meterId, caller.key.rate_limit) ?? null;
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
       return freshThen(context, () => overBudget);
@@ -102,7 +103,7 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   /** Step 2 for a key whose plan has a quota: quota, CPU budget, the quota taken, then the rate limit. */
   function meteredByQuota(context: KeyContext, quotas: KeyQuotas, meterId: string, quota: PlanQuota): Reply | Promise<Reply> {
     if (quotas.exhausted(meterId, quota)) return quotaRefusal(context, quotas, meterId, quota);
-    const overBudget = cpuBudget.refusal(context, meterId, context.key.rate_limit);
+    const overBudget = cpuBudget?.refusal(context, meterId, context.key.rate_limit) ?? null;
     if (overBudget !== null) {
       labelAskedRoute(routes, context);
       setQuotaHeaders(context.responseHeaders, quota, quotas.counter(meterId, quota));

@@ -11,7 +11,7 @@ import { ManualClock } from '../../src/clock.ts';
 import type { AccessLogEntry, AccessLog } from '../../src/http/access-log.ts';
 import { KeyContext, type KeyCommitServices } from '../../src/http/key-context.ts';
 import { KeylessContext } from '../../src/http/keyless-context.ts';
-import type { CpuBudget } from '../../src/limits/cpu-budget.ts';
+import type { KeyCpuBudget } from '../../src/pipeline/request-observer.ts';
 import { RequestObserver } from '../../src/pipeline/request-observer.ts';
 import type { Store } from '../../src/store/store.ts';
 
@@ -24,7 +24,6 @@ function observed(options: { accessLog?: boolean; metrics?: boolean; budget?: bo
   const metrics: Array<[string, string | null, number, number]> = [];
   const lines: AccessLogEntry[] = [];
   const charged: Array<[string, number]> = [];
-  let refusals = 0;
   const observer = new RequestObserver({
     clock,
     usage: { recordRequest: (keyId, endpoint, status) => usage.push([keyId, endpoint, status]), recordListingView() {}, recordListingImpressions() {} },
@@ -33,10 +32,10 @@ function observed(options: { accessLog?: boolean; metrics?: boolean; budget?: bo
     metrics:
       options.metrics === false
         ? null
-        : { recordRequest: (method, route, status, durationMs) => metrics.push([method, route, status, durationMs]), countCpuBudgetRefusal: () => refusals++ },
-    cpuBudget: options.budget === false ? null : ({ chargeTimed: (keyId: string, ms: number) => charged.push([keyId, ms]) } as unknown as CpuBudget),
+        : { recordRequest: (method, route, status, durationMs) => metrics.push([method, route, status, durationMs]) },
+    cpuBudget: options.budget === false ? null : ({ chargeTimed: (keyId: string, ms: number) => charged.push([keyId, ms]) } as unknown as KeyCpuBudget),
   });
-  return { clock, observer, usage, metrics, lines, charged, refusals: () => refusals };
+  return { clock, observer, usage, metrics, lines, charged };
 }
 
 function keyContext(keyId: string | null): KeyContext {
@@ -94,10 +93,4 @@ test('with no access log and no metrics the arrival is not timed; with no budget
   observer.finished(context, 200, 0);
   assert.deepEqual(usage, [['key_1', 'GET (unknown route)', 200]]);
   assert.deepEqual(charged, []);
-});
-
-test("a CPU-budget refusal is counted in the metrics' own counter", () => {
-  const state = observed();
-  state.observer.refusedForCpuBudget();
-  assert.equal(state.refusals(), 1);
 });

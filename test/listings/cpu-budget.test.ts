@@ -2,15 +2,16 @@
 // cached page) is refused with 429 and Retry-After once its work in the last minute passes its
 // budget, before its rate limit would stop it, while another key goes on being served; the
 // refusals are counted in /metrics, and once the minute has passed the key is admitted again.
-// The budget is set tiny here (KEY_CPU_BUDGET_MS=5) so a few searches over 3,000 listings pass it.
+// The budget is set tiny here (KEY_CPU_BUDGET_MS=5) so a few searches over 3,000 listings pass it;
+// without the cpu-budget module the same searches are all served.
 // The clock-to-CPU share is checked on its own with made-up usage figures.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
 import { LISTINGS, LISTING_TYPES, type ListingRecord } from '../../src/domain/records.ts';
-import { CpuBudget } from '../../src/limits/cpu-budget.ts';
-import { OnCpuShare, type ProcessUsage } from '../../src/limits/on-cpu-share.ts';
+import { CpuBudget } from '../../src/modules/cpu-budget/cpu-budget.ts';
+import { OnCpuShare, type ProcessUsage } from '../../src/modules/cpu-budget/on-cpu-share.ts';
 import { ADMIN_TOKEN, startServer } from '../helpers/server.ts';
 import { VOCABULARY } from './search-reference.ts';
 import { vocabularyListingOps } from './vocabulary-listings.ts';
@@ -57,6 +58,17 @@ test('a key past its CPU budget gets 429 with Retry-After while another key is s
   // Waiting as told is enough: once the charges are a minute old, the key is admitted.
   clock.advance(retryAfter * 1000);
   assert.equal((await server.request('GET', '/v1/listings', { key: creator.key })).status, 200);
+});
+
+test('without the cpu-budget module a key is held to its rate limit alone, however much CPU its searches use', async (t) => {
+  const clock = new ManualClock();
+  const server = await startServer(t, { clock, env: { MARKETPLACE_MODULES: 'none' }, config: { keyCpuBudgetMs: 5 } });
+  const creator = await server.userWithKey('creator', ['read:listings', 'write:listings'], 100);
+  await server.app.store.write(vocabularyListingOps(3_000, creator.userId, new Date(clock.now()).toISOString()));
+  for (let number = 1; number <= 30; number += 1) {
+    const response = await server.request('GET', `/v1/listings?sort=title&limit=${number}&max_price=${1000 - number}`, { key: creator.key });
+    assert.equal(response.status, 200, `search ${number}: ${response.text}`);
+  }
 });
 
 test('the budget: charges in the last minute against budgetMs × rate limit / 100; the wait ends when enough of them are a minute old', () => {

@@ -1,23 +1,24 @@
 // The CPU budget as a step of /v1 (step 2, before the rate limit): a key that used more than
 // its share of the event loop in the last minute waits: 429, not counted by the rate limit.
 // What each request's work costs is charged to its key by the request observer
-// (request-observer.ts), whose budget this step asks. With no budget configured it never refuses.
+// (src/pipeline/request-observer.ts), which hands the charges on to `chargeTimed`.
 
-import type { Clock } from '../clock.ts';
-import type { KeyContext } from '../http/key-context.ts';
-import type { Reply } from '../http/route.ts';
-import type { CpuBudget } from '../limits/cpu-budget.ts';
-import type { RequestObserver } from './request-observer.ts';
+import type { Clock } from '../../clock.ts';
+import type { KeyContext } from '../../http/key-context.ts';
+import type { Reply } from '../../http/route.ts';
+import type { KeyCpuBudget } from '../../pipeline/request-observer.ts';
+import type { CpuBudget } from './cpu-budget.ts';
 
-export class CpuBudgetStep {
-  private readonly budget: CpuBudget | null;
+export class CpuBudgetStep implements KeyCpuBudget {
+  private readonly budget: CpuBudget;
   private readonly clock: Clock;
-  private readonly observer: RequestObserver;
+  /** Told each refusal (the metrics module's counter, when it is loaded). */
+  private readonly refused: () => void;
 
-  constructor(observer: RequestObserver, clock: Clock) {
-    this.budget = observer.cpuBudget;
+  constructor(budget: CpuBudget, clock: Clock, refused: () => void) {
+    this.budget = budget;
     this.clock = clock;
-    this.observer = observer;
+    this.refused = refused;
   }
 
   /**
@@ -26,14 +27,13 @@ export class CpuBudgetStep {
    * either header is admitted.
    */
   refusal(context: KeyContext, meterId: string, rateLimit: number): Reply | null {
-    if (this.budget === null) return null;
     const waitSeconds = this.budget.waitSeconds(meterId, rateLimit);
     if (waitSeconds <= 0) return null;
     context.responseHeaders['X-RateLimit-Limit'] = rateLimit;
     context.responseHeaders['X-RateLimit-Remaining'] = 0;
     context.responseHeaders['X-RateLimit-Reset'] = Math.ceil(this.clock.now() / 1000) + waitSeconds;
     context.responseHeaders['Retry-After'] = waitSeconds;
-    this.observer.refusedForCpuBudget();
+    this.refused();
     return {
       status: 429,
       body: {
@@ -41,5 +41,9 @@ export class CpuBudgetStep {
         request_id: context.requestId,
       },
     };
+  }
+
+  chargeTimed(meterId: string, ms: number, now: number): void {
+    this.budget.chargeTimed(meterId, ms, now);
   }
 }
