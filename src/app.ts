@@ -103,6 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       metering: core.metering,
       cpuBudget: added.cpuBudget,
     }),
+    compression: added.compression,
     staticAsset: added.staticAsset(),
     logError: (requestId, error) => core.writeErr(`error: request ${requestId} failed: ${(error as Error)?.stack ?? String(error)}\n`),
   });

@@ -12,6 +12,7 @@ import type { Clock } from './clock.ts';
 import type { Config, ModuleName } from './config.ts';
 import type { ClientAddress } from './http/client-address.ts';
 import type { ListingSearch } from './listings/listing-search.ts';
+import type { AnswerCompression } from './http/respond.ts';
 import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import type { StaticAsset } from './http/static-pages.ts';
 import type { OpenApiPart } from './openapi/schema.ts';
@@ -92,6 +93,8 @@ export interface ModuleHost {
   useListingSearch(make: () => ListingSearch): void;
   /** Holds each key to a share of the event loop: the request observer charges it, the /v1 gate's step 2 asks it. */
   useCpuBudget(budget: KeyCpuBudget): void;
+  /** Compresses the answers the client accepts compressed (src/http/respond.ts `sendReply` asks it). */
+  useCompression(compression: AnswerCompression): void;
   /** Runs as the server's graceful stop begins, before it waits for requests to finish: ends long-lived answers. */
   onStopping(task: () => void): void;
   /** Runs at the server's graceful stop, after requests have finished. */

@@ -70,7 +70,7 @@ export function createRequestListener(deps: PipelineDeps): (req: IncomingMessage
   function respond(context: BaseContext, reply: Reply, startedAt: number): void {
     let status: number | Promise<number>;
     try {
-      status = sendReply(context, reply, observer.poolWorkCharge(context));
+      status = sendReply(context, reply, observer.poolWorkCharge(context), deps.compression);
     } catch (error) {
       status = sendError(context, error);
     }

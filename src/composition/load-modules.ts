@@ -14,6 +14,7 @@ const LOADERS: Readonly<Record<ModuleName, () => Promise<MarketplaceModule>>> = 
   metrics: async () => (await import('../modules/metrics/index.ts')).metricsModule,
   plans: async () => (await import('../modules/plans/index.ts')).plansModule,
   'cpu-budget': async () => (await import('../modules/cpu-budget/index.ts')).cpuBudgetModule,
+  compression: async () => (await import('../modules/compression/index.ts')).compressionModule,
 };
 
 /** The named modules, loaded, in the order given. */

@@ -2,6 +2,7 @@
 // src/app.ts builds the routers, the pipeline and the OpenAPI document from it.
 
 import type { ModuleName } from '../config.ts';
+import type { AnswerCompression } from '../http/respond.ts';
 import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from '../http/route.ts';
 import type { StaticAsset } from '../http/static-pages.ts';
 import type { ModuleHost } from '../module.ts';
@@ -32,6 +33,8 @@ export class ModuleAdditions {
   readonly stoppingTasks: (() => void)[] = [];
   /** The cpu-budget module's budget, or null. */
   cpuBudget: KeyCpuBudget | null = null;
+  /** The compression module's answer compression, or null. */
+  compression: AnswerCompression | null = null;
 
   /** The host one module is installed with: what it adds is recorded under its name. */
   hostFor(name: ModuleName, core: Core, modules: ReadonlySet<ModuleName>, apiRoutes: readonly ApiRoute[]): ModuleHost {
@@ -67,6 +70,7 @@ export class ModuleAdditions {
       onClose: (task) => void this.closeTasks.push(task),
       useListingSearch: (make) => core.index.useSearch(make()),
       useCpuBudget: (budget) => void (this.cpuBudget = budget),
+      useCompression: (compression) => void (this.compression = compression),
     };
   }
 

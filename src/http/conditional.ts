@@ -5,7 +5,6 @@
 // the resource has changed since (checked when the write commits, on the current state).
 
 import * as crypto from 'node:crypto';
-import { namesRepresentationOf } from './compression.ts';
 import { HttpError } from '../domain/errors.ts';
 
 /** A strong ETag for these bytes, e.g. `"x4Bh…"`. Handlers that keep bytes may keep their tag too. */
@@ -35,6 +34,16 @@ const sha1Base64url: (bytes: Buffer | string) => string =
   typeof crypto.hash === 'function'
     ? (bytes) => crypto.hash('sha1', bytes, 'base64url')
     : (bytes) => crypto.createHash('sha1').update(bytes).digest('base64url');
+
+/** `"abc"` → `"abc-gzip"`: the tag of a compressed representation (the compression module's), distinct per coding. */
+export function encodedEtag(etag: string, encoding: string): string {
+  return etag.endsWith('"') ? `${etag.slice(0, -1)}-${encoding}"` : `${etag}-${encoding}`;
+}
+
+/** True when `tag` is `etag` itself or the tag of one of its compressed representations. */
+function namesRepresentationOf(tag: string, etag: string): boolean {
+  return tag === etag || tag === encodedEtag(etag, 'gzip') || tag === encodedEtag(etag, 'br');
+}
 
 /** True when If-None-Match names this tag (or is `*`); a weak `W/` tag matches its strong form. */
 export function clientHasEtag(ifNoneMatch: string | undefined, etag: string): boolean {

@@ -5,8 +5,7 @@
 // gets no CORS headers at all, and the browser keeps the page from the answer. The operator
 // API and the dashboard never call this: they are same-origin only.
 
-import { addVary } from './compression.ts';
-import type { Headers } from './respond.ts';
+import { addVary, type Headers } from './respond.ts';
 
 /** null = CORS off; '*' = any origin; otherwise the exact origins allowed. */
 export type CorsOrigins = '*' | readonly string[] | null;

@@ -2,11 +2,9 @@
 // { error, details?, hint?, required?, request_id }. Nothing internal ever reaches a client.
 
 import type { ServerResponse } from 'node:http';
-import { addVary, compressed, encodedEtag, isCompressible } from './compression.ts';
-import { clientHasEtag, etagOf } from './conditional.ts';
+import { clientHasEtag, encodedEtag, etagOf } from './conditional.ts';
 import type { BaseContext } from './context.ts';
 import { HttpError } from '../domain/errors.ts';
-import { preferredEncoding, type Encoding } from './negotiation.ts';
 import type { Headers, Reply } from './route.ts';
 
 // Headers are declared with the route types (route.ts), which the context uses too.
@@ -16,6 +14,24 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** For an answer holding a secret (a new key, a new webhook's secret): no cache may keep it. */
 export const SECRET_ANSWER_HEADERS: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
+
+/** Compressed answers: the compression module's (src/modules/compression/); without it every answer is sent plain. */
+export interface AnswerCompression {
+  /**
+   * The coding to send `bytes` in for a request with this Accept-Encoding, or null for the
+   * plain bytes; an answer that could be compressed gets `Vary: Accept-Encoding` in `headers`.
+   */
+  encodingFor(acceptEncoding: string | undefined, bytes: Buffer, headers: Headers): string | null;
+  /** `bytes` in `encoding`: at once, or a promise when compressed off the main thread (its pool time told to `onPoolWork`). */
+  compressed(bytes: Buffer, encoding: string, onPoolWork: ((ms: number) => void) | null): Buffer | Promise<Buffer>;
+}
+
+/** Adds `token` to a Vary header value, once. */
+export function addVary(current: string | number | undefined, token: string): string {
+  if (current === undefined || current === '') return token;
+  const tokens = String(current).split(',').map((part) => part.trim().toLowerCase());
+  return tokens.includes(token.toLowerCase()) ? String(current) : `${current}, ${token}`;
+}
 
 /** Writes a complete response. `body` is sent as-is; pass null for no body. */
 export function sendBytes(res: ServerResponse, status: number, body: Buffer | string | null, headers: Headers = {}): void {
@@ -32,13 +48,18 @@ export function sendBytes(res: ServerResponse, status: number, body: Buffer | st
 
 /**
  * Sends a handler's reply with the request's headers. A GET (or HEAD) 200 carries an ETag and
- * becomes an empty 304 when the client already has it; an answer of 1 KiB or more is sent
- * br- or gzip-encoded when the client accepts it, with a tag of its own per encoding. HEAD gets
- * the same headers as GET and Node leaves the body out. Returns the status sent, or its
- * promise when a large answer is being compressed off the main thread; the time that takes in
- * the thread pool is told to `charge` (its key's CPU budget), when there is one.
+ * becomes an empty 304 when the client already has it; with the compression module an answer
+ * of 1 KiB or more is sent br- or gzip-encoded when the client accepts it, with a tag of its own
+ * per encoding. HEAD gets the same headers as GET and Node leaves the body out. Returns the
+ * status sent, or its promise when a large answer is being compressed off the main thread; the
+ * time that takes in the thread pool is told to `charge` (its key's CPU budget), when there is one.
  */
-export function sendReply(context: BaseContext, reply: Reply, charge: ((context: BaseContext, ms: number) => void) | null = null): number | Promise<number> {
+export function sendReply(
+  context: BaseContext,
+  reply: Reply,
+  charge: ((context: BaseContext, ms: number) => void) | null = null,
+  compression: AnswerCompression | null = null,
+): number | Promise<number> {
   const headers = context.responseHeaders;
   if (reply.headers) Object.assign(headers, reply.headers);
   // A response that stays open writes itself; it is counted once it ends.
@@ -48,11 +69,7 @@ export function sendReply(context: BaseContext, reply: Reply, charge: ((context:
     sendBytes(context.res, reply.status, null, headers);
     return reply.status;
   }
-  let encoding: Encoding | null = null;
-  if (isCompressible(bytes, headers['Content-Type'])) {
-    headers.Vary = addVary(headers.Vary, 'Accept-Encoding');
-    encoding = preferredEncoding(context.req.headers['accept-encoding']);
-  }
+  const encoding = compression === null ? null : compression.encodingFor(context.req.headers['accept-encoding'], bytes, headers);
   if ((context.method === 'GET' || context.method === 'HEAD') && reply.status === 200) {
     const identityEtag = reply.etag ?? etagOf(bytes);
     const etag = encoding === null ? identityEtag : encodedEtag(identityEtag, encoding);
@@ -64,7 +81,7 @@ export function sendReply(context: BaseContext, reply: Reply, charge: ((context:
     }
   }
   if (encoding !== null) {
-    const encoded = compressed(bytes, encoding, charge && ((ms) => charge(context, ms)));
+    const encoded = compression!.compressed(bytes, encoding, charge && ((ms) => charge(context, ms)));
     headers['Content-Encoding'] = encoding;
     if (encoded instanceof Promise) {
       return encoded.then((ready) => {

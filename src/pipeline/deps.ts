@@ -8,6 +8,7 @@ import type { Clock } from '../clock.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { CorsPolicy } from '../http/cors.ts';
 import type { IdempotencyGuard } from '../http/idempotency.ts';
+import type { AnswerCompression } from '../http/respond.ts';
 import type { ApiRoute, AdminRoute, PublicRoute } from '../http/route.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
 import type { Router } from '../router.ts';
@@ -39,6 +40,8 @@ export interface PipelineDeps {
   clientAddress: ClientAddress;
   /** Counts each request: usage, metrics, the access log, the CPU its key used (request-observer.ts). */
   observer: RequestObserver;
+  /** Compresses answers for clients that accept it (the compression module); null sends them plain. */
+  compression: AnswerCompression | null;
   /** Static files (the dashboard): an answer, or null when the path is not one. */
   staticAsset?: ((path: string) => { status: number; headers: Record<string, string>; body: Buffer } | null) | null;
   logError: (requestId: string, error: unknown) => void;

@@ -1,12 +1,12 @@
 // Compression (br, gzip) seen on the wire: bodies decompress to the plain bytes, each encoding
 // has its own ETag and its own 304, q-values are honoured (q=0 refuses), small answers stay
-// plain, and a kept answer is compressed once.
+// plain, and a kept answer is compressed once; without the compression module nothing is.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { compressed, MAX_SYNC_COMPRESSED_BYTES } from '../../src/http/compression.ts';
-import { preferredEncoding } from '../../src/http/negotiation.ts';
+import { compressed, MAX_SYNC_COMPRESSED_BYTES } from '../../src/modules/compression/compression.ts';
+import { preferredEncoding } from '../../src/modules/compression/negotiation.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';
 
@@ -94,6 +94,18 @@ test('Accept-Encoding q-values are honoured on the wire: q=0 refuses, the higher
       assert.equal(answer.headers['content-encoding'], expected, `Accept-Encoding: ${acceptEncoding}`);
     });
   }
+});
+
+test('without the compression module every answer is sent plain, with the identity ETag and no Vary: Accept-Encoding', async (t) => {
+  const server = await startServer(t, { dataDir: null, env: { MARKETPLACE_MODULES: 'none' } });
+  const plain = await rawRequest(server.url, 'GET', '/openapi.json');
+  const asked = await rawRequest(server.url, 'GET', '/openapi.json', { 'accept-encoding': 'gzip, br' });
+  assert.equal(asked.status, 200);
+  assert.ok(asked.body.length >= 1024);
+  assert.equal(asked.headers['content-encoding'], undefined);
+  assert.equal(asked.headers.vary, undefined);
+  assert.equal(asked.headers.etag, plain.headers.etag);
+  assert.deepEqual(asked.body, plain.body);
 });
 
 test('answers under 1 KiB are sent plain whatever the client accepts', async (t) => {

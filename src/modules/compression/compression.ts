@@ -1,6 +1,7 @@
 // Compressed representations of an answer's bytes. Answers of 1 KiB or more in a textual type
 // are sent br- or gzip-encoded when the client accepts it. Each representation has its own
-// ETag (the identity tag with the coding appended), so If-None-Match works per encoding.
+// ETag (the identity tag with the coding appended, src/http/conditional.ts `encodedEtag`), so
+// If-None-Match works per encoding.
 //
 // Compressed bytes are remembered per identity Buffer object (a WeakMap): a handler that keeps
 // its answer's bytes (a cached list page, the OpenAPI document, a dashboard file) returns the
@@ -21,7 +22,7 @@
 // to 1 MiB) makes it one to a few.
 
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync, type BrotliOptions } from 'node:zlib';
-import { keptCopy } from './kept-bytes.ts';
+import { keptCopy } from '../../http/kept-bytes.ts';
 import type { Encoding } from './negotiation.ts';
 
 export const MIN_COMPRESSED_BYTES = 1024;
@@ -109,21 +110,4 @@ async function compressInPool(bytes: Buffer, encoding: Encoding, onPoolWork: ((m
     backgroundJobs -= 1;
     waitingJobs.shift()?.();
   }
-}
-
-/** `"abc"` → `"abc-gzip"`: a distinct strong tag per representation. */
-export function encodedEtag(etag: string, encoding: Encoding): string {
-  return etag.endsWith('"') ? `${etag.slice(0, -1)}-${encoding}"` : `${etag}-${encoding}`;
-}
-
-/** True when `tag` is `etag` itself or the tag of one of its compressed representations. */
-export function namesRepresentationOf(tag: string, etag: string): boolean {
-  return tag === etag || tag === encodedEtag(etag, 'gzip') || tag === encodedEtag(etag, 'br');
-}
-
-/** Adds `token` to a Vary header value, once. */
-export function addVary(current: string | number | undefined, token: string): string {
-  if (current === undefined || current === '') return token;
-  const tokens = String(current).split(',').map((part) => part.trim().toLowerCase());
-  return tokens.includes(token.toLowerCase()) ? String(current) : `${current}, ${token}`;
 }
