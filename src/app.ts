@@ -16,7 +16,6 @@ import { openCore, type CoreOptions } from './composition/core.ts';
 import { coreApiRoutes, adminRoutes as makeAdminRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
-import { CorsPolicy } from './http/cors.ts';
 import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import { limitSockets, serverOptionsFor } from './http/socket-limits.ts';
 import type { DocumentedRoutes } from './openapi/document.ts';
@@ -92,7 +91,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     moduleAreas: added.areas,
     operatorToken: core.operatorToken.token,
     idempotency,
-    cors: new CorsPolicy(config.corsOrigins),
+    // Most servers name no CORS_ORIGINS: the policy's code is loaded only for those that do.
+    cors: config.corsOrigins === null ? null : new (await import('./http/cors.ts')).CorsPolicy(config.corsOrigins),
     clientAddress: core.clientAddress,
     observer: new RequestObserver({
       clock,

@@ -3,7 +3,8 @@
 // (request id, rate limits, Retry-After, ETag); a preflight is answered here, before the key
 // check, so a browser's OPTIONS never counts as a failed authentication. A disallowed origin
 // gets no CORS headers at all, and the browser keeps the page from the answer. The operator
-// API and the dashboard never call this: they are same-origin only.
+// API and the dashboard never call this: they are same-origin only. Loaded only when
+// CORS_ORIGINS is set (src/app.ts); without it a preflight still gets its 204, with no CORS headers.
 
 import { addVary, type Headers } from './respond.ts';
 
@@ -55,9 +56,4 @@ export class CorsPolicy {
       'Access-Control-Max-Age': PREFLIGHT_MAX_AGE_SECONDS,
     };
   }
-}
-
-/** True for a CORS preflight: OPTIONS carrying Origin and Access-Control-Request-Method. */
-export function isPreflight(method: string, headers: { origin?: string; 'access-control-request-method'?: string }): boolean {
-  return method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
 }

@@ -34,8 +34,8 @@ export interface PipelineDeps {
   moduleAreas: readonly (ModuleArea & { makeGate(run: Run): Gate })[];
   operatorToken: string;
   idempotency: IdempotencyGuard;
-  /** Which browser origins may call /v1 (CORS_ORIGINS). */
-  cors: CorsPolicy;
+  /** Which browser origins may call /v1 (CORS_ORIGINS); null when none may (its code is then never loaded). */
+  cors: CorsPolicy | null;
   /** The client's address (TRUST_PROXY decides whether X-Forwarded-For is believed). */
   clientAddress: ClientAddress;
   /** Counts each request: usage, metrics, the access log, the CPU its key used (request-observer.ts). */

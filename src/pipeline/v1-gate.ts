@@ -19,7 +19,6 @@ import { assertNotSuspended } from '../auth/suspension.ts';
 import { isoTime } from '../clock.ts';
 import { HttpError } from '../domain/errors.ts';
 import type { PlanQuota } from '../domain/records.ts';
-import { isPreflight } from '../http/cors.ts';
 import { KeyContext } from '../http/key-context.ts';
 import { retryAfterSeconds, setQuotaHeaders, setRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { ApiRoute, Reply } from '../http/route.ts';
@@ -53,8 +52,8 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     //    is told it may read it; a browser's preflight is answered before any key is asked for.
     checkUrl(context);
     context.responseHeaders['Cache-Control'] = 'private, no-cache';
-    deps.cors.decorate(context.responseHeaders, context.req.headers.origin);
-    if (isPreflight(context.method, context.req.headers)) return preflight(context);
+    deps.cors?.decorate(context.responseHeaders, context.req.headers.origin);
+    if (isPreflight(context)) return preflight(context);
 
     // 1. Key: 401 for a missing, malformed, unknown or revoked key; repeated failures from one
     //    address turn into 429 so keys cannot be guessed at speed.
@@ -255,13 +254,13 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return reply;
   }
 
-  /** A CORS preflight: 204, allowing the path's methods to an allowed origin (and nothing to others). */
+  /** A CORS preflight: 204, allowing the path's methods to an allowed origin (and nothing to others, nor to anyone with CORS off). */
   function preflight(context: KeyContext): Reply {
     const match = routes.match('OPTIONS', context.path);
     const methods = match.kind === 'method-not-allowed' ? match.allowed : [];
     const asked = context.req.headers['access-control-request-method'];
     if (typeof asked === 'string') labelAskedRoute(routes, context, asked);
-    Object.assign(context.responseHeaders, deps.cors.preflightHeaders(context.req.headers.origin, methods));
+    if (deps.cors !== null) Object.assign(context.responseHeaders, deps.cors.preflightHeaders(context.req.headers.origin, methods));
     return { status: 204 };
   }
 
@@ -277,6 +276,11 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
   }
 
   return (req, res, startedAt) => run(new KeyContext(req, res, services), steps, startedAt);
+}
+
+/** True for a CORS preflight: OPTIONS carrying Origin and Access-Control-Request-Method. */
+function isPreflight({ method, req: { headers } }: KeyContext): boolean {
+  return method === 'OPTIONS' && headers.origin !== undefined && headers['access-control-request-method'] !== undefined;
 }
 
 /**
