@@ -14,7 +14,7 @@ import { openBackends, type Backends } from '../backends/open-backends.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { KEYS, USAGE } from '../domain/records.ts';
-import { limiterAnswers, Readiness } from '../health/readiness.ts';
+import { Readiness } from '../health/readiness.ts';
 import { clientAddressFunction, type ClientAddress } from '../http/client-address.ts';
 import { IdempotencyGuard } from '../http/idempotency.ts';
 import { ListingIndex } from '../listings/index.ts';
@@ -124,7 +124,7 @@ export async function openCore(options: CoreOptions) {
 
   // Shared back-ends (PostgreSQL, Redis) are part of readiness; the defaults report nothing.
   readiness.watch(() => store.problems());
-  if (config.redisUrl !== null) readiness.watch(limiterAnswers(backends.keyLimiter));
+  if (config.redisUrl !== null) readiness.watch((await import('../health/probes.ts')).limiterAnswers(backends.keyLimiter));
   // The client's address (from X-Forwarded-For only behind a TRUST_PROXY proxy), for every per-address limit.
   const clientAddress: ClientAddress = clientAddressFunction(parseAddressRanges(config.trustProxy));
   return {
