@@ -53,8 +53,6 @@ export interface App {
 }
 
 const FAILED_AUTH_LIMIT = 100;
-/** Idempotency records are swept this often: the count bound holds to within a minute's creates. */
-const IDEMPOTENCY_SWEEP_MS = 60 * 1000;
 /** Audit entries and ended keys, kept for days, are swept hourly (a scan of every audit entry). */
 const RETENTION_SWEEP_MS = 60 * 60 * 1000;
 
@@ -62,7 +60,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
   const modules = await loadModules(config.modules);
   const core = await openCore(options);
-  const { clock, store, idempotency, measures } = core;
+  const { clock, store, measures } = core;
 
   // The core's /v1 routes first: a module may read them (the portal's key forms check permissions against them).
   const apiRoutes = coreApiRoutes(core);
@@ -74,7 +72,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The document is made from these very route lists, on first request (its code loaded only then).
   const openApiDocument = async () => (openApiBytes ??= Buffer.from(JSON.stringify((await import('./openapi/document.ts')).buildOpenApiDocument(documentedRoutes))));
   const publicRoutes = makePublicRoutes(core, () => openApiBytes ?? openApiDocument(), added);
-  const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: adminRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts };
+  const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: adminRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts, idempotencyKeys: added.idempotency !== null };
 
   const accessLog = config.accessLog ? new AccessLog(core.writeOut, () => clock.now()) : null;
   const listener = createRequestListener({
@@ -90,7 +88,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicRoutes: buildRouter(publicRoutes),
     moduleAreas: added.areas,
     operatorToken: core.operatorToken.token,
-    idempotency,
+    idempotency: added.idempotency,
     // Most servers name no CORS_ORIGINS: the policy's code is loaded only for those that do.
     cors: config.corsOrigins === null ? null : new (await import('./http/cors.ts')).CorsPolicy(config.corsOrigins),
     clientAddress: core.clientAddress,
@@ -115,11 +113,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     if (status !== null) measures.requests?.recordInvalidRequest(status);
   });
 
-  // What is kept only for a while: idempotency answers (24 h, and at most so many), audit
-  // entries and ended keys (src/audit/retention.ts), and whatever the modules sweep.
+  // What is kept only for a while: audit entries and ended keys (src/audit/retention.ts), and
+  // whatever the modules sweep (the idempotency module's answers: 24 h, and at most so many).
   const retention = { auditRetentionDays: config.auditRetentionDays, endedKeyRetentionDays: config.endedKeyRetentionDays };
   const sweeps: ModuleTimer[] = [
-    { everyMs: IDEMPOTENCY_SWEEP_MS, what: 'could not sweep idempotency records', task: () => idempotency.sweepExpired() },
     { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));

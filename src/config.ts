@@ -65,7 +65,7 @@ export interface Config {
   endedKeyRetentionDays: number;
   /** How many days of a user's events count as kept (EVENT_RETENTION_DAYS): a webhook recovery's `since` reaches back this far. */
   eventRetentionDays: number;
-  /** Idempotency records kept at most, the oldest dropped first (IDEMPOTENCY_MAX_RECORDS), besides their 24 h. */
+  /** Idempotency records kept at most, the oldest dropped first (IDEMPOTENCY_MAX_RECORDS), besides their 24 h: the idempotency module's. */
   idempotencyMaxRecords: number;
   /**
    * Many instances: how long a request waits for its instance to catch up with writes
@@ -78,7 +78,7 @@ export interface Config {
 }
 
 /** The optional parts of the server (src/modules/), in the order they are installed. */
-export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression'] as const;
+export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression', 'idempotency'] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
 /**

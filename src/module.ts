@@ -12,6 +12,7 @@ import type { Clock } from './clock.ts';
 import type { Config, ModuleName } from './config.ts';
 import type { ClientAddress } from './http/client-address.ts';
 import type { ListingSearch } from './listings/listing-search.ts';
+import type { PostIdempotency } from './http/key-context.ts';
 import type { AnswerCompression } from './http/respond.ts';
 import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
 import type { StaticAsset } from './http/static-pages.ts';
@@ -95,6 +96,8 @@ export interface ModuleHost {
   useCpuBudget(budget: KeyCpuBudget): void;
   /** Compresses the answers the client accepts compressed (src/http/respond.ts `sendReply` asks it). */
   useCompression(compression: AnswerCompression): void;
+  /** Reads Idempotency-Key on /v1 POSTs: the gate claims each key through it (and documents the header). */
+  useIdempotency(idempotency: PostIdempotency): void;
   /** Runs as the server's graceful stop begins, before it waits for requests to finish: ends long-lived answers. */
   onStopping(task: () => void): void;
   /** Runs at the server's graceful stop, after requests have finished. */

@@ -16,7 +16,6 @@ import type { Config } from '../config.ts';
 import { KEYS, USAGE } from '../domain/records.ts';
 import { Readiness } from '../health/readiness.ts';
 import { clientAddressFunction, type ClientAddress } from '../http/client-address.ts';
-import { IdempotencyGuard } from '../http/idempotency.ts';
 import { ListingIndex } from '../listings/index.ts';
 import { ListingPageCache } from '../listings/page-cache.ts';
 import { timedFileSystem } from '../metrics/timed-file-system.ts';
@@ -152,6 +151,5 @@ export async function openCore(options: CoreOptions) {
     authenticator,
     audit,
     clientAddress,
-    idempotency: new IdempotencyGuard(store, () => clock.now(), config.idempotencyMaxRecords),
   };
 }

@@ -15,6 +15,7 @@ const LOADERS: Readonly<Record<ModuleName, () => Promise<MarketplaceModule>>> = 
   plans: async () => (await import('../modules/plans/index.ts')).plansModule,
   'cpu-budget': async () => (await import('../modules/cpu-budget/index.ts')).cpuBudgetModule,
   compression: async () => (await import('../modules/compression/index.ts')).compressionModule,
+  idempotency: async () => (await import('../modules/idempotency/index.ts')).idempotencyModule,
 };
 
 /** The named modules, loaded, in the order given. */

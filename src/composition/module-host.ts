@@ -2,6 +2,7 @@
 // src/app.ts builds the routers, the pipeline and the OpenAPI document from it.
 
 import type { ModuleName } from '../config.ts';
+import type { PostIdempotency } from '../http/key-context.ts';
 import type { AnswerCompression } from '../http/respond.ts';
 import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from '../http/route.ts';
 import type { StaticAsset } from '../http/static-pages.ts';
@@ -35,6 +36,8 @@ export class ModuleAdditions {
   cpuBudget: KeyCpuBudget | null = null;
   /** The compression module's answer compression, or null. */
   compression: AnswerCompression | null = null;
+  /** The idempotency module's Idempotency-Key claims, or null. */
+  idempotency: PostIdempotency | null = null;
 
   /** The host one module is installed with: what it adds is recorded under its name. */
   hostFor(name: ModuleName, core: Core, modules: ReadonlySet<ModuleName>, apiRoutes: readonly ApiRoute[]): ModuleHost {
@@ -71,6 +74,7 @@ export class ModuleAdditions {
       useListingSearch: (make) => core.index.useSearch(make()),
       useCpuBudget: (budget) => void (this.cpuBudget = budget),
       useCompression: (compression) => void (this.compression = compression),
+      useIdempotency: (idempotency) => void (this.idempotency = idempotency),
     };
   }
 

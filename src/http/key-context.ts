@@ -10,16 +10,31 @@ import { callerAtCommit } from '../auth/authorize-commit.ts';
 import type { PermissionRoute } from '../auth/permissions.ts';
 import type { KeyRecord, UserRecord } from '../domain/records.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';
+import type { WriteOp } from '../store/format.ts';
 import type { Watermark } from '../store/instance-sync.ts';
-import type { Decision, Store, Transaction } from '../store/store.ts';
+import type { Decision, RecordReader, Store, Transaction } from '../store/store.ts';
 import { BaseContext } from './context.ts';
-import type { IdempotencyClaim, IdempotencyGuard } from './idempotency.ts';
 import type { KeyContext as KeyContextShape, Reply } from './route.ts';
 
-/** What a keyed write goes through: the store, and the idempotency records of POSTs. */
+/** What a keyed write goes through. */
 export interface KeyCommitServices {
   store: Store;
-  idempotency: IdempotencyGuard;
+}
+
+/** Idempotency-Key on POST: the idempotency module's (src/modules/idempotency/); without it the header is not read. */
+export interface PostIdempotency {
+  /** The stored answer to replay, or the claim of a new key (400 for a malformed key, 409 while it runs, 422 for another request). */
+  claim(keyId: string, idempotencyKey: string, method: string, path: string, rawBody: Buffer): { replay: Reply } | { claim: IdempotencyClaim };
+  /** The claimed request is over (answered or failed): its key may be claimed again. */
+  release(claim: IdempotencyClaim): void;
+}
+
+/** A POST's claimed Idempotency-Key, whose answer is recorded in the same write as its change. */
+export interface IdempotencyClaim {
+  /** The answer recorded for this key meanwhile (another instance may have answered it), or null; 422 for another request. */
+  recordedAnswer(records: RecordReader): Reply | null;
+  /** The op that remembers `reply`, written with the change itself. */
+  recordOp(reply: Reply): WriteOp;
 }
 
 export class KeyContext extends BaseContext implements KeyContextShape {
@@ -57,7 +72,7 @@ export class KeyContext extends BaseContext implements KeyContextShape {
   }
 
   commit(decide: (tx: Transaction, caller: Caller) => Decision<Reply>): Promise<Reply> {
-    const { store, idempotency } = this.services;
+    const { store } = this.services;
     const { caller, apiRoute: route, idempotencyClaim: claim, path } = this;
     if (caller === null || route === null) return Promise.reject(new Error('A /v1 write was committed before its key and route were checked.'));
     const limit = this.limitAtCommit;
@@ -65,14 +80,14 @@ export class KeyContext extends BaseContext implements KeyContextShape {
     const committed = store.commit((tx) => {
       overLimit = null;
       // Answered meanwhile (by another instance sharing the database): that answer, nothing written.
-      const recorded = claim ? idempotency.recordedAnswer(tx, claim) : null;
+      const recorded = claim ? claim.recordedAnswer(tx) : null;
       if (recorded !== null) return { ops: [], result: recorded };
       // The key and its user are part of what a keyed write is decided on.
       const callerNow = callerAtCommit(tx, caller.key.id, route, path);
       overLimit = limit?.over(callerNow.key) ?? null;
       if (overLimit !== null) return { ops: [], result: null };
       const { ops, result: reply } = decide(tx, callerNow);
-      return { ops: claim && reply.status < 300 ? [...ops, idempotency.recordOp(claim, reply)] : ops, result: reply };
+      return { ops: claim && reply.status < 300 ? [...ops, claim.recordOp(reply)] : ops, result: reply };
     }, this.freshAs === undefined ? {} : { freshAs: this.freshAs });
     // The refusal is answered once it is final (a decision made behind is made again after a catch-up).
     return committed.then((reply) => (overLimit !== null && limit !== null ? limit.refuse(overLimit) : reply!));

@@ -21,6 +21,8 @@ export interface DocumentedRoutes {
   portal: readonly PortalRoute[];
   /** What the loaded modules add: their operations, tags and security schemes. */
   parts: readonly OpenApiPart[];
+  /** /v1 POSTs read Idempotency-Key (the idempotency module is loaded). */
+  idempotencyKeys: boolean;
 }
 
 const TAGS = [
@@ -132,7 +134,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     unused.delete(label);
     const path = route.pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = operationOf(route, tag, operation);
+    paths[path][route.method.toLowerCase()] = operationOf(route, tag, operation, routes.idempotencyKeys);
   };
   for (const route of routes.api) add(route, route.resource);
   for (const route of routes.operator) add(route, 'operator');
@@ -168,10 +170,10 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
 
 /**
  * One operation: the route's own summary and tag, its details, and what the pipeline adds to
- * every route of its kind (304 on GET, 400/413/415 with a body, Idempotency-Key on a /v1 POST,
- * 400 for %00 in the URL on every route).
+ * every route of its kind (304 on GET, 400/413/415 with a body, Idempotency-Key on a /v1 POST
+ * when `idempotencyKeys`, 400 for %00 in the URL on every route).
  */
-function operationOf(route: PublicRoute | ApiRoute | PortalRoute, tag: string, details: OperationDetails): Schema {
+function operationOf(route: PublicRoute | ApiRoute | PortalRoute, tag: string, details: OperationDetails, idempotencyKeys: boolean): Schema {
   const responses: Record<string, Schema> = { ...details.responses };
   const parameters = [...(details.parameters ?? [])];
   // Node's HTTP parser answers 400 on any route (bad request line, header or framing).
@@ -200,7 +202,7 @@ function operationOf(route: PublicRoute | ApiRoute | PortalRoute, tag: string, d
     );
   }
   if (route.method === 'GET') responses['304'] ??= { description: 'Not modified: If-None-Match matched the ETag of this representation' };
-  if (route.method === 'POST' && 'resource' in route) {
+  if (route.method === 'POST' && 'resource' in route && idempotencyKeys) {
     parameters.push(IDEMPOTENCY_KEY);
     responses['400'] ??= errorAnswer('Invalid Idempotency-Key');
     responses['409'] = errorAnswer(

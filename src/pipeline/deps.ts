@@ -7,7 +7,7 @@ import type { KeyAuthenticator } from '../auth/authenticate.ts';
 import type { Clock } from '../clock.ts';
 import type { ClientAddress } from '../http/client-address.ts';
 import type { CorsPolicy } from '../http/cors.ts';
-import type { IdempotencyGuard } from '../http/idempotency.ts';
+import type { PostIdempotency } from '../http/key-context.ts';
 import type { AnswerCompression } from '../http/respond.ts';
 import type { ApiRoute, AdminRoute, PublicRoute } from '../http/route.ts';
 import type { RateLimiter } from '../limits/rate-limiter.ts';
@@ -33,7 +33,8 @@ export interface PipelineDeps {
   /** The modules' own areas (the portal's /portal/v1), each making its gate on the listener's `run`. */
   moduleAreas: readonly (ModuleArea & { makeGate(run: Run): Gate })[];
   operatorToken: string;
-  idempotency: IdempotencyGuard;
+  /** Idempotency-Key on /v1 POSTs (the idempotency module); null: the header is not read. */
+  idempotency: PostIdempotency | null;
   /** Which browser origins may call /v1 (CORS_ORIGINS); null when none may (its code is then never loaded). */
   cors: CorsPolicy | null;
   /** The client's address (TRUST_PROXY decides whether X-Forwarded-For is believed). */

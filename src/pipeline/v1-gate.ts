@@ -19,7 +19,7 @@ import { assertNotSuspended } from '../auth/suspension.ts';
 import { isoTime } from '../clock.ts';
 import { HttpError } from '../domain/errors.ts';
 import type { PlanQuota } from '../domain/records.ts';
-import { KeyContext } from '../http/key-context.ts';
+import { KeyContext, type PostIdempotency } from '../http/key-context.ts';
 import { retryAfterSeconds, setQuotaHeaders, setRateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { ApiRoute, Reply } from '../http/route.ts';
 import type { RateDecision } from '../limits/sliding-window.ts';
@@ -42,7 +42,7 @@ interface QuotaTaken {
 }
 
 export function createV1Gate(deps: V1Deps, run: Run): Gate {
-  const services = { store: deps.store, idempotency: deps.idempotency };
+  const services = { store: deps.store };
   // The cpu-budget module's step 2, or null without it.
   const cpuBudget = deps.observer.cpuBudget;
   const routes = deps.apiRoutes;
@@ -190,10 +190,10 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     context.apiRoute = route;
 
     // 5-7. The handler checks input, ownership and state. A POST with Idempotency-Key may
-    //      instead replay its first answer.
+    //      instead replay its first answer (with the idempotency module).
     const idempotencyKey = context.req.headers['idempotency-key'];
-    if (context.method !== 'POST' || typeof idempotencyKey !== 'string') return route.handle(context);
-    return handleIdempotent(route, context, idempotencyKey);
+    if (context.method !== 'POST' || typeof idempotencyKey !== 'string' || deps.idempotency === null) return route.handle(context);
+    return handleIdempotent(deps.idempotency, route, context, idempotencyKey);
   }
 
   /**
@@ -264,14 +264,14 @@ export function createV1Gate(deps: V1Deps, run: Run): Gate {
     return { status: 204 };
   }
 
-  async function handleIdempotent(route: ApiRoute, context: KeyContext, idempotencyKey: string): Promise<Reply> {
-    const outcome = deps.idempotency.claim(context.key.id, idempotencyKey, context.method, context.path, await context.rawBody());
+  async function handleIdempotent(idempotency: PostIdempotency, route: ApiRoute, context: KeyContext, idempotencyKey: string): Promise<Reply> {
+    const outcome = idempotency.claim(context.key.id, idempotencyKey, context.method, context.path, await context.rawBody());
     if ('replay' in outcome) return outcome.replay;
     context.idempotencyClaim = outcome.claim;
     try {
       return await route.handle(context);
     } finally {
-      deps.idempotency.release(outcome.claim);
+      idempotency.release(outcome.claim);
     }
   }
 

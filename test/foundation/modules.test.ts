@@ -28,12 +28,12 @@ function run(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 test('MARKETPLACE_MODULES: all by default, none, a list in install order; an unknown name, or a module without one it needs, is a configuration error naming it', () => {
-  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression']);
-  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression']);
+  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression', 'idempotency']);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression', 'idempotency']);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'none' }).modules, []);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: ' plans, moderation , Portal' }).modules, ['portal', 'moderation', 'plans']);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'plans' }).modules, ['plans']);
-  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events, metrics, plans, cpu-budget, compression/);
+  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events, metrics, plans, cpu-budget, compression, idempotency/);
   assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,dashboard' }), /MARKETPLACE_MODULES names portal, which needs plans: add plans to the list, or leave portal out/);
 });
 

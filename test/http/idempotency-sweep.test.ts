@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { IDEMPOTENCY, type IdempotencyRecord } from '../../src/domain/records.ts';
-import { IdempotencyGuard, IDEMPOTENCY_TTL_MS } from '../../src/http/idempotency.ts';
+import { IdempotencyGuard, IDEMPOTENCY_TTL_MS } from '../../src/modules/idempotency/guard.ts';
 import { Store } from '../../src/store/store.ts';
 import { freshDataDir } from '../store/helpers.ts';
 

@@ -59,8 +59,11 @@ test('ownership and role: another creator gets 403 on PUT and DELETE; a member g
   assert.equal((await server.request('GET', '/v1/listings', { key: owner.key })).body.pagination.total, 1);
 });
 
+// Idempotency-Key is the idempotency module's: these tests load it, also when the others run with none.
+const IDEMPOTENT = { MARKETPLACE_MODULES: 'idempotency' };
+
 test('Idempotency-Key: same body → the first answer again, nothing twice; other body → 422; per API key', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { env: IDEMPOTENT });
   const { key, userId } = await server.userWithKey('creator', WRITE);
   const headers = { 'idempotency-key': 'create-1' };
   const first = await server.request('POST', '/v1/listings', { key, body: BODY, headers });
@@ -92,11 +95,11 @@ test('Idempotency-Key: same body → the first answer again, nothing twice; othe
 
 test('remembered Idempotency-Keys survive a restart', async (t) => {
   const dataDir = temporaryDir(t);
-  const first = await startServer(null, { dataDir });
+  const first = await startServer(null, { dataDir, env: IDEMPOTENT });
   const { key } = await first.userWithKey('creator', WRITE);
   const created = await first.request('POST', '/v1/listings', { key, body: BODY, headers: { 'idempotency-key': 'restart-1' } });
   await first.close();
-  const second = await startServer(t, { dataDir });
+  const second = await startServer(t, { dataDir, env: IDEMPOTENT });
   const replay = await second.request('POST', '/v1/listings', { key, body: BODY, headers: { 'idempotency-key': 'restart-1' } });
   assert.equal(replay.status, 201);
   assert.equal(replay.body.data.id, created.body.data.id);
@@ -104,7 +107,7 @@ test('remembered Idempotency-Keys survive a restart', async (t) => {
 });
 
 test('concurrent repeats of one Idempotency-Key create one listing', async (t) => {
-  const server = await startServer(t);
+  const server = await startServer(t, { env: IDEMPOTENT });
   const { key } = await server.userWithKey('creator', WRITE);
   const headers = { 'idempotency-key': 'burst' };
   const answers = await Promise.all(Array.from({ length: 5 }, () => server.request('POST', '/v1/listings', { key, body: BODY, headers })));
@@ -114,7 +117,7 @@ test('concurrent repeats of one Idempotency-Key create one listing', async (t) =
 
 test('created listings read back after a restart exactly as their 201 answered, alone or written with an Idempotency-Key record', async (t) => {
   const dataDir = temporaryDir(t);
-  const first = await startServer(null, { dataDir });
+  const first = await startServer(null, { dataDir, env: IDEMPOTENT });
   const { key } = await first.userWithKey('creator', WRITE);
   // Concurrent, so several share a batch; odd ones carry an Idempotency-Key (two records in one line).
   const bodies = Array.from({ length: 30 }, (_, index) => ({ title: `Listing "${index}" \u2028 é`, type: 'SKILL', price: index + 0.5, tags: [`t${index}`], description: 'x\\y\n' }));
@@ -123,7 +126,7 @@ test('created listings read back after a restart exactly as their 201 answered, 
   );
   for (const answer of created) assert.equal(answer.status, 201, answer.text);
   await first.close();
-  const second = await startServer(t, { dataDir });
+  const second = await startServer(t, { dataDir, env: IDEMPOTENT });
   for (const [index, answer] of created.entries()) {
     const read = await second.request('GET', `/v1/listings/${answer.body.data.id}`, { key });
     assert.deepEqual(read.body.data, answer.body.data);

@@ -6,21 +6,23 @@
 // steady stream of creates cannot fill memory with a day of answers.
 
 import { createHash } from 'node:crypto';
-import { IDEMPOTENCY, type IdempotencyRecord } from '../domain/records.ts';
-import type { WriteOp } from '../store/format.ts';
-import type { RecordReader, Store } from '../store/store.ts';
-import { HttpError } from '../domain/errors.ts';
-import type { Reply } from './route.ts';
+import { IDEMPOTENCY, type IdempotencyRecord } from '../../domain/records.ts';
+import type { IdempotencyClaim, PostIdempotency } from '../../http/key-context.ts';
+import type { WriteOp } from '../../store/format.ts';
+import type { RecordReader, Store } from '../../store/store.ts';
+import { HttpError } from '../../domain/errors.ts';
+import type { Reply } from '../../http/route.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-export interface IdempotencyClaim {
+/** One claimed key: its record's id, whose API key claimed it, and the hash of the request. */
+interface Claim extends IdempotencyClaim {
   recordId: string;
   keyId: string;
   requestHash: string;
 }
 
-export class IdempotencyGuard {
+export class IdempotencyGuard implements PostIdempotency {
   private readonly store: Store;
   private readonly now: () => number;
   private readonly inFlight = new Set<string>();
@@ -34,19 +36,26 @@ export class IdempotencyGuard {
   }
 
   /** Either the stored answer to replay, or a claim to pass to recordOp/release. */
-  claim(keyId: string, idempotencyKey: string, method: string, path: string, rawBody: Buffer): { replay: Reply } | { claim: IdempotencyClaim } {
+  claim(keyId: string, idempotencyKey: string, method: string, path: string, rawBody: Buffer): { replay: Reply } | { claim: Claim } {
     if (!/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new HttpError(400, 'The Idempotency-Key header must be 1 to 255 visible ASCII characters.');
     }
     const recordId = 'idem_' + sha256(`${keyId}\n${idempotencyKey}`).slice(0, 40);
     const requestHash = sha256(`${method} ${path}\n`, rawBody);
-    const replay = this.recordedAnswer(this.store, { recordId, keyId, requestHash });
+    const claim: Claim = {
+      recordId,
+      keyId,
+      requestHash,
+      recordedAnswer: (records) => this.recordedAnswer(records, claim),
+      recordOp: (reply) => this.recordOp(claim, reply),
+    };
+    const replay = this.recordedAnswer(this.store, claim);
     if (replay !== null) return { replay };
     if (this.inFlight.has(recordId)) {
       throw new HttpError(409, 'A request with this Idempotency-Key is still being processed; retry in a moment.');
     }
     this.inFlight.add(recordId);
-    return { claim: { recordId, keyId, requestHash } };
+    return { claim };
   }
 
   /**
@@ -54,7 +63,7 @@ export class IdempotencyGuard {
    * null. Asked again when the write commits: with many instances, the same request may have
    * been answered by another instance since the claim (its record arrives through the store).
    */
-  recordedAnswer(records: RecordReader, claim: IdempotencyClaim): Reply | null {
+  recordedAnswer(records: RecordReader, claim: Claim): Reply | null {
     const existing = records.get(IDEMPOTENCY, claim.recordId);
     if (!existing || Date.parse(existing.created_at) <= this.now() - IDEMPOTENCY_TTL_MS) return null;
     if (existing.request_hash !== claim.requestHash) {
@@ -68,7 +77,7 @@ export class IdempotencyGuard {
   }
 
   /** The op that remembers `reply` for `claim`, written with the change itself. */
-  recordOp(claim: IdempotencyClaim, reply: Reply): WriteOp {
+  recordOp(claim: Claim, reply: Reply): WriteOp {
     const record: IdempotencyRecord = {
       id: claim.recordId,
       key_id: claim.keyId,
@@ -83,7 +92,7 @@ export class IdempotencyGuard {
   }
 
   release(claim: IdempotencyClaim): void {
-    this.inFlight.delete(claim.recordId);
+    this.inFlight.delete((claim as Claim).recordId);
   }
 
   /**
