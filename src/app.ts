@@ -72,7 +72,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The document is made from these very route lists, on first request (its code loaded only then).
   const openApiDocument = async () => (openApiBytes ??= Buffer.from(JSON.stringify((await import('./openapi/document.ts')).buildOpenApiDocument(documentedRoutes))));
   const publicRoutes = makePublicRoutes(core, () => openApiBytes ?? openApiDocument(), added);
-  const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: adminRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts, idempotencyKeys: added.idempotency !== null };
+  const documentedRoutes: DocumentedRoutes = { api: apiRoutes, operator: adminRoutes, public: publicRoutes, portal: added.portalRoutes, parts: added.openApiParts, modules: config.modules };
 
   const accessLog = config.accessLog ? new AccessLog(core.writeOut, () => clock.now()) : null;
   const listener = createRequestListener({

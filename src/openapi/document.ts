@@ -3,6 +3,7 @@
 // from the route), completed by the details each area describes under src/openapi/. A route
 // without details, or details without a route, stops the build, so the two cannot drift.
 
+import type { ModuleName } from '../config.ts';
 import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from '../http/route.ts';
 import { adminOperations } from './admin.ts';
 import { analyticsOperations, analyticsSchemas } from './analytics.ts';
@@ -21,8 +22,8 @@ export interface DocumentedRoutes {
   portal: readonly PortalRoute[];
   /** What the loaded modules add: their operations, tags and security schemes. */
   parts: readonly OpenApiPart[];
-  /** /v1 POSTs read Idempotency-Key (the idempotency module is loaded). */
-  idempotencyKeys: boolean;
+  /** The modules loaded: some change what the description says and what every route of a kind documents (Idempotency-Key). */
+  modules: readonly ModuleName[];
 }
 
 const TAGS = [
@@ -100,18 +101,27 @@ const IDEMPOTENCY_KEY = {
     'The same key with another request is 422; while the first is still running, 409.',
 };
 
-const DESCRIPTION = [
-  'A self-hosted marketplace of listings (skills, agents, prompts, templates, datasets, tools).',
-  '',
-  'Send an API key as `Authorization: Bearer <key>` (or `X-API-Key`). Every /v1 answer carries X-RateLimit-Limit, ',
-  'X-RateLimit-Remaining and X-RateLimit-Reset and `Cache-Control: private, no-cache`; every answer carries X-Request-Id.',
-  "All of one user's keys on one plan share the plan's window (and its CPU budget); a key with a limit of its own has its own. When the plan has a quota,",
-  'every /v1 answer also carries X-Quota-Limit, X-Quota-Remaining and X-Quota-Reset (Unix seconds of the end of the UTC day or month).',
-  '',
-  'String fields are trimmed before they are checked and stored; lengths count Unicode code points after trimming.',
-  'Successful GET answers carry an ETag (one per encoding, made from the content alone: equal on every instance and after a restart) and answer 304 to a matching If-None-Match. HEAD works on every GET route.',
-  'Answers of 1 KiB or more are compressed (br or gzip) when Accept-Encoding allows it.',
-].join('\n');
+/** The document's description: what every answer carries, with what the loaded modules add to it. */
+function describe(modules: readonly ModuleName[]): string {
+  const plans = modules.includes('plans');
+  const cpuBudget = modules.includes('cpu-budget') ? ' (and its CPU budget)' : '';
+  return [
+    'A self-hosted marketplace of listings (skills, agents, prompts, templates, datasets, tools).',
+    '',
+    'Send an API key as `Authorization: Bearer <key>` (or `X-API-Key`). Every /v1 answer carries X-RateLimit-Limit, ',
+    'X-RateLimit-Remaining and X-RateLimit-Reset and `Cache-Control: private, no-cache`; every answer carries X-Request-Id.',
+    ...(plans
+      ? [
+          `All of one user's keys on one plan share the plan's window${cpuBudget}; a key with a limit of its own has its own. When the plan has a quota,`,
+          'every /v1 answer also carries X-Quota-Limit, X-Quota-Remaining and X-Quota-Reset (Unix seconds of the end of the UTC day or month).',
+        ]
+      : []),
+    '',
+    'String fields are trimmed before they are checked and stored; lengths count Unicode code points after trimming.',
+    'Successful GET answers carry an ETag (one per encoding, made from the content alone: equal on every instance and after a restart) and answer 304 to a matching If-None-Match. HEAD works on every GET route.',
+    ...(modules.includes('compression') ? ['Answers of 1 KiB or more are compressed (br or gzip) when Accept-Encoding allows it.'] : []),
+  ].join('\n');
+}
 
 export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, unknown> {
   const details: Operations = {
@@ -134,7 +144,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     unused.delete(label);
     const path = route.pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = operationOf(route, tag, operation, routes.idempotencyKeys);
+    paths[path][route.method.toLowerCase()] = operationOf(route, tag, operation, routes.modules.includes('idempotency'));
   };
   for (const route of routes.api) add(route, route.resource);
   for (const route of routes.operator) add(route, 'operator');
@@ -147,7 +157,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     info: {
       title: 'Marketplace API',
       version: VERSION,
-      description: DESCRIPTION,
+      description: describe(routes.modules),
       contact: { name: 'The operator of this server' },
       license: { name: 'MIT', identifier: 'MIT' },
     },

@@ -97,6 +97,11 @@ test('with no modules the OpenAPI document holds only what is served; with all o
   assert.ok(!documented.some((operation) => operation.includes('/plan') || operation.endsWith('/quota')));
   assert.deepEqual(small.tags.map((tag: { name: string }) => tag.name), ['listings', 'users', 'analytics', 'webhooks', 'operator', 'service']);
   assert.equal(small.components.securitySchemes.sessionCookie, undefined);
+  // Nor what modules add to every route or answer: Idempotency-Key on POSTs, compression, quotas.
+  const idempotencyKeyOn = (document: any) => (document.paths['/v1/listings'].post.parameters ?? []).some((parameter: { name?: string }) => parameter.name === 'Idempotency-Key');
+  assert.deepEqual([idempotencyKeyOn(small), idempotencyKeyOn(full)], [false, true]);
+  assert.doesNotMatch(small.info.description, /compressed|X-Quota|CPU budget/);
+  assert.match(full.info.description, /compressed/);
   assert.ok(full.paths['/portal/v1/session'] && full.paths['/admin/v1/users/{id}/suspend'] && full.components.securitySchemes.sessionCookie);
 });
 
