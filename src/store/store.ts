@@ -162,6 +162,7 @@ export class Store implements RecordReader {
   /** The catch-up of others' writes queued and not started yet, if any. */
   private queuedPull: Promise<void> | null = null;
   private lastPullWarning: string | null = null;
+  private readonly pullListeners: Array<() => void> = [];
 
   private constructor(
     collections: Collections,
@@ -641,6 +642,38 @@ export class Store implements RecordReader {
   private async pullOthers(): Promise<void> {
     if (this.instanceSync === null) throw new Error('the log refused a write as a conflict, but no other server shares it');
     await this.instanceSync.pull((write) => this.apply(write.ops, write.version));
+    for (const listener of this.pullListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.warn(`A catch-up listener failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+    }
+  }
+
+  /**
+   * Ordered records (log.ts, point 8) below this `seq` are all in memory and none will commit
+   * below it later: readers serve them in `seq` order up to here. Everything, with one writer.
+   */
+  orderedBelow(): number {
+    return this.instanceSync === null ? Number.POSITIVE_INFINITY : this.instanceSync.orderedBelow();
+  }
+
+  /**
+   * Many servers: resolves once one catch-up has run since the call, which settles the order of
+   * every ordered record acknowledged before it (a reader of them sees its own writes). Null
+   * with one writer, whose order is always settled.
+   */
+  settleOrder(): Promise<void> | null {
+    if (this.instanceSync === null) return null;
+    return this.queuePull().catch((error: Error) => {
+      throw new InstanceBehindError(`this instance cannot catch up with the other instances (${error.message})`);
+    });
+  }
+
+  /** Called after each catch-up of others' writes (orderedBelow may have moved on). */
+  onCaughtUp(listener: () => void): void {
+    this.pullListeners.push(listener);
   }
 
   private apply(ops: readonly WriteOp[], version: number): void {
