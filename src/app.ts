@@ -13,7 +13,7 @@ import type { Config } from './config.ts';
 import { loadModules } from './composition/load-modules.ts';
 import { ModuleAdditions, type ModuleTimer } from './composition/module-host.ts';
 import { openCore, type CoreOptions } from './composition/core.ts';
-import { coreApiRoutes, adminRoutes as makeAdminRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
+import { addModuleApiRoutes, coreApiRoutes, adminRoutes as makeAdminRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { CorsPolicy } from './http/cors.ts';
@@ -70,7 +70,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const apiRoutes = coreApiRoutes(core);
   const added = new ModuleAdditions();
   for (const module of modules) await module.install(added.hostFor(module.name, core, new Set(config.modules), apiRoutes));
-  apiRoutes.push(...added.apiRoutes);
+  addModuleApiRoutes(apiRoutes, added.apiRoutes);
   const adminRoutes = makeAdminRoutes(core, apiRoutes, added);
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request (its code loaded only then).

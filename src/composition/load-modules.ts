@@ -13,6 +13,7 @@ const LOADERS: Readonly<Record<ModuleName, () => Promise<MarketplaceModule>>> = 
   events: async () => (await import('../modules/events/index.ts')).eventsModule,
   metrics: async () => (await import('../modules/metrics/index.ts')).metricsModule,
   plans: async () => (await import('../modules/plans/index.ts')).plansModule,
+  'webhook-tools': async () => (await import('../modules/webhook-tools/index.ts')).webhookToolsModule,
 };
 
 /** The named modules, loaded, in the order given. */

@@ -17,8 +17,8 @@ import type { Store } from '../../../store/store.ts';
 import type { WebhookOutbox } from '../../../webhooks/outbox.ts';
 import { webhookView } from '../../../domain/webhook-records.ts';
 import { isoTime } from '../../../clock.ts';
-import { decideRecovery, decideSecretRotation, decideWebhookUpdate, readRecovery, readSecretRotation, readWebhookPatch } from '../../../resources/webhooks.ts';
-import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../../resources/webhooks.ts';
+import { decideRecovery, decideSecretRotation, decideWebhookTestPing, decideWebhookUpdate, readRecovery, readSecretRotation, readWebhookPatch } from '../../../resources/running-webhooks.ts';
+import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../../resources/webhooks.ts';
 
 export interface PortalWebhookRoutesDeps {
   store: Store;
