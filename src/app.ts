@@ -8,7 +8,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BackendDescription } from './backends/open-backends.ts';
-import { sweepRetention } from './audit/retention.ts';
 import type { Config } from './config.ts';
 import { loadModules } from './composition/load-modules.ts';
 import { ModuleAdditions, type ModuleTimer } from './composition/module-host.ts';
@@ -121,7 +120,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const retention = { auditRetentionDays: config.auditRetentionDays, endedKeyRetentionDays: config.endedKeyRetentionDays };
   const sweeps: ModuleTimer[] = [
     { everyMs: IDEMPOTENCY_SWEEP_MS, what: 'could not sweep idempotency records', task: () => idempotency.sweepExpired() },
-    { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
+    // Its code is loaded at the first sweep, an hour in: a shorter run never needs it.
+    { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: async () => (await import('./audit/retention.ts')).sweepRetention(store, clock, retention) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));
   const timers = [...sweeps, ...added.timers].map((timer) => setInterval(() => void runTimer(timer), timer.everyMs).unref());
