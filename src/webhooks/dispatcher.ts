@@ -438,10 +438,12 @@ export class WebhookDispatcher {
         outcomeLog,
       );
 
-    const decision = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
+    const decided = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
     // Every delivery failing since `failingSince` (none delivered): past failingForMs, switched off.
-    const failingSince = decision.kind === 'delivered' ? null : (webhook.failing_since ?? at);
+    const failingSince = decided.kind === 'delivered' ? null : (webhook.failing_since ?? at);
     const failingTooLong = failingSince !== null && webhook.active && nowMs - Date.parse(failingSince) >= this.failingForMs;
+    // A webhook failing too long gets no retry: it is switched off, and the delivery has failed.
+    const decision = decided.kind === 'retry' && failingTooLong ? { kind: 'failed' as const } : decided;
     const switchedOff = (written: WebhookRecord, reason: 'gone' | 'failing'): WriteOp[] => [
       // Switched off: it receives no more events, so its owner's targets change too.
       putWebhook({ ...written, active: false, disabled_reason: reason, failing_since: null }),
@@ -473,11 +475,6 @@ export class WebhookDispatcher {
           updated_at: at,
         };
         const { webhook: written, ops } = logged('retrying', retry.next_attempt_at);
-        if (failingTooLong) {
-          // Switched off: no retry either; the outcome says failed.
-          const { webhook: final, ops: finalOps } = logged('failed');
-          return { ops: [deleteDelivery(current.id), ...switchedOff(final, 'failing'), ...finalOps], counted: 'failed' };
-        }
         return {
           ops: [{ op: 'put', collection: DELIVERIES, id: retry.id, data: retry }, putWebhook({ ...written, failing_since: failingSince }), ...ops],
           counted: 'retrying',
