@@ -19,6 +19,7 @@ import type { RateLimiter } from './limits/rate-limiter.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
 import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
+import type { FailingSwitchOff } from './webhooks/dispatcher.ts';
 import type { Metering } from './analytics/quota-counters.ts';
 import type { RequestMetrics } from './pipeline/request-observer.ts';
 
@@ -90,6 +91,8 @@ export interface ModuleHost {
    * listed now and told every listing change from then on (src/listings/listing-search.ts).
    */
   useListingSearch(make: () => ListingSearch): void;
+  /** Switches off a webhook whose every delivery failed for a while (the webhook-tools module, which can resume one). */
+  switchOffFailingWebhooks(switchOff: FailingSwitchOff): void;
   /** Runs as the server's graceful stop begins, before it waits for requests to finish: ends long-lived answers. */
   onStopping(task: () => void): void;
   /** Runs at the server's graceful stop, after requests have finished. */

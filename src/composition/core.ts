@@ -94,14 +94,6 @@ export async function openCore(options: CoreOptions) {
     allowPrivate: config.webhookAllowPrivate,
     // Instances sharing a database claim each attempt, so one of them sends it.
     claims: backends.attemptClaims(store),
-    // Switched off for failing: no request, so no request id; the owner is named for their activity.
-    disabledEntryOp: (webhook, failingSince) =>
-      audit.entryOp('webhook-dispatcher', {
-        action: 'webhook.disable',
-        target_type: 'webhook',
-        target_id: webhook.id,
-        changes: { owner_id: webhook.user_id, url: webhook.url, disabled_reason: 'failing', failing_since: failingSince },
-      }),
     warn,
   });
   const index = new ListingIndex(store);

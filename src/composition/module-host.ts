@@ -63,6 +63,7 @@ export class ModuleAdditions {
       onStopping: (task) => void this.stoppingTasks.push(task),
       onClose: (task) => void this.closeTasks.push(task),
       useListingSearch: (make) => core.index.useSearch(make()),
+      switchOffFailingWebhooks: (switchOff) => core.dispatcher.switchOffFailing(switchOff),
     };
   }
 

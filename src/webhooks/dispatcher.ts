@@ -57,15 +57,14 @@ export interface WebhookDispatcherOptions {
   /** First pause before writing an outcome again when the store refused it (doubles, up to a minute). */
   storeRetryMs?: number;
   maxRetryAfterMs?: number;
-  /** How long every delivery of a webhook may fail (none delivered) before it is switched off; 5 days by default. */
-  failingForMs?: number;
-  /** The audit entry recording that a webhook was switched off for failing (written with it). */
-  disabledEntryOp?: (webhook: WebhookRecord, failingSince: string) => WriteOp;
   warn?: (message: string) => void;
 }
 
-/** Every delivery failing for this long (none delivered) switches a webhook off. */
-export const DEFAULT_FAILING_FOR_MS = 5 * 24 * 60 * 60 * 1000;
+/** Switching off a webhook whose every delivery failed for `afterMs`, audited by the op `entryOp` makes. */
+export interface FailingSwitchOff {
+  afterMs: number;
+  entryOp: (webhook: WebhookRecord, failingSince: string) => WriteOp;
+}
 
 export class WebhookDispatcher {
   private readonly store: Store;
@@ -82,8 +81,8 @@ export class WebhookDispatcher {
   private readonly maxRetryAfterMs: number;
   private readonly warn: (message: string) => void;
   private readonly claims: AttemptClaims | null;
-  private readonly failingForMs: number;
-  private readonly disabledEntryOp: ((webhook: WebhookRecord, failingSince: string) => WriteOp) | undefined;
+  /** Set by the webhook-tools module (switchOffFailing); null: a failing webhook keeps its retries. */
+  private failingSwitchOff: FailingSwitchOff | null = null;
 
   private started = false;
   private stopped = false;
@@ -120,8 +119,15 @@ export class WebhookDispatcher {
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.warn = options.warn ?? ((message: string) => console.warn(message));
     this.claims = options.claims ?? null;
-    this.failingForMs = options.failingForMs ?? DEFAULT_FAILING_FOR_MS;
-    this.disabledEntryOp = options.disabledEntryOp;
+  }
+
+  /**
+   * From now on a webhook whose every delivery has failed for `switchOff.afterMs` (none
+   * delivered) is switched off. The webhook-tools module sets it, as it can resume one (PATCH);
+   * without it a failing webhook keeps its retries, as a server with no way back should.
+   */
+  switchOffFailing(switchOff: FailingSwitchOff): void {
+    this.failingSwitchOff = switchOff;
   }
 
   /** Schedules every pending delivery in the store, then each new one as it is written. Once only. */
@@ -439,16 +445,17 @@ export class WebhookDispatcher {
       );
 
     const decided = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
-    // Every delivery failing since `failingSince` (none delivered): past failingForMs, switched off.
+    // Every delivery failing since `failingSince` (none delivered): past the switch-off's time, switched off.
     const failingSince = decided.kind === 'delivered' ? null : (webhook.failing_since ?? at);
-    const failingTooLong = failingSince !== null && webhook.active && nowMs - Date.parse(failingSince) >= this.failingForMs;
+    const switchOff = this.failingSwitchOff;
+    const failingTooLong = switchOff !== null && failingSince !== null && webhook.active && nowMs - Date.parse(failingSince) >= switchOff.afterMs;
     // A webhook failing too long gets no retry: it is switched off, and the delivery has failed.
     const decision = decided.kind === 'retry' && failingTooLong ? { kind: 'failed' as const } : decided;
     const switchedOff = (written: WebhookRecord, reason: 'gone' | 'failing'): WriteOp[] => [
       // Switched off: it receives no more events, so its owner's targets change too.
       putWebhook({ ...written, active: false, disabled_reason: reason, failing_since: null }),
       targetsChangedOp(webhook.user_id, at),
-      ...(reason === 'failing' && this.disabledEntryOp !== undefined ? [this.disabledEntryOp(webhook, failingSince!)] : []),
+      ...(reason === 'failing' && switchOff !== null ? [switchOff.entryOp(webhook, failingSince!)] : []),
     ];
     switch (decision.kind) {
       case 'delivered': {
