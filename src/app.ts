@@ -24,7 +24,6 @@ import { RequestObserver } from './pipeline/request-observer.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import type { Store } from './store/store.ts';
-import type { DeliveryCounts } from './webhooks/delivery-counts.ts';
 
 export type AppOptions = CoreOptions;
 
@@ -43,8 +42,6 @@ export interface App {
   readonly portalRoutes: readonly PortalRoute[];
   /** What /openapi.json is made from: every route and the modules' parts. */
   readonly documentedRoutes: DocumentedRoutes;
-  /** Webhook delivery outcomes since start (dropped pending deliveries count as failed). */
-  readonly deliveryCounts: DeliveryCounts;
   /** Starts listening; resolves with the base URL, e.g. http://127.0.0.1:3000. */
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), flushes, closes the store. */
@@ -128,7 +125,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let closing: Promise<void> | null = null;
   const { operatorToken } = core;
   return {
-    ...{ config, store, backends: core.backends.description, server, deliveryCounts: core.deliveryCounts },
+    ...{ config, store, backends: core.backends.description, server },
     ...{ operatorToken: operatorToken.token, operatorTokenFile: operatorToken.file, operatorTokenCreated: operatorToken.created },
     ...{ apiRoutes, adminRoutes, publicRoutes, portalRoutes: added.portalRoutes, documentedRoutes },
     async sweepRecords() {

@@ -12,7 +12,6 @@ import { isUserBarred } from '../domain/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
-import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
 import { skippedOutcomeOps, targetsChangedOp } from './outbox.ts';
 import { outcomeLogged, type DeliveryOutcomeLogRecord } from './outcome-log.ts';
 import { decideAttempt, failureReason } from './outcome-rules.ts';
@@ -48,8 +47,6 @@ export interface WebhookDispatcherOptions {
   maxInFlight?: number;
   /** Sends under way at once for one user's webhooks. */
   maxInFlightPerUser?: number;
-  /** Where each attempt's outcome is counted. */
-  counts?: DeliveryCounts;
   /** With many instances: claim each attempt so that one instance sends it (null/absent: one instance). */
   claims?: AttemptClaims | null;
   /** How long stop() waits for sends under way. */
@@ -75,7 +72,6 @@ export class WebhookDispatcher {
   private readonly timeoutMs: number;
   private readonly maxInFlight: number;
   private readonly maxInFlightPerUser: number;
-  private readonly counts: DeliveryCounts | undefined;
   private readonly stopTimeoutMs: number;
   private readonly storeRetryMs: number;
   private readonly maxRetryAfterMs: number;
@@ -113,7 +109,6 @@ export class WebhookDispatcher {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     this.maxInFlightPerUser = Math.max(1, options.maxInFlightPerUser ?? DEFAULT_MAX_IN_FLIGHT_PER_USER);
-    this.counts = options.counts;
     this.stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.storeRetryMs = options.storeRetryMs ?? DEFAULT_STORE_RETRY_MS;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
@@ -345,14 +340,7 @@ export class WebhookDispatcher {
       const outcome = await this.sendOnce(webhook, delivery, payload);
       const durationMs = Math.max(0, Math.round(this.clock.monotonic() - sendStarted));
       releaseSlot();
-      let counted: CountedOutcome | undefined;
-      await this.record(delivery, (current, currentWebhook, outcomeLog) => {
-        const result = this.outcomeOps(outcome, current, currentWebhook, outcomeLog, durationMs);
-        counted = result.counted;
-        return result.ops;
-      });
-      // Counted once the outcome is written (a refused write is tried again, not counted again).
-      if (counted !== undefined) this.counts?.add(counted);
+      await this.record(delivery, (current, currentWebhook, outcomeLog) => this.outcomeOps(outcome, current, currentWebhook, outcomeLog, durationMs));
     } finally {
       releaseSlot();
     }
@@ -410,10 +398,10 @@ export class WebhookDispatcher {
     webhook: WebhookRecord | undefined,
     outcomeLog: DeliveryOutcomeLogRecord | undefined,
     durationMs: number,
-  ): { ops: WriteOp[]; counted?: CountedOutcome } {
+  ): WriteOp[] {
     // Deleted (with its webhook, or dropped beyond the pending cap) while we were sending.
-    if (current === undefined) return { ops: [] };
-    if (webhook === undefined) return { ops: [deleteDelivery(current.id)] };
+    if (current === undefined) return [];
+    if (webhook === undefined) return [deleteDelivery(current.id)];
     const nowMs = this.clock.now();
     const at = isoTime(nowMs);
     const attempts = current.attempts + 1;
@@ -460,16 +448,16 @@ export class WebhookDispatcher {
     switch (decision.kind) {
       case 'delivered': {
         const { webhook: written, ops } = logged('delivered');
-        return { ops: [deleteDelivery(current.id), putWebhook({ ...written, failing_since: null }), ...ops], counted: 'delivered' };
+        return [deleteDelivery(current.id), putWebhook({ ...written, failing_since: null }), ...ops];
       }
       case 'deactivate': {
         const { webhook: written, ops } = logged('failed');
-        return { ops: [deleteDelivery(current.id), ...switchedOff(written, 'gone'), ...ops], counted: 'failed' };
+        return [deleteDelivery(current.id), ...switchedOff(written, 'gone'), ...ops];
       }
       case 'failed': {
         const { webhook: written, ops } = logged('failed');
         const kept = failingTooLong ? switchedOff(written, 'failing') : [putWebhook({ ...written, failing_since: failingSince })];
-        return { ops: [deleteDelivery(current.id), ...kept, ...ops], counted: 'failed' };
+        return [deleteDelivery(current.id), ...kept, ...ops];
       }
       case 'retry': {
         const retry: DeliveryRecord = {
@@ -482,10 +470,7 @@ export class WebhookDispatcher {
           updated_at: at,
         };
         const { webhook: written, ops } = logged('retrying', retry.next_attempt_at);
-        return {
-          ops: [{ op: 'put', collection: DELIVERIES, id: retry.id, data: retry }, putWebhook({ ...written, failing_since: failingSince }), ...ops],
-          counted: 'retrying',
-        };
+        return [{ op: 'put', collection: DELIVERIES, id: retry.id, data: retry }, putWebhook({ ...written, failing_since: failingSince }), ...ops];
       }
     }
   }

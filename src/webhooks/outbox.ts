@@ -22,7 +22,6 @@ import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, DecisionReader, Store } from '../store/store.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { EventOutbox, EventType } from '../domain/events.ts';
-import type { DeliveryCounts } from './delivery-counts.ts';
 import type { DeliveryOutcome, DeliveryRecord, EventLogRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
 import { isPaused, isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
 import { eventsNamedBy, outcomeLogged } from './outcome-log.ts';
@@ -41,8 +40,8 @@ export function targetsChangedOp(userId: string, at: string): WriteOp {
 export interface WebhookOutboxOptions {
   store: Store;
   clock: Clock;
-  /** Where dropped deliveries are counted as failed. */
-  counts?: DeliveryCounts;
+  /** Told the pending deliveries dropped past a webhook's cap, once their write has landed (GET /metrics counts them as failed). */
+  onDropped?: (howMany: number) => void;
   maxPendingPerWebhook?: number;
   warn?: (message: string) => void;
 }
@@ -70,7 +69,7 @@ export class WebhookOutbox implements EventOutbox {
   /** Events no delivery refers to any more, to delete in the next write of them. */
   private readonly unreferenced = new Set<string>();
   private removalQueued = false;
-  private readonly counts: DeliveryCounts | undefined;
+  private readonly onDropped: ((howMany: number) => void) | undefined;
   private readonly maxPendingPerWebhook: number;
   private readonly warn: (message: string) => void;
   /** Where every event is also logged for its owner (GET /v1/events), webhooks or not: set by logEventsIn(). */
@@ -79,7 +78,7 @@ export class WebhookOutbox implements EventOutbox {
   constructor(options: WebhookOutboxOptions) {
     this.store = options.store;
     this.clock = options.clock;
-    this.counts = options.counts;
+    this.onDropped = options.onDropped;
     this.maxPendingPerWebhook = Math.max(1, options.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK);
     this.warn = options.warn ?? ((message: string) => console.warn(message));
     for (const webhook of this.store.values(WEBHOOKS)) addTo(this.idsByOwner, webhook.user_id, webhook.id);
@@ -249,7 +248,7 @@ export class WebhookOutbox implements EventOutbox {
   }
 
   private countDropsOnCommit(tx: DecisionReader, dropped: number): void {
-    if (dropped > 0) tx.afterCommit(() => this.counts?.add('failed', dropped, 'dropped'));
+    if (dropped > 0) tx.afterCommit(() => this.onDropped?.(dropped));
   }
 
   /** Keeps the owner index, pending counts and event references current; wired to the store's changes in app.ts. */
