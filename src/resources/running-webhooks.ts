@@ -4,7 +4,7 @@
 // a recovery of every event not delivered since a time, and a `ping` sent now. The webhook-tools
 // module serves them under /v1/webhooks, the portal under /portal/v1/webhooks; the core's rules
 // (registration, removal, redelivery) are resources/webhooks.ts. Another user's webhook is
-// always a missing one.
+// always a missing one. Each rule is `decideX(tx, actor, input, now)`, as resources/webhooks.ts's.
 
 import { isoTime } from '../clock.ts';
 import type { UserActor } from '../domain/actor.ts';
@@ -61,14 +61,16 @@ export function readWebhookPatch(body: Record<string, unknown>, allowPrivate: bo
  * `enabled: true` resumes it, also one switched off by a 410 or for failing, keeping its id and
  * secret. Rewrites the owner's targets record: which webhooks receive events may change.
  */
-export function decideWebhookUpdate(tx: Transaction, userId: string, webhookId: string, patch: WebhookPatch, nowMs: number): { ops: WriteOp[]; webhook: WebhookRecord; changes: Record<string, unknown> } {
+export function decideWebhookUpdate(tx: Transaction, actor: UserActor, input: { webhookId: string; patch: WebhookPatch }, nowMs: number): Decision<{ webhook: WebhookRecord; changes: Record<string, unknown> }> {
+  const { webhookId, patch } = input;
+  const userId = actor.user.id;
   const before = ownWebhook(tx, webhookId, userId);
   const at = isoTime(nowMs);
   let webhook: WebhookRecord = { ...before, ...(patch.url === undefined ? {} : { url: patch.url }), ...(patch.events === undefined ? {} : { events: patch.events }), ...(patch.description === undefined ? {} : { description: patch.description }), updated_at: at };
   if (patch.enabled === false && before.active) webhook = { ...webhook, active: false, disabled_reason: 'paused' };
   if (patch.enabled === true && !before.active) webhook = { ...webhook, active: true, disabled_reason: null, failing_since: null };
   const ops: WriteOp[] = [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }, targetsChangedOp(userId, at)];
-  return { ops, webhook, changes: { ...patch } };
+  return { ops, result: { webhook, changes: { ...patch } } };
 }
 
 /** Reads `{grace_seconds}` (0 to 7 days, a day when left out). */
@@ -83,8 +85,9 @@ export function readSecretRotation(body: Record<string, unknown>): { graceSecond
  * A new secret for the user's webhook. The one it replaces keeps signing deliveries (second)
  * for `graceSeconds`; an older one still in its grace ends at once.
  */
-export function decideSecretRotation(tx: Transaction, userId: string, webhookId: string, graceSeconds: number, nowMs: number): { ops: WriteOp[]; webhook: WebhookRecord; previousExpiresAt: string } {
-  const before = ownWebhook(tx, webhookId, userId);
+export function decideSecretRotation(tx: Transaction, actor: UserActor, input: { webhookId: string; graceSeconds: number }, nowMs: number): Decision<{ webhook: WebhookRecord; previousExpiresAt: string }> {
+  const { webhookId, graceSeconds } = input;
+  const before = ownWebhook(tx, webhookId, actor.user.id);
   const expiresMs = nowMs + graceSeconds * 1000;
   const webhook: WebhookRecord = {
     ...before,
@@ -93,7 +96,7 @@ export function decideSecretRotation(tx: Transaction, userId: string, webhookId:
     previous_secret_expires_at: graceSeconds > 0 ? expiresMs : null,
     updated_at: isoTime(nowMs),
   };
-  return { ops: [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }], webhook, previousExpiresAt: isoTime(expiresMs) };
+  return { ops: [{ op: 'put', collection: WEBHOOKS, id: webhook.id, data: webhook }], result: { webhook, previousExpiresAt: isoTime(expiresMs) } };
 }
 
 /** Reads `{since}`: an ISO time no older than the kept events (`retentionDays`). */
@@ -118,8 +121,9 @@ export function readRecovery(body: Record<string, unknown>, nowMs: number, reten
  * its own `webhook-id`. A retrying one is made due now (replacing its retry). 409 unless the
  * webhook is being sent events.
  */
-export function decideRecovery(tx: Transaction, userId: string, webhookId: string, sinceMs: number, outbox: WebhookOutbox): { ops: WriteOp[]; webhook: WebhookRecord; eventIds: string[] } {
-  const webhook = ownWebhook(tx, webhookId, userId);
+export function decideRecovery(tx: Transaction, actor: UserActor, input: { webhookId: string; sinceMs: number; outbox: WebhookOutbox }, _nowMs: number): Decision<{ webhook: WebhookRecord; eventIds: string[] }> {
+  const { webhookId, sinceMs, outbox } = input;
+  const webhook = ownWebhook(tx, webhookId, actor.user.id);
   checkSending(webhook);
   const outcomes = loggedOutcomes(tx, webhook.id);
   // Newest first: the first outcome met of each event is its latest; the last met, its first.
@@ -147,7 +151,7 @@ export function decideRecovery(tx: Transaction, userId: string, webhookId: strin
     ops.push(...made.ops);
     eventIds.push(id);
   }
-  return { ops, webhook, eventIds };
+  return { ops, result: { webhook, eventIds } };
 }
 
 /** A test ping queued: the webhook, and the id of the event (null when none was queued). */

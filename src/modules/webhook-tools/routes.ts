@@ -7,6 +7,7 @@ import type { AuditLog } from '../../audit/audit-log.ts';
 import { userActor } from '../../audit/audit-log.ts';
 import type { Clock } from '../../clock.ts';
 import { isoTime } from '../../clock.ts';
+import { actingUser } from '../../domain/actor.ts';
 import { webhookView } from '../../domain/webhook-records.ts';
 import { SECRET_ANSWER_HEADERS } from '../../http/respond.ts';
 import type { ApiRoute, KeyContext, Reply } from '../../http/route.ts';
@@ -38,7 +39,7 @@ export function webhookToolRoutes(deps: WebhookToolRouteDeps): ApiRoute[] {
     const webhookId = context.params.id!;
     const patch = readWebhookPatch(await context.readJsonBody(), allowPrivate);
     return context.commit((tx, { user }) => {
-      const { ops, webhook, changes } = decideWebhookUpdate(tx, user.id, webhookId, patch, clock.now());
+      const { ops, result: { webhook, changes } } = decideWebhookUpdate(tx, actingUser(user), { webhookId, patch }, clock.now());
       const entry = audit.entryOp(context.requestId, { action: 'webhook.update', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) });
       return { ops: [...ops, entry], result: { status: 200, body: { data: webhookView(webhook) } } };
     });
@@ -48,7 +49,7 @@ export function webhookToolRoutes(deps: WebhookToolRouteDeps): ApiRoute[] {
     const webhookId = context.params.id!;
     const { graceSeconds } = readSecretRotation(await context.readJsonBody());
     return context.commit((tx, { user }) => {
-      const { ops, webhook, previousExpiresAt } = decideSecretRotation(tx, user.id, webhookId, graceSeconds, clock.now());
+      const { ops, result: { webhook, previousExpiresAt } } = decideSecretRotation(tx, actingUser(user), { webhookId, graceSeconds }, clock.now());
       const entry = audit.entryOp(context.requestId, { action: 'webhook.rotate_secret', target_type: 'webhook', target_id: webhook.id, changes: { grace_seconds: graceSeconds }, actor: userActor(user.id) });
       // The only answer that carries the new secret.
       return { ops: [...ops, entry], result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: webhook.secret, previous_secret_expires_at: previousExpiresAt } } } };
@@ -61,7 +62,7 @@ export function webhookToolRoutes(deps: WebhookToolRouteDeps): ApiRoute[] {
     // One redelivery turn for the whole recovery, taken once it is known to be possible.
     await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
     return context.commit((tx, { user }) => {
-      const { ops, webhook, eventIds } = decideRecovery(tx, user.id, webhookId, sinceMs, outbox);
+      const { ops, result: { webhook, eventIds } } = decideRecovery(tx, actingUser(user), { webhookId, sinceMs, outbox }, clock.now());
       const entry = audit.entryOp(context.requestId, { action: 'webhook.recover', target_type: 'webhook', target_id: webhook.id, changes: { since: isoTime(sinceMs), events: eventIds.length }, actor: userActor(user.id) });
       return { ops: [...ops, entry], result: { status: 202, body: { events: eventIds.length } } };
     });
