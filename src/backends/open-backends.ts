@@ -1,12 +1,11 @@
 // The one place where the deployment is decided: from the configuration, where the records are
 // kept (the log), where the rate-limit windows are (the limiters), whether webhook attempts are
 // claimed (instances sharing a database each see every delivery) and how usage is read (one
-// instance's counts, or every instance's summed). The single-process versions stand beside the
-// shared ones here; everything else receives what this returns and never asks which it got.
-// The PostgreSQL and Redis modules (and their drivers), and what only many instances need (summed
-// usage, claims on webhook attempts), are imported only when configured.
+// instance's counts, or every instance's summed). The single-process versions are here, the
+// shared ones are opened by shared-records.ts (PostgreSQL) and redis/limiters.ts, each imported
+// only when configured with what only many instances need (summed usage, claims on webhook
+// attempts); everything else receives what this returns and never asks which it got.
 
-import { randomUUID } from 'node:crypto';
 import type { UsageReader } from '../analytics/reader.ts';
 import type { UsageCounters } from '../analytics/usage-counters.ts';
 import type { Clock } from '../clock.ts';
@@ -96,8 +95,11 @@ type Limits = Pick<Backends, 'keyLimiter' | 'failedAuthLimiter' | 'failureReserv
   watermark?: WatermarkMaker;
 };
 
+/** The log and what follows from it, described. */
+type OpenedRecords = Omit<Records, 'description'> & { description: Pick<BackendDescription, 'records'> };
+
 /** The log, and what follows from whether other instances share it: claims and summed usage. */
-async function openRecords(config: Config, options: BackendOptions): Promise<Omit<Records, 'description'> & { description: Pick<BackendDescription, 'records'> }> {
+async function openRecords(config: Config, options: BackendOptions): Promise<OpenedRecords> {
   const { clock, warn } = options;
   if (config.databaseUrl === null) {
     // One process: records in DATA_DIR (or memory only); every delivery and count is its own.
@@ -112,28 +114,9 @@ async function openRecords(config: Config, options: BackendOptions): Promise<Omi
       description: { records: dataDir === null ? 'memory only (nothing kept)' : `file log in ${dataDir}` },
     };
   }
-  // Many instances share PostgreSQL: nothing in DATA_DIR (the operator token comes from the
-  // environment: config insists), each attempt claimed, each instance's counts kept apart and summed.
-  const [{ PostgresLog }, { SummedUsage }, { AttemptClaims }, { watermarkKey }] = await Promise.all([
-    import('./postgres/postgres-log.ts'),
-    import('../analytics/summed-usage.ts'),
-    import('../webhooks/attempt-claim.ts'),
-    import('./redis/redis-watermark.ts'),
-  ]);
-  const log = await PostgresLog.open({ url: config.databaseUrl, warn });
-  const instanceTag = randomUUID();
-  return {
-    log,
-    // The same back-end: the database both keeps the records and tells of the others' writes.
-    instanceSync: log,
-    dataDir: null,
-    usageInstanceTag: instanceTag,
-    usageReader: (counters, store) => new SummedUsage(counters, instanceTag, store, clock),
-    attemptClaims: (store) => new AttemptClaims(store, options.webhookSendTimeoutMs),
-    watermarkKey: watermarkKey(log.storeId),
-    useWatermark: (make) => log.useWatermark(make(() => log.slotTruth())),
-    description: { records: `PostgreSQL at ${describePostgres(config.databaseUrl)}` },
-  };
+  // Many instances share PostgreSQL (loaded only then).
+  const { openSharedRecords } = await import('./shared-records.ts');
+  return openSharedRecords(config.databaseUrl, options);
 }
 
 /** The windows of the limits: in this process, or in Redis shared by every instance. */
@@ -162,22 +145,4 @@ async function openLimits(config: Config, options: BackendOptions, watermarkKey:
     closeLimiters: () => shared.close(),
     description: { limits: shared.description },
   };
-}
-
-/**
- * host:port/database, "(TLS)" when the driver will insist on TLS: pg (without uselibpqcompat)
- * takes any sslmode but disable, or an sslrootcert/sslcert, or ssl=true, as TLS required;
- * with uselibpqcompat=true, allow and prefer may fall back to plain. Never the user or password.
- */
-export function describePostgres(url: string): string {
-  const parsed = new URL(url);
-  const database = decodeURIComponent(parsed.pathname.slice(1)) || '(default database)';
-  const parameter = (name: string) => parsed.searchParams.get(name);
-  const sslmode = parameter('sslmode');
-  const libpqRules = parameter('uselibpqcompat') === 'true';
-  const tls =
-    sslmode === null
-      ? parameter('ssl') === 'true' || parameter('sslrootcert') !== null || parameter('sslcert') !== null
-      : sslmode !== 'disable' && !(libpqRules && (sslmode === 'allow' || sslmode === 'prefer'));
-  return `${parsed.host}/${database}${tls ? ' (TLS)' : ''}`;
 }

@@ -39,7 +39,6 @@ export const notFound = (what: string) => new HttpError(404, `${what} not found`
 
 export const conflict = (message: string) => new HttpError(409, message);
 
-/** A write the store could not make durable (disk full, read-only, I/O error). */
 /** The shared rate limiter (Redis) cannot be reached: limits fail closed rather than open. */
 export const limiterUnavailable = () =>
   new HttpError(503, 'The server cannot check rate limits right now (limiter unavailable). Retry later.', {
@@ -52,6 +51,7 @@ export const instanceBehind = (why: string) =>
     headers: { 'Retry-After': '1' },
   });
 
+/** A write the store could not make durable (disk full, read-only, I/O error). */
 export const storeUnavailable = () =>
   new HttpError(503, 'The server cannot save changes right now (storage unavailable); reads still work. Retry later.', {
     headers: { 'Retry-After': '5' },

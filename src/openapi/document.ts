@@ -98,18 +98,21 @@ const IDEMPOTENCY_KEY = {
     'The same key with another request is 422; while the first is still running, 409.',
 };
 
-const DESCRIPTION = [
+const DESCRIPTION_START = [
   'A self-hosted marketplace of listings (skills, agents, prompts, templates, datasets, tools).',
   '',
   'Send an API key as `Authorization: Bearer <key>` (or `X-API-Key`). Every /v1 answer carries X-RateLimit-Limit, ',
   'X-RateLimit-Remaining and X-RateLimit-Reset and `Cache-Control: private, no-cache`; every answer carries X-Request-Id.',
-  "All of one user's keys on one plan share the plan's window (and its CPU budget); a key with a limit of its own has its own. When the plan has a quota,",
-  'every /v1 answer also carries X-Quota-Limit, X-Quota-Remaining and X-Quota-Reset (Unix seconds of the end of the UTC day or month).',
+];
+/** After the modules' description lines. */
+const DESCRIPTION_END = [
   '',
   'String fields are trimmed before they are checked and stored; lengths count Unicode code points after trimming.',
   'Successful GET answers carry an ETag (one per encoding, made from the content alone: equal on every instance and after a restart) and answer 304 to a matching If-None-Match. HEAD works on every GET route.',
   'Answers of 1 KiB or more are compressed (br or gzip) when Accept-Encoding allows it.',
-].join('\n');
+];
+/** The webhook events every server sends; the modules' parts name theirs. */
+const CORE_WEBHOOK_EVENTS = ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping'];
 
 export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, unknown> {
   const details: Operations = {
@@ -145,7 +148,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     info: {
       title: 'Marketplace API',
       version: VERSION,
-      description: DESCRIPTION,
+      description: [...DESCRIPTION_START, ...routes.parts.flatMap((part) => part.descriptionLines ?? []), ...DESCRIPTION_END].join('\n'),
       contact: { name: 'The operator of this server' },
       license: { name: 'MIT', identifier: 'MIT' },
     },
@@ -153,7 +156,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     security: [{ bearerKey: [] }, { headerKey: [] }],
     tags: [...TAGS, ...routes.parts.flatMap((part) => part.tags ?? []), SERVICE_TAG],
     paths,
-    webhooks: webhookEvents,
+    webhooks: sentEvents(routes.parts),
     components: {
       securitySchemes: {
         bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key: `market_live_…` or `mk_…`.' },
@@ -161,9 +164,35 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
         operatorToken: { type: 'http', scheme: 'bearer', description: 'MARKETPLACE_ADMIN_TOKEN (or DATA_DIR/admin-token).' },
         ...Object.assign({}, ...routes.parts.map((part) => part.securitySchemes ?? {})),
       },
-      schemas: { ...SHARED_SCHEMAS, ...analyticsSchemas, ...webhookSchemas },
+      schemas: referencedOnly({ ...SHARED_SCHEMAS, ...analyticsSchemas, ...webhookSchemas }, { paths, webhooks: sentEvents(routes.parts) }),
     },
   };
+}
+
+/** The webhook events this server sends: the core's and those of the loaded modules, in the order webhooks.ts describes them. */
+function sentEvents(parts: readonly OpenApiPart[]): Record<string, Schema> {
+  const sent = new Set([...CORE_WEBHOOK_EVENTS, ...parts.flatMap((part) => part.webhookEvents ?? [])]);
+  return Object.fromEntries(Object.entries(webhookEvents).filter(([type]) => sent.has(type)));
+}
+
+/** The schemas the document refers to, directly or through another schema (a module left out leaves its schemas out). */
+function referencedOnly(schemas: Record<string, Schema>, document: object): Record<string, Schema> {
+  const referenced = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    for (const [field, value] of Object.entries(node)) {
+      if (field === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) {
+        const name = value.slice('#/components/schemas/'.length);
+        if (!referenced.has(name)) {
+          referenced.add(name);
+          visit(schemas[name]);
+        }
+      } else visit(value);
+    }
+  };
+  visit(document);
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => referenced.has(name)));
 }
 
 /**

@@ -59,6 +59,10 @@ export interface OpenApiPart {
   operations: Operations;
   tags?: readonly { name: string; description: string }[];
   securitySchemes?: Record<string, Schema>;
+  /** Lines of the document's description about what the part adds to every answer. */
+  descriptionLines?: readonly string[];
+  /** The webhook events the part sends (the document lists the core's and these). */
+  webhookEvents?: readonly string[];
 }
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });

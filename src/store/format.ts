@@ -12,8 +12,11 @@ export interface StoredRecord {
 }
 
 export type WriteOp =
-  /** `json`: JSON.stringify(data), when the writer made it anyway (for its answer); the log line reuses it. */
-  | { op: 'put'; collection: string; id: string; data: StoredRecord; json?: string }
+  /**
+   * `json`: JSON.stringify(data), when the writer made it anyway (for its answer); the log line reuses it.
+   * `ordered`: the record carries a `seq` that a log shared by many servers sets at commit (log.ts, point 8).
+   */
+  | { op: 'put'; collection: string; id: string; data: StoredRecord; json?: string; ordered?: true }
   | { op: 'del'; collection: string; id: string };
 
 interface PutLine {

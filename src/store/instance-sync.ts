@@ -32,6 +32,11 @@
 //    `trusts` says it was read from a source that cannot have gone back in time.
 //
 // 5. problems() says what keeps this server from being ready (for /readyz).
+//
+// 6. orderedBelow() says below which `seq` the order of ordered records (log.ts, point 8) is
+//    settled here: every such record with a lower `seq` that will ever commit is in this
+//    server's memory, so a reader that serves them in `seq` order never learns of one that
+//    belongs before what it served. Each pull moves it on (a pull then reads everything settled).
 
 import type { WriteOp } from './format.ts';
 
@@ -60,4 +65,6 @@ export interface InstanceSync {
   covers(watermark: Watermark): boolean;
   /** Point 5: what keeps this server from being ready (empty when nothing). */
   problems(): string[];
+  /** Point 6: ordered records below this `seq` are all here. */
+  orderedBelow(): number;
 }

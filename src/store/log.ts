@@ -52,6 +52,14 @@
 // 6. stats() says what the log holds and did, under names true for the back-end (LogStats).
 //
 // 7. close() releases what the back-end holds (file handles, the data-dir lock, connections).
+//
+// 8. Ordered records. A put marked `ordered` holds a `seq` (its place in an order its readers
+//    share, such as a user's event log). A log with one writer keeps the `seq` the writer gave:
+//    writes are decided and applied one after the other, so that order is the order of the
+//    writes. A log shared by many servers sets it at commit instead, in the op's data itself
+//    before `append` resolves, so this server's memory and every other server hold the same
+//    number: above that of every ordered record acknowledged before the write was decided, the
+//    same order on every server; InstanceSync says below which `seq` the order is settled.
 
 import type { StoredRecord, WriteOp } from './format.ts';
 

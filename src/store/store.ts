@@ -1,12 +1,12 @@
 // The record store: collections in memory (collections.ts) in front of a log that keeps them
 // (log.ts: the file, nothing for the memory-only mode, or a database shared by many servers,
-// which alone comes with an InstanceSync, instance-sync.ts, for following the others). Every
-// write is decided in the store's write queue, on the current state, just before its batch
-// goes to the log: a write names what it read (a Transaction) and what it changes, so no write
-// decided on an older copy ever reaches the log, and the outcome is that of running the writes
-// one at a time. A batch is made durable first and only then applied to memory and
-// acknowledged; writes arriving while one batch is written go out together in the next (group
-// commit). Backups run between batches, so they see a durable, unchanging state; a compaction
+// which alone comes with an InstanceSync, instance-sync.ts, for following the others; what the
+// store does only then is following.ts, loaded only then). Every write is decided in the
+// store's write queue, on the current state, just before its batch goes to the log: a write
+// names what it read (a Transaction) and what it changes, so no write decided on an older copy
+// ever reaches the log, and the outcome is that of running the writes one at a time. A batch is
+// made durable first and only then applied to memory and acknowledged; writes arriving while
+// one batch is written go out together in the next (group commit). Backups run between batches, so they see a durable, unchanging state; a compaction
 // of the file log runs beside the batches and holds them only to mark its snapshot point and
 // to switch files.
 
@@ -18,6 +18,8 @@ import type { InstanceSync, Watermark } from './instance-sync.ts';
 import type { AppendOutcome, CompactionHooks, Log, LogEntry } from './log.ts';
 import { openLocalLog } from './local-log.ts';
 import { PendingWrites, StaleRead, Transaction, type Decide } from './transaction.ts';
+import type { Following } from './following.ts';
+import { StoreClosedError, StoreUnavailableError } from './store-errors.ts';
 
 export type { StoredRecord, WriteOp } from './format.ts';
 export type { ChangeEvent, CollectionName, RecordChange, RecordReader } from './collections.ts';
@@ -25,6 +27,7 @@ export type { CompactionHooks } from './log.ts';
 export { collectionName } from './collections.ts';
 export type { Decide, Decision, DecisionReader, Transaction } from './transaction.ts';
 export { LogVersionError } from './format.ts';
+export { InstanceBehindError, StoreClosedError, StoreUnavailableError } from './store-errors.ts';
 export { DataDirLockedError } from './lock.ts';
 export { LogDamagedError } from './replay.ts';
 
@@ -74,29 +77,6 @@ export interface StoreStats {
   lastWriteError: string | null;
 }
 
-/** A write that could not be made durable; nothing of it was applied. */
-export class StoreUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super(`storage write failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
-    this.name = 'StoreUnavailableError';
-  }
-}
-
-/** This server could not catch up with every write acknowledged elsewhere (answered 503, never from the past). */
-export class InstanceBehindError extends Error {
-  constructor(why: string) {
-    super(why);
-    this.name = 'InstanceBehindError';
-  }
-}
-
-export class StoreClosedError extends Error {
-  constructor(message = 'the store is closed') {
-    super(message);
-    this.name = 'StoreClosedError';
-  }
-}
-
 interface QueuedWrite {
   kind: 'write';
   decide: Decide<unknown>;
@@ -137,12 +117,11 @@ export interface CompactionSummary {
 export class Store implements RecordReader {
   private readonly collections: Collections;
   private readonly log: Log;
-  /** Other servers share the log (null: this one is its only writer, and nothing here is called). */
-  private readonly instanceSync: InstanceSync | null;
+  /** Other servers share the log (null: this one is its only writer). */
+  private following: Following | null = null;
   /** In the order they were registered; `collection` null hears every collection. */
   private readonly listeners: Array<{ collection: string | null; listener: (change: ChangeEvent) => void }> = [];
   private readonly compactAtOps: number;
-  private readonly catchUpWaitMs: number;
   private readonly now: () => number;
   private readonly warn: (message: string) => void;
   private readonly compactionHooks: CompactionHooks;
@@ -159,54 +138,18 @@ export class Store implements RecordReader {
   /** Writes applied to memory so far (own and pulled): what was read before it changed may be old. */
   private appliedWrites = 0;
   private readonly conflictsByCollection: Record<string, number> = {};
-  /** The catch-up of others' writes queued and not started yet, if any. */
-  private queuedPull: Promise<void> | null = null;
-  private lastPullWarning: string | null = null;
 
   private constructor(
     collections: Collections,
     log: Log,
-    instanceSync: InstanceSync | null,
-    options: { compactAtOps: number; catchUpWaitMs: number; now: () => number; warn: (message: string) => void; compactionHooks: CompactionHooks },
+    options: { compactAtOps: number; now: () => number; warn: (message: string) => void; compactionHooks: CompactionHooks },
   ) {
     this.collections = collections;
     this.compactionHooks = options.compactionHooks;
     this.log = log;
-    this.instanceSync = instanceSync;
     this.compactAtOps = options.compactAtOps;
-    this.catchUpWaitMs = options.catchUpWaitMs;
     this.now = options.now;
     this.warn = options.warn;
-    if (instanceSync !== null) instanceSync.onOthersWrote(() => void this.queuePull().catch(() => {}));
-  }
-
-  /**
-   * Queues one catch-up of others' writes, unless one already waits (it reads everything
-   * committed until it runs); resolves when that catch-up has run.
-   */
-  private queuePull(): Promise<void> {
-    if (this.closing) return Promise.reject(new StoreClosedError());
-    if (this.queuedPull !== null) return this.queuedPull;
-    // The task may start at once (an idle queue runs it synchronously): it clears only its own promise.
-    let started = false;
-    const pull: Promise<void> = this.enqueueTask(() => {
-      started = true;
-      this.queuedPull = null;
-      return this.pullOthers();
-    }).then(
-      () => {
-        this.lastPullWarning = null;
-      },
-      (error: Error) => {
-        // Said once per cause, not at every periodic catch-up of an outage.
-        if (error.message !== this.lastPullWarning) this.warn(`Could not read other servers' writes: ${error.message}`);
-        this.lastPullWarning = error.message;
-        throw error;
-      },
-    );
-    if (!started) this.queuedPull = pull;
-    pull.catch(() => {});
-    return pull;
   }
 
   /**
@@ -229,7 +172,17 @@ export class Store implements RecordReader {
       await log.close().catch(() => {});
       throw error;
     }
-    return new Store(collections, log, options.instanceSync ?? null, { compactAtOps: options.compactAtOps ?? 10_000, catchUpWaitMs: options.catchUpWaitMs ?? 2_000, now, warn, compactionHooks: options.compactionHooks ?? {} });
+    const store = new Store(collections, log, { compactAtOps: options.compactAtOps ?? 10_000, now, warn, compactionHooks: options.compactionHooks ?? {} });
+    if (options.instanceSync) {
+      // Only where other servers share the log: one server's store never loads this part.
+      const { Following } = await import('./following.ts');
+      store.following = new Following(
+        options.instanceSync,
+        { enqueueTask: (work) => store.enqueueTask(work), apply: (ops, version) => store.apply(ops, version), closing: () => store.closing, warn },
+        options.catchUpWaitMs ?? 2_000,
+      );
+    }
+    return store;
   }
 
   get<T extends StoredRecord>(collection: CollectionName<T>, id: string): T | undefined {
@@ -446,7 +399,7 @@ export class Store implements RecordReader {
       } catch (error) {
         // It read what an earlier write of the batch changes: decide it again after that one.
         if (error instanceof StaleRead) again.push(write);
-        else if (this.decidedBehind(write)) {
+        else if (this.following?.decidedBehind(write)) {
           behind = true;
           again.push(write);
         } else write.reject(error as Error);
@@ -458,7 +411,7 @@ export class Store implements RecordReader {
         write.reject(new TypeError(`a put's data.id must equal its id (${invalid.collection}/${invalid.id})`));
         continue;
       }
-      if (decision.ops.length === 0 && this.decidedBehind(write)) {
+      if (decision.ops.length === 0 && this.following?.decidedBehind(write)) {
         // A refusal (or an answer writing nothing) decided before this server had caught up with
         // the watermark its request learned: no commit will check what it read, so catch up and decide it again.
         behind = true;
@@ -474,7 +427,8 @@ export class Store implements RecordReader {
       pending.add(decision.ops);
       decided.push({ write, entry: { ops: decision.ops, reads: tx.reads }, result: decision.result, committedActions: tx.committedActions });
     }
-    if (decided.length === 0) return behind ? this.catchUpBeforeDeciding(again) : again;
+    // `behind` is only ever set with another server sharing the log.
+    if (decided.length === 0) return behind ? this.following!.catchUpBeforeDeciding(again) : again;
 
     let outcomes;
     try {
@@ -503,52 +457,26 @@ export class Store implements RecordReader {
     });
     for (const item of committed) this.runCommittedActions(item.committedActions);
     this.acknowledge(committed, outcomes);
-    // Another server changed what these read: catch up with it before deciding them again, on the new state. Only a shared
-    // log answers conflict; a write refused with nobody to catch up with is refused for good.
-    if (conflicts.length > 0 || behind) {
-      try {
-        await this.pullOthers();
-      } catch (error) {
-        // Cannot catch up (the shared log is unreachable): refuse them rather than leave them waiting.
-        const failure = new StoreUnavailableError(error);
-        for (const write of conflicts) write.reject(failure);
-        return this.refuseBehind(again, error);
-      }
-    }
     this.maybeScheduleCompaction();
-    const toDecide = [...conflicts, ...again];
-    return conflicts.length > 0 || behind ? this.caughtUp(toDecide) : toDecide;
-  }
-
-  /** The write's request learned a watermark this server's memory does not cover yet (it was decided on older state). */
-  private decidedBehind(write: QueuedWrite): boolean {
-    return write.freshAs !== undefined && this.instanceSync !== null && !this.instanceSync.covers(write.freshAs);
-  }
-
-  /** Catches up, then hands back the writes to decide again (those decided behind refused with 503 if it cannot). */
-  private async catchUpBeforeDeciding(again: QueuedWrite[]): Promise<QueuedWrite[]> {
-    try {
-      await this.pullOthers();
-    } catch (error) {
-      return this.refuseBehind(again, error);
+    if (conflicts.length === 0 && !behind) return again;
+    // Another server changed what these read: catch up with it before deciding them again, on the
+    // new state. Only a shared log answers conflict.
+    const following = this.following;
+    if (following === null) {
+      // Never expected: with nobody to catch up with, a refused write is refused for good.
+      const failure = new StoreUnavailableError(new Error('the log refused a write as a conflict, but no other server shares it'));
+      for (const write of conflicts) write.reject(failure);
+      return again;
     }
-    return this.caughtUp(again);
-  }
-
-  /** After a catch-up every watermark learned before it is covered; one that is not (never expected) no longer holds a write back. */
-  private caughtUp(again: QueuedWrite[]): QueuedWrite[] {
-    for (const write of again) if (this.decidedBehind(write)) delete write.freshAs;
-    return again;
-  }
-
-  /** Writes decided behind are answered 503 when the catch-up failed; the others go on. */
-  private refuseBehind(again: QueuedWrite[], error: unknown): QueuedWrite[] {
-    const failure = new InstanceBehindError(`this instance cannot catch up with the other instances (${(error as Error)?.message ?? String(error)})`);
-    return again.filter((write) => {
-      if (!this.decidedBehind(write)) return true;
-      write.reject(failure);
-      return false;
-    });
+    try {
+      await following.pullOthers();
+    } catch (error) {
+      // Cannot catch up (the shared log is unreachable): refuse them rather than leave them waiting.
+      const failure = new StoreUnavailableError(error);
+      for (const write of conflicts) write.reject(failure);
+      return following.refuseBehind(again, error);
+    }
+    return following.caughtUp([...conflicts, ...again]);
   }
 
   /** A decision's afterCommit actions; the write is durable, so a failing one is only reported. */
@@ -569,12 +497,12 @@ export class Store implements RecordReader {
    */
   private acknowledge(committed: readonly DecidedWrite[], outcomes: readonly AppendOutcome[]): void {
     if (committed.length === 0) return;
-    if (this.instanceSync === null) {
+    if (this.following === null) {
       for (const item of committed) item.write.resolve(item.result);
       return;
     }
     const last = Math.max(...outcomes.map((outcome) => (outcome === 'conflict' ? 0 : outcome.version)));
-    this.instanceSync.published(last).then(
+    this.following.published(last).then(
       () => {
         for (const item of committed) item.write.resolve(item.result);
       },
@@ -593,7 +521,7 @@ export class Store implements RecordReader {
 
   /** A watermark a request learned may be used as is (read from a source that cannot have gone back in time). */
   trustsWatermark(watermark: Watermark): boolean {
-    return this.instanceSync !== null && this.instanceSync.trusts(watermark);
+    return this.following !== null && this.following.trusts(watermark);
   }
 
   /**
@@ -603,44 +531,34 @@ export class Store implements RecordReader {
    * when that cannot be done within catchUpWaitMs (the request is answered 503).
    */
   ensureFresh(known?: Watermark): Promise<void> | null {
-    const sync = this.instanceSync;
-    if (sync === null) return null;
-    const usable = known !== undefined && sync.trusts(known) ? known : null;
-    if (usable !== null && sync.covers(usable)) return null;
-    return this.catchUpTo(sync, usable);
-  }
-
-  private async catchUpTo(sync: InstanceSync, known: Watermark | null): Promise<void> {
-    let watermark: Watermark;
-    try {
-      watermark = known ?? (await sync.watermark());
-    } catch (error) {
-      throw new InstanceBehindError(`it cannot tell which writes were acknowledged (${(error as Error)?.message ?? String(error)})`);
-    }
-    if (sync.covers(watermark)) return;
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`not caught up within ${this.catchUpWaitMs} ms`)), this.catchUpWaitMs);
-    });
-    try {
-      await Promise.race([this.queuePull(), bound]);
-    } catch (error) {
-      throw new InstanceBehindError(`this instance is catching up with the other instances (${(error as Error)?.message ?? String(error)})`);
-    } finally {
-      clearTimeout(timer);
-    }
-    if (!sync.covers(watermark)) throw new InstanceBehindError('this instance is catching up with the other instances');
+    return this.following === null ? null : this.following.ensureFresh(known);
   }
 
   /** What keeps the log from being ready (a shared log: database unreachable, behind), empty when nothing. */
   problems(): string[] {
-    return this.instanceSync === null ? [] : this.instanceSync.problems();
+    return this.following === null ? [] : this.following.problems();
   }
 
-  /** Applies the writes other servers committed since the last pull (a log's one writer has none). */
-  private async pullOthers(): Promise<void> {
-    if (this.instanceSync === null) throw new Error('the log refused a write as a conflict, but no other server shares it');
-    await this.instanceSync.pull((write) => this.apply(write.ops, write.version));
+  /**
+   * Ordered records (log.ts, point 8) below this `seq` are all in memory and none will commit
+   * below it later: readers serve them in `seq` order up to here. Everything, with one writer.
+   */
+  orderedBelow(): number {
+    return this.following === null ? Number.POSITIVE_INFINITY : this.following.orderedBelow();
+  }
+
+  /**
+   * Many servers: resolves once one catch-up has run since the call, which settles the order of
+   * every ordered record acknowledged before it (a reader of them sees its own writes). Null
+   * with one writer, whose order is always settled.
+   */
+  settleOrder(): Promise<void> | null {
+    return this.following === null ? null : this.following.settleOrder();
+  }
+
+  /** Called after each catch-up of others' writes (orderedBelow may have moved on); never with one writer. */
+  onCaughtUp(listener: () => void): void {
+    this.following?.onCaughtUp(listener);
   }
 
   private apply(ops: readonly WriteOp[], version: number): void {

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describePostgres } from '../../src/backends/open-backends.ts';
+import { describePostgres } from '../../src/backends/shared-records.ts';
 import { startBanner } from '../../src/banner.ts';
 import { startServer } from '../helpers/server.ts';
 

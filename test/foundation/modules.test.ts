@@ -105,6 +105,19 @@ test('with no modules the OpenAPI document holds only what is served; with all o
   assert.deepEqual(small.tags.map((tag: { name: string }) => tag.name), ['listings', 'users', 'analytics', 'webhooks', 'operator', 'service']);
   assert.equal(small.components.securitySchemes.sessionCookie, undefined);
   assert.ok(full.paths['/portal/v1/session'] && full.paths['/admin/v1/users/{id}/suspend'] && full.components.securitySchemes.sessionCookie);
+  // Schemas only where something served refers to them; events and promises only of what is sent.
+  for (const document of [small, full]) {
+    const text = JSON.stringify({ paths: document.paths, webhooks: document.webhooks, schemas: document.components.schemas });
+    for (const name of Object.keys(document.components.schemas)) assert.ok(text.includes(`"#/components/schemas/${name}"`), `the schema ${name} is referred to`);
+  }
+  for (const name of ['Plan', 'PlanInput', 'Event', 'EventPage']) {
+    assert.equal(small.components.schemas[name], undefined, `no ${name} schema with none`);
+    assert.ok(full.components.schemas[name], `the ${name} schema with all`);
+  }
+  assert.deepEqual(Object.keys(small.webhooks), ['listing.created', 'listing.updated', 'listing.archived', 'listing.removed', 'user.updated', 'ping']);
+  assert.ok(['quota.warning', 'quota.exhausted', 'key.expiring', 'plan_request.decided'].every((type) => type in full.webhooks));
+  assert.doesNotMatch(small.info.description, /X-Quota|plan/);
+  assert.match(full.info.description, /X-Quota-Limit/);
 });
 
 test('a module left out is never loaded: with none, no file of src/modules/ runs, and fewer lines load than with all', async (t) => {

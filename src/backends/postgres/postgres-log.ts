@@ -18,6 +18,14 @@
 // A periodic catch-up (every half second) keeps an idle instance near the others, so webhook
 // deliveries and event streams follow the others' writes without a request.
 //
+// Ordered records. The commit gives each ordered record (src/store/log.ts, point 8) its `seq`
+// from the committing transaction's id (schema.ts), and `append` copies the same numbers into
+// the records this instance applies. Transaction ids are given out in increasing order but
+// commit in any order, so one with a lower id may still be running when a higher one is read:
+// the order is settled only below the oldest transaction running when this instance last read
+// the table (`orderedBelow`, from the snapshot of the last pull or of the load). A transaction
+// left open on the same PostgreSQL delays those readers (never reorders them) until it ends.
+//
 // Outages. A PostgreSQL outage rejects commits (the store answers 503) while reads that find the
 // instance caught up go on from memory; one that finds it behind cannot catch up and answers
 // 503. Without Redis the watermark is read from PostgreSQL (every slot's last sequence), which
@@ -32,7 +40,7 @@ import type { InstanceSync, PulledWrite, Watermark } from '../../store/instance-
 import type { AppendOutcome, CompactResult, LiveCompactionSource, LoadSink, Log, LogEntry, LogStats } from '../../store/log.ts';
 import { commitLocks } from './commit-locks.ts';
 import { RemovalCount } from './removals.ts';
-import { migrate } from './schema.ts';
+import { migrate, ORDER_SPAN } from './schema.ts';
 
 /** followers(): an instance that said it runs within this long is running (each says so every 2 seconds). */
 const RUNNING_INSTANCE_REPORTED_WITHIN_MS = 5_000;
@@ -79,11 +87,14 @@ const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 };
  * in one snapshot: one row per slot that moved (its last sequence and what compaction dropped),
  * joined with its changed rows, in sequence order.
  */
-const PULL_SQL = `SELECT s.id AS slot_id, s.last_seq, s.dropped_through, r.collection, r.id, r.seq, r.data
-   FROM marketplace_log_slots s
-   LEFT JOIN marketplace_records r ON r.slot = s.id AND r.seq > coalesce(($1::jsonb->>s.id)::bigint, 0)
-  WHERE s.id <> $2 AND (s.last_seq > coalesce(($1::jsonb->>s.id)::bigint, 0) OR s.dropped_through > coalesce(($1::jsonb->>s.id)::bigint, 0))
-  ORDER BY s.id, r.seq`;
+const PULL_SQL = `SELECT x.running_from, p.* FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS running_from) x
+   LEFT JOIN (SELECT s.id AS slot_id, s.last_seq, s.dropped_through, r.collection, r.id, r.seq, r.data
+                FROM marketplace_log_slots s
+                LEFT JOIN marketplace_records r ON r.slot = s.id AND r.seq > coalesce(($1::jsonb->>s.id)::bigint, 0)
+               WHERE s.id <> $2 AND (s.last_seq > coalesce(($1::jsonb->>s.id)::bigint, 0) OR s.dropped_through > coalesce(($1::jsonb->>s.id)::bigint, 0))) p ON true
+  ORDER BY p.slot_id, p.seq`;
+/** The oldest transaction running now: every ordered record of an older one is committed (or never will be). */
+const RUNNING_FROM_SQL = 'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS running_from';
 const COMMIT_SQL = 'SELECT marketplace_commit($1, $2, $3, $4, $5, $6) AS outcome';
 /** One compaction at a time across instances (session lock, held on one pooled connection). */
 const COMPACTION_LOCK = 'SELECT pg_advisory_lock(727274002)';
@@ -99,6 +110,8 @@ export class PostgresLog implements Log, InstanceSync {
   storeId = '';
   private readonly pool: Pool;
   private readonly tombstoneRetentionMs: number;
+  /** Ordered records with a lower `seq` are all in memory (point 6 of instance-sync.ts). */
+  private settledOrder = 0;
   /** Per slot, the last sequence this instance's memory holds (its own slot included). */
   private readonly applied = new Map<string, number>();
   /** The store's versions: this instance's count of writes applied (loaded records are 1). */
@@ -169,12 +182,14 @@ export class PostgresLog implements Log, InstanceSync {
     try {
       // One snapshot: the records and each slot's last sequence they are the state of.
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const running = await client.query<{ running_from: string }>(RUNNING_FROM_SQL);
       const slots = await client.query<{ id: string; last_seq: string }>('SELECT id, last_seq FROM marketplace_log_slots');
       const rows = await client.query<RecordRow>('SELECT collection, id, data FROM marketplace_records WHERE data IS NOT NULL');
       await this.countRemovals(client);
       await client.query('COMMIT');
       for (const row of rows.rows) sink.put(row.collection, row.data!, 1);
       for (const slot of slots.rows) if (slot.id !== this.slot) this.applied.set(slot.id, Number(slot.last_seq));
+      this.settle(running.rows[0]!.running_from);
     } finally {
       client.release();
     }
@@ -186,8 +201,9 @@ export class PostgresLog implements Log, InstanceSync {
     const reads = JSON.stringify(entries.map((entry) => entry.reads.map((read) => ({ c: read.collection, id: read.id }))));
     const locks = commitLocks(entries);
     let seqs: (number | null)[];
+    let orderBase: number | null;
     try {
-      const result = await this.pool.query<{ outcome: { seqs: (number | null)[] } }>(COMMIT_SQL, [
+      const result = await this.pool.query<{ outcome: { seqs: (number | null)[]; order_base: number | null } }>(COMMIT_SQL, [
         this.slot,
         this.appliedJson(),
         batch,
@@ -195,18 +211,21 @@ export class PostgresLog implements Log, InstanceSync {
         locks.keys,
         locks.exclusive,
       ]);
-      seqs = result.rows[0]!.outcome.seqs;
+      ({ seqs, order_base: orderBase } = result.rows[0]!.outcome);
       this.lastWriteError = null;
     } catch (error) {
       this.lastWriteError = (error as Error).message || 'PostgreSQL unavailable';
       throw error;
     }
     const outcomes: AppendOutcome[] = [];
+    let ordered = 0;
     seqs.forEach((seq, index) => {
       if (seq === null) {
         outcomes.push('conflict');
         return;
       }
+      // The numbers the commit gave (schema.ts), in the same order, so memory holds what the table does.
+      for (const op of entries[index]!.ops) if (op.op === 'put' && op.ordered) (op.data as unknown as { seq: number }).seq = orderBase! + ordered++;
       this.localVersion += 1;
       this.applied.set(this.slot, seq);
       this.ownSeqByVersion.set(this.localVersion, seq);
@@ -227,6 +246,16 @@ export class PostgresLog implements Log, InstanceSync {
       throw error;
     }
     this.applyPulled(result.rows, apply);
+    this.settle(result.rows[0]!.running_from);
+  }
+
+  orderedBelow(): number {
+    return this.settledOrder;
+  }
+
+  /** Every transaction below `runningFrom` has ended, and what it committed is in memory now. */
+  private settle(runningFrom: string): void {
+    this.settledOrder = Math.max(this.settledOrder, Number(runningFrom) * ORDER_SPAN);
   }
 
   /** What this instance's memory holds, per slot, as the commit and the pull take it (a JSON object). */
@@ -275,7 +304,7 @@ export class PostgresLog implements Log, InstanceSync {
   /** Hands over pulled rows as writes (one per slot and sequence), and moves `applied` to each slot's last sequence. */
   private applyPulled(rows: readonly PulledRow[], apply: (write: PulledWrite) => void): void {
     for (const row of rows) {
-      if (Number(row.dropped_through) > (this.applied.get(row.slot_id) ?? 0)) {
+      if (row.slot_id !== null && Number(row.dropped_through) > (this.applied.get(row.slot_id) ?? 0)) {
         // Removals this instance never saw are gone: its memory may keep removed records. Writes
         // stop (503, /readyz not ready) until it is restarted and loads the current state.
         this.lastWriteError = `${FELL_BEHIND} for longer than removals are kept; restart it`;
@@ -291,7 +320,7 @@ export class PostgresLog implements Log, InstanceSync {
       ops = [];
     };
     for (const row of rows) {
-      if (row.seq === null) continue;
+      if (row.seq === null || row.slot_id === null) continue;
       const write = `${row.slot_id} ${row.seq}`;
       if (write !== current) flush();
       current = write;
@@ -299,7 +328,7 @@ export class PostgresLog implements Log, InstanceSync {
       if (row.data === null) this.removals.removed(1);
     }
     flush();
-    for (const row of rows) this.applied.set(row.slot_id, Math.max(this.applied.get(row.slot_id) ?? 0, Number(row.last_seq)));
+    for (const row of rows) if (row.slot_id !== null) this.applied.set(row.slot_id, Math.max(this.applied.get(row.slot_id) ?? 0, Number(row.last_seq)));
   }
 
   /**
@@ -482,11 +511,14 @@ export class PostgresLog implements Log, InstanceSync {
   }
 }
 
-type PulledRow = Omit<RecordRow, 'slot' | 'seq'> & { slot_id: string; seq: string | null; last_seq: string; dropped_through: string };
+/** One changed row of a slot that moved (slot_id null: nothing moved), each with the snapshot's oldest running transaction. */
+type PulledRow = Omit<RecordRow, 'slot' | 'seq'> & { running_from: string; slot_id: string | null; seq: string | null; last_seq: string; dropped_through: string };
 const FELL_BEHIND = 'this instance fell behind the database';
 
-function toRow(op: WriteOp): { op: string; c: string; id: string; d?: unknown } {
-  return op.op === 'put' ? { op: 'put', c: op.collection, id: op.id, d: op.data } : { op: 'del', c: op.collection, id: op.id };
+/** An op as marketplace_commit takes it; `o`: the commit sets the record's `seq` (an ordered record). */
+function toRow(op: WriteOp): { op: string; c: string; id: string; d?: unknown; o?: 1 } {
+  if (op.op === 'del') return { op: 'del', c: op.collection, id: op.id };
+  return op.ordered ? { op: 'put', c: op.collection, id: op.id, d: op.data, o: 1 } : { op: 'put', c: op.collection, id: op.id, d: op.data };
 }
 
 async function importDriver(): Promise<typeof import('pg')> {

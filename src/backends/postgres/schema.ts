@@ -27,10 +27,19 @@
 // writes, one commit after the other: a slot's sequences have no gaps, and a reader that sees
 // sequence n of a slot sees every earlier one. No notification is sent from the commit: the
 // other instances learn of it by the commit watermark (src/backends/redis/redis-watermark.ts).
+//
+// Ordered records (src/store/log.ts, point 8: a user's logged events) get their `seq` here, in
+// the commit: the committing transaction's id times ORDER_SPAN, plus their place among the
+// batch's ordered records. Transaction ids are given out in increasing order, so a write
+// decided after another was acknowledged gets a higher one, and every instance holds the same
+// number. Ids are not given in commit order, so a reader serves only below the oldest
+// transaction still running when it last read the table (postgres-log.ts, "Ordered records").
 
 import type { ClientBase } from 'pg';
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
+/** Ordered records one commit may stamp: their `seq` is the transaction's id × ORDER_SPAN + their place. */
+export const ORDER_SPAN = 65_536;
 /** The notification channels of schemas 1–4 (their functions still name them). */
 const CHANGES_CHANNEL = 'marketplace_changes';
 const SCHEMA_LOCK = 'SELECT pg_advisory_xact_lock(727274001)';
@@ -176,7 +185,14 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
   DROP FUNCTION marketplace_append(bigint, json, json);
   DROP TABLE marketplace_instances;
   CREATE TABLE marketplace_instances (id text PRIMARY KEY, beat_at timestamptz NOT NULL);
-  CREATE FUNCTION marketplace_commit(writer text, expected jsonb, entries json, reads json, lock_keys bigint[], lock_exclusive boolean[])
+  -- marketplace_commit, the one function of commits from here on, is made by the next step.
+  `,
+  // 5 → 6: ordered records (a user's logged events) get their `seq` in the commit, the same on
+  // every instance (until now each instance numbered its own, so two could give one number).
+  // This step also makes the function for a database coming from an earlier schema (step 5 no
+  // longer does: every step runs in the one transaction of migrate()); one step 5 made is replaced.
+  `
+  CREATE OR REPLACE FUNCTION marketplace_commit(writer text, expected jsonb, entries json, reads json, lock_keys bigint[], lock_exclusive boolean[])
     RETURNS json LANGUAGE plpgsql AS $fn$
   DECLARE
     i int;
@@ -191,6 +207,9 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
     last bigint;
     written bigint;
     seqs jsonb := '[]'::jsonb;
+    order_base bigint;
+    ordered int := 0;
+    stored json;
   BEGIN
     FOR i IN 1 .. coalesce(array_length(lock_keys, 1), 0) LOOP
       IF lock_exclusive[i] THEN PERFORM pg_advisory_xact_lock(lock_keys[i]);
@@ -234,8 +253,15 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
       IF accepted[entry_number] THEN
         written := written + 1;
         FOR op IN SELECT value FROM json_array_elements(entry) LOOP
+          stored := CASE WHEN op->>'op' = 'put' THEN op->'d' END;
+          IF op->>'o' IS NOT NULL THEN
+            IF ordered >= ${ORDER_SPAN} THEN RAISE EXCEPTION 'marketplace: more than % ordered records in one commit', ${ORDER_SPAN}; END IF;
+            order_base := coalesce(order_base, pg_current_xact_id()::text::bigint * ${ORDER_SPAN});
+            stored := jsonb_set(stored::jsonb, '{seq}', to_jsonb(order_base + ordered))::json;
+            ordered := ordered + 1;
+          END IF;
           INSERT INTO marketplace_records AS r (collection, id, slot, seq, data)
-          VALUES (op->>'c', op->>'id', writer, written, CASE WHEN op->>'op' = 'put' THEN op->'d' END)
+          VALUES (op->>'c', op->>'id', writer, written, stored)
           ON CONFLICT (collection, id) DO UPDATE SET slot = EXCLUDED.slot, seq = EXCLUDED.seq, data = EXCLUDED.data, changed_at = now();
         END LOOP;
         seqs := seqs || to_jsonb(written);
@@ -244,7 +270,7 @@ export const SCHEMA_MIGRATIONS: readonly string[] = [
       END IF;
     END LOOP;
     IF written > last THEN UPDATE marketplace_log_slots SET last_seq = written WHERE id = writer; END IF;
-    RETURN json_build_object('seqs', seqs);
+    RETURN json_build_object('seqs', seqs, 'order_base', order_base);
   END
   $fn$;
   `,

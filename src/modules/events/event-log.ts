@@ -10,9 +10,14 @@
 // a small one without it; the write deleting the EVENTS record moves the payload into the log
 // record (src/webhooks/outbox.ts). An event no webhook receives has its payload in the log record at once.
 //
-// Order: each record carries `seq`, taken from one counter as the write is decided. On one
-// instance writes are decided and applied one after the other, so seq order is the order the
-// events reached the store; after a restart the counter continues from the highest kept.
+// Order: each record carries `seq`, an ordered record of the store (src/store/log.ts, point 8).
+// With one server it is taken from one counter as the write is decided: writes are decided and
+// applied one after the other, so seq order is the order the events reached the store, and
+// after a restart the counter continues from the highest kept. Where many servers share
+// PostgreSQL the commit sets it instead, the same on every server, and a server learns only by
+// its next catch-up that no event can still commit below one it holds: readers are served only
+// what the store says is settled (`store.orderedBelow()`), and are woken again after each
+// catch-up. So every server serves one order, and a cursor never passes an event still to come.
 // In memory: each owner's records sorted by seq (a reference to the stored record, nothing more).
 //
 // Bounded: sweep() deletes every record older than the retention (index.ts runs it hourly, as
@@ -31,8 +36,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Deletes per write of a sweep, so one sweep of a large backlog does not make one huge write. */
 const SWEEP_CHUNK = 1_000;
 
-/** Told of each event newly logged for an owner. */
-export type EventLogListener = (record: EventLogRecord) => void;
+/** Told when an owner has new settled events to read (it reads them from the log). */
+export type EventLogListener = () => void;
 
 export class EventLog {
   private readonly store: Store;
@@ -42,6 +47,8 @@ export class EventLog {
   /** Each owner's records, ascending by seq. */
   private readonly byOwner = new Map<string, EventLogRecord[]>();
   private readonly listeners = new Map<string, Set<EventLogListener>>();
+  /** Owners told of events not yet settled (many servers): told again once they are. */
+  private readonly unsettledOwners = new Set<string>();
 
   constructor(store: Store, clock: Clock, retentionDays: number) {
     this.store = store;
@@ -50,6 +57,7 @@ export class EventLog {
     const all = [...store.values(EVENT_LOG)].sort((a, b) => a.seq - b.seq);
     for (const record of all) this.insert(record);
     if (all.length > 0) this.nextSeq = all[all.length - 1]!.seq + 1;
+    store.onCaughtUp(() => this.tellSettled());
   }
 
   /**
@@ -60,7 +68,7 @@ export class EventLog {
   recordOp(ownerId: string, eventId: string, type: EventType, createdAt: string, payload: string | null): WriteOp {
     const base = { id: eventId, owner_id: ownerId, type, created_at: createdAt, seq: this.nextSeq++ };
     const record: EventLogRecord = payload === null ? base : { ...base, payload };
-    return { op: 'put', collection: EVENT_LOG, id: eventId, data: record };
+    return { op: 'put', collection: EVENT_LOG, id: eventId, data: record, ordered: true };
   }
 
   /** The event's JSON body: its own, or the webhook event record's while that holds it (null if neither: never expected). */
@@ -74,12 +82,20 @@ export class EventLog {
     return record !== undefined && record.owner_id === ownerId ? record : undefined;
   }
 
-  /** Up to `limit` of the owner's events after seq `afterSeq` (0: from the oldest kept), oldest first. */
+  /** Up to `limit` of the owner's settled events after seq `afterSeq` (0: from the oldest kept), oldest first. */
   after(ownerId: string, afterSeq: number, limit: number): EventLogRecord[] {
     const records = this.byOwner.get(ownerId);
     if (records === undefined) return [];
     const start = firstAbove(records, afterSeq);
-    return records.slice(start, start + limit);
+    const settled = this.store.orderedBelow();
+    const page = records.slice(start, start + limit);
+    if (page.length === 0 || page[page.length - 1]!.seq < settled) return page;
+    return page.slice(0, firstAbove(page, settled - 1));
+  }
+
+  /** Resolves once every event acknowledged before the call is settled here (at once with one server). */
+  async settle(): Promise<void> {
+    await this.store.settleOrder();
   }
 
   /** How many events are kept for `ownerId`. */
@@ -87,7 +103,7 @@ export class EventLog {
     return this.byOwner.get(ownerId)?.length ?? 0;
   }
 
-  /** Calls `listener` for each event logged for `ownerId` from now on; returns the unsubscribe. */
+  /** Calls `listener` whenever `ownerId` may have new settled events, from now on; returns the unsubscribe. */
   subscribe(ownerId: string, listener: EventLogListener): () => void {
     let set = this.listeners.get(ownerId);
     if (set === undefined) {
@@ -111,9 +127,26 @@ export class EventLog {
     // The payload moved in from the webhook event record: not a new event.
     if (after.seq >= this.nextSeq) this.nextSeq = after.seq + 1;
     if (before !== undefined) return;
-    for (const listener of this.listeners.get(after.owner_id) ?? []) {
+    // Not settled yet: its readers are woken after the catch-up that settles it (whoever reads by then).
+    if (after.seq >= this.store.orderedBelow()) this.unsettledOwners.add(after.owner_id);
+    else this.tell(after.owner_id);
+  }
+
+  /** After a catch-up: wakes the readers of owners with events that were not settled before it. */
+  private tellSettled(): void {
+    if (this.unsettledOwners.size === 0) return;
+    const settled = this.store.orderedBelow();
+    for (const ownerId of [...this.unsettledOwners]) {
+      const newest = this.byOwner.get(ownerId)?.at(-1);
+      if (newest === undefined || newest.seq < settled) this.unsettledOwners.delete(ownerId);
+      this.tell(ownerId);
+    }
+  }
+
+  private tell(ownerId: string): void {
+    for (const listener of this.listeners.get(ownerId) ?? []) {
       try {
-        listener(after);
+        listener();
       } catch {
         // A stream's failure is its own (it ends itself); the others are still told.
       }

@@ -39,9 +39,11 @@ export function eventRoutes(deps: EventRouteDeps): ApiRoute[] {
     return record.seq;
   }
 
-  function list(context: KeyContext): Reply {
+  async function list(context: KeyContext): Promise<Reply> {
     checkQueryNames(context.query, ['after', 'limit']);
     const limit = integerParam(context.query, 'limit', DEFAULT_EVENT_PAGE, 1, MAX_EVENT_PAGE);
+    // Many servers: every event acknowledged before this request is settled here first (the caller sees its own).
+    await eventLog.settle();
     const afterSeq = cursorOf(context.user.id, context.query.get('after'), 'after');
     // One more than asked tells whether another page follows.
     const records = eventLog.after(context.user.id, afterSeq, limit + 1);
@@ -52,8 +54,9 @@ export function eventRoutes(deps: EventRouteDeps): ApiRoute[] {
     return { status: 200, bytes: Buffer.from(json), headers: { 'Content-Type': 'application/json; charset=utf-8' } };
   }
 
-  function stream(context: KeyContext): Reply {
+  async function stream(context: KeyContext): Promise<Reply> {
     checkQueryNames(context.query, ['after']);
+    await eventLog.settle();
     const header = context.req.headers['last-event-id'];
     const lastEventId = typeof header === 'string' && header !== '' ? header : null;
     const afterSeq = lastEventId !== null ? cursorOf(context.user.id, lastEventId, 'Last-Event-ID') : cursorOf(context.user.id, context.query.get('after'), 'after');

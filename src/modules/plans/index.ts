@@ -41,7 +41,14 @@ export const plansModule: MarketplaceModule = {
     metering.plans = keyPlans;
     quotas.start();
     host.addAdminRoutes([...planRoutes({ store, clock, audit, outbox }), adminQuotaRoute({ store, clock, audit, quotas })]);
-    host.addOpenApi({ operations: { ...planOperations, ...quotaOperations } });
+    host.addOpenApi({
+      operations: { ...planOperations, ...quotaOperations },
+      descriptionLines: [
+        "All of one user's keys on one plan share the plan's window (and its CPU budget); a key with a limit of its own has its own. When the plan has a quota,",
+        'every /v1 answer also carries X-Quota-Limit, X-Quota-Remaining and X-Quota-Reset (Unix seconds of the end of the UTC day or month).',
+      ],
+      webhookEvents: ['quota.warning', 'quota.exhausted', 'key.expiring', 'plan_request.decided'],
+    });
     host.every(EXPIRY_NOTICE_SWEEP_MS, 'could not send key.expiring events', async () => void (await sendExpiryNotices(store, outbox, clock)));
     host.onClose(() => quotas.stop());
   },
