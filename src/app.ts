@@ -8,12 +8,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { BackendDescription } from './backends/open-backends.ts';
-import { sweepRetention } from './audit/retention.ts';
 import type { Config } from './config.ts';
 import { loadModules } from './composition/load-modules.ts';
 import { ModuleAdditions, type ModuleTimer } from './composition/module-host.ts';
 import { openCore, type CoreOptions } from './composition/core.ts';
-import { coreApiRoutes, adminRoutes as makeAdminRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
+import { addModuleApiRoutes, coreApiRoutes, adminRoutes as makeAdminRoutes, publicRoutes as makePublicRoutes } from './composition/routes.ts';
 import { AccessLog } from './http/access-log.ts';
 import { answerClientError } from './http/client-errors.ts';
 import type { ApiRoute, AdminRoute, PortalRoute, PublicRoute } from './http/route.ts';
@@ -23,7 +22,6 @@ import { RequestObserver } from './pipeline/request-observer.ts';
 import { Router } from './router.ts';
 import { createRequestListener } from './server.ts';
 import type { Store } from './store/store.ts';
-import type { DeliveryCounts } from './webhooks/delivery-counts.ts';
 
 export type AppOptions = CoreOptions;
 
@@ -42,8 +40,6 @@ export interface App {
   readonly portalRoutes: readonly PortalRoute[];
   /** What /openapi.json is made from: every route and the modules' parts. */
   readonly documentedRoutes: DocumentedRoutes;
-  /** Webhook delivery outcomes since start (dropped pending deliveries count as failed). */
-  readonly deliveryCounts: DeliveryCounts;
   /** Starts listening; resolves with the base URL, e.g. http://127.0.0.1:3000. */
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), flushes, closes the store. */
@@ -66,7 +62,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const apiRoutes = coreApiRoutes(core);
   const added = new ModuleAdditions();
   for (const module of modules) await module.install(added.hostFor(module.name, core, new Set(config.modules), apiRoutes));
-  apiRoutes.push(...added.apiRoutes);
+  addModuleApiRoutes(apiRoutes, added.apiRoutes);
   const adminRoutes = makeAdminRoutes(core, apiRoutes, added);
   let openApiBytes: Buffer | null = null;
   // The document is made from these very route lists, on first request (its code loaded only then).
@@ -117,14 +113,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   // whatever the modules sweep (the idempotency module's answers: 24 h, and at most so many).
   const retention = { auditRetentionDays: config.auditRetentionDays, endedKeyRetentionDays: config.endedKeyRetentionDays };
   const sweeps: ModuleTimer[] = [
-    { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: () => sweepRetention(store, clock, retention) },
+    // Its code is loaded at the first sweep, an hour in: a shorter run never needs it.
+    { everyMs: RETENTION_SWEEP_MS, what: 'could not sweep audit entries and ended keys', task: async () => (await import('./audit/retention.ts')).sweepRetention(store, clock, retention) },
   ];
   const runTimer = ({ what, task }: ModuleTimer) => task().catch((error: unknown) => core.warn(`${what}: ${(error as Error).message}`));
   const timers = [...sweeps, ...added.timers].map((timer) => setInterval(() => void runTimer(timer), timer.everyMs).unref());
   let closing: Promise<void> | null = null;
   const { operatorToken } = core;
   return {
-    ...{ config, store, backends: core.backends.description, server, deliveryCounts: core.deliveryCounts },
+    ...{ config, store, backends: core.backends.description, server },
     ...{ operatorToken: operatorToken.token, operatorTokenFile: operatorToken.file, operatorTokenCreated: operatorToken.created },
     ...{ apiRoutes, adminRoutes, publicRoutes, portalRoutes: added.portalRoutes, documentedRoutes },
     async sweepRecords() {

@@ -78,7 +78,7 @@ export interface Config {
 }
 
 /** The optional parts of the server (src/modules/), in the order they are installed. */
-export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression', 'idempotency'] as const;
+export const MODULE_NAMES = ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'webhook-tools', 'cpu-budget', 'compression', 'idempotency'] as const;
 export type ModuleName = (typeof MODULE_NAMES)[number];
 
 /**

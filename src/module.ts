@@ -21,6 +21,7 @@ import type { RateLimiter } from './limits/rate-limiter.ts';
 import type { Gate, Run } from './pipeline/gate.ts';
 import type { ChangeEvent, Store } from './store/store.ts';
 import type { WebhookOutbox } from './webhooks/outbox.ts';
+import type { FailingSwitchOff } from './webhooks/dispatcher.ts';
 import type { Metering } from './analytics/quota-counters.ts';
 import type { KeyCpuBudget, RequestMetrics } from './pipeline/request-observer.ts';
 
@@ -98,6 +99,8 @@ export interface ModuleHost {
   useCompression(compression: AnswerCompression): void;
   /** Reads Idempotency-Key on /v1 POSTs: the gate claims each key through it (and documents the header). */
   useIdempotency(idempotency: PostIdempotency): void;
+  /** Switches off a webhook whose every delivery failed for a while (the webhook-tools module, which can resume one). */
+  switchOffFailingWebhooks(switchOff: FailingSwitchOff): void;
   /** Runs as the server's graceful stop begins, before it waits for requests to finish: ends long-lived answers. */
   onStopping(task: () => void): void;
   /** Runs at the server's graceful stop, after requests have finished. */

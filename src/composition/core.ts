@@ -23,7 +23,6 @@ import type { Measures } from '../module.ts';
 import { parseAddressRanges } from '../net/address-ranges.ts';
 import { nodeFileSystem, type FileSystem } from '../store/files.ts';
 import { Store, type CompactionHooks } from '../store/store.ts';
-import { DeliveryCounts } from '../webhooks/delivery-counts.ts';
 import { DEFAULT_TIMEOUT_MS as WEBHOOK_SEND_TIMEOUT_MS, WebhookDispatcher } from '../webhooks/dispatcher.ts';
 import { WebhookOutbox } from '../webhooks/outbox.ts';
 
@@ -75,12 +74,9 @@ export async function openCore(options: CoreOptions) {
   // With counting off (MARKETPLACE_ANALYTICS=0) the request path records nothing; reads still work.
   const recorder: UsageRecorder = config.analytics ? usage : NOT_COUNTING;
   // Events are queued in the same write as their change; the dispatcher delivers them later.
-  const deliveryCounts = new DeliveryCounts((_outcome, howMany, source) => {
-    // Attempts reach /metrics through the webhook changes they write; drops write none.
-    if (source === 'dropped') measures.droppedDeliveries?.(howMany);
-  });
   // Each user's event log (GET /v1/events) is the events module's: it gives the outbox its log at install.
-  const outbox = new WebhookOutbox({ store, clock, counts: deliveryCounts, warn });
+  // Drops past a webhook's cap reach GET /metrics (the metrics module) this way; attempts, through the webhook changes they write.
+  const outbox = new WebhookOutbox({ store, clock, onDropped: (howMany) => measures.droppedDeliveries?.(howMany), warn });
   const audit = new AuditLog(store, clock);
   // Each key is metered alone, against its own rate_limit, with no quota; the plans module
   // (src/modules/plans/) fills this at its install: shared windows, the plans' quotas, the plans keys are put on.
@@ -88,19 +84,10 @@ export async function openCore(options: CoreOptions) {
   const dispatcher = new WebhookDispatcher({
     store,
     clock,
-    counts: deliveryCounts,
     retryDelaysMs: config.webhookRetryDelaysMs,
     allowPrivate: config.webhookAllowPrivate,
     // Instances sharing a database claim each attempt, so one of them sends it.
     claims: backends.attemptClaims(store),
-    // Switched off for failing: no request, so no request id; the owner is named for their activity.
-    disabledEntryOp: (webhook, failingSince) =>
-      audit.entryOp('webhook-dispatcher', {
-        action: 'webhook.disable',
-        target_type: 'webhook',
-        target_id: webhook.id,
-        changes: { owner_id: webhook.user_id, url: webhook.url, disabled_reason: 'failing', failing_since: failingSince },
-      }),
     warn,
   });
   const index = new ListingIndex(store);
@@ -143,7 +130,6 @@ export async function openCore(options: CoreOptions) {
     usageReader,
     metering,
     recorder,
-    deliveryCounts,
     outbox,
     dispatcher,
     index,

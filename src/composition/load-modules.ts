@@ -13,6 +13,7 @@ const LOADERS: Readonly<Record<ModuleName, () => Promise<MarketplaceModule>>> = 
   events: async () => (await import('../modules/events/index.ts')).eventsModule,
   metrics: async () => (await import('../modules/metrics/index.ts')).metricsModule,
   plans: async () => (await import('../modules/plans/index.ts')).plansModule,
+  'webhook-tools': async () => (await import('../modules/webhook-tools/index.ts')).webhookToolsModule,
   'cpu-budget': async () => (await import('../modules/cpu-budget/index.ts')).cpuBudgetModule,
   compression: async () => (await import('../modules/compression/index.ts')).compressionModule,
   idempotency: async () => (await import('../modules/idempotency/index.ts')).idempotencyModule,

@@ -75,6 +75,7 @@ export class ModuleAdditions {
       useCpuBudget: (budget) => void (this.cpuBudget = budget),
       useCompression: (compression) => void (this.compression = compression),
       useIdempotency: (idempotency) => void (this.idempotency = idempotency),
+      switchOffFailingWebhooks: (switchOff) => core.dispatcher.switchOffFailing(switchOff),
     };
   }
 

@@ -26,8 +26,27 @@ export function coreApiRoutes(core: Core): ApiRoute[] {
     ...listingRoutes({ store, clock, index, pageCache, usage: recorder, outbox }),
     ...userRoutes({ store, clock, outbox }),
     ...analyticsRoutes({ store, clock, usage: usageReader, keyLimiter: backends.keyLimiter, metering }),
-    ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter, audit: core.audit, eventRetentionDays: config.eventRetentionDays }),
+    ...webhookRoutes({ store, clock, outbox, allowPrivate: config.webhookAllowPrivate, redeliveryLimiter: backends.redeliveryLimiter }),
   ];
+}
+
+/**
+ * The modules' /v1 routes added to the core's: the webhook-tools module's each after the core
+ * route /openapi.json has always listed it after (so the document keeps its order), the others
+ * at the end.
+ */
+export function addModuleApiRoutes(apiRoutes: ApiRoute[], moduleRoutes: readonly ApiRoute[]): void {
+  const placedAfter: Readonly<Record<string, string>> = {
+    'PATCH /v1/webhooks/:id': 'POST /v1/webhooks',
+    'POST /v1/webhooks/:id/rotate-secret': 'DELETE /v1/webhooks/:id',
+    'POST /v1/webhooks/:id/recover': 'POST /v1/webhooks/:id/rotate-secret',
+  };
+  for (const route of moduleRoutes) {
+    const after = placedAfter[`${route.method} ${route.pattern}`];
+    const position = apiRoutes.findIndex((placed) => `${placed.method} ${placed.pattern}` === after);
+    if (position === -1) apiRoutes.push(route);
+    else apiRoutes.splice(position + 1, 0, route);
+  }
 }
 
 /** The operator API: the core's routes with the modules' in their places. */

@@ -1,6 +1,7 @@
-// Addresses and CIDR ranges (IPv4 and IPv6) to test client addresses against: the proxies named
-// in TRUST_PROXY. Addresses are compared as numbers (BigInt), so "::ffff:10.0.0.1" (how Node
-// shows an IPv4 client on a dual-stack socket) matches 10.0.0.0/8.
+// Addresses and CIDR ranges (IPv4 and IPv6) to test addresses against: the proxies named in
+// TRUST_PROXY, and the special-purpose ranges no webhook goes to (webhooks/address-guard.ts).
+// Addresses are compared as numbers (BigInt), so "::ffff:10.0.0.1" (how Node shows an IPv4
+// client on a dual-stack socket) matches 10.0.0.0/8.
 
 import { isIP } from 'node:net';
 

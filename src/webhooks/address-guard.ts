@@ -9,6 +9,7 @@ import type { LookupAddress, LookupAllOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { LookupFunction } from 'node:net';
+import { parseAddress, parseAddressRanges } from '../net/address-ranges.ts';
 
 const MAX_URL_LENGTH = 2048;
 
@@ -21,30 +22,16 @@ export type BaseLookup = (
   callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
 ) => void;
 
-// ---- IPv4 ----
+// ---- the ranges ----
 
-function parseIpv4(text: string): number | null {
-  if (isIP(text) !== 4) return null;
-  // isIP accepts only four plain decimal octets, so Number() reads each one as written.
-  return text.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
-}
-
-interface Ipv4Range {
-  base: number;
-  mask: number;
-}
-
-function ipv4Range(cidr: string): Ipv4Range {
-  const [address = '', bits = ''] = cidr.split('/');
-  const base = parseIpv4(address);
-  const prefixLength = Number(bits);
-  if (base === null) throw new Error(`bad IPv4 range ${cidr}`);
-  const mask = prefixLength === 0 ? 0 : (0xffffffff << (32 - prefixLength)) >>> 0;
-  return { base, mask };
-}
-
-/** The IANA IPv4 special-purpose registry, every entry (a receiver on the Internet has none of these). */
-const FORBIDDEN_IPV4 = [
+/**
+ * The IANA special-purpose registries, every entry of both (a receiver on the Internet has none
+ * of these addresses). The IPv6 forms that carry an IPv4 address (mapped, compatible,
+ * translated, NAT64, 6to4) are refused whatever is inside: a translator or a dual-stack socket
+ * would take the connection somewhere the IPv4 rules never saw, and a real receiver publishes a
+ * plain address.
+ */
+const FORBIDDEN_RANGES = parseAddressRanges([
   '0.0.0.0/8', // "this network"; 0.0.0.0 reaches the local host on many systems
   '10.0.0.0/8',
   '100.64.0.0/10', // carrier-grade NAT
@@ -63,67 +50,6 @@ const FORBIDDEN_IPV4 = [
   '203.0.113.0/24', // TEST-NET-3 (documentation)
   '224.0.0.0/4', // multicast
   '240.0.0.0/4', // reserved, including broadcast 255.255.255.255
-].map(ipv4Range);
-
-function isForbiddenIpv4(address: number): boolean {
-  return FORBIDDEN_IPV4.some((range) => ((address & range.mask) >>> 0) === ((range.base & range.mask) >>> 0));
-}
-
-// ---- IPv6 ----
-
-/** Eight 16-bit groups, or null. Accepts `::` shorthand, a dotted IPv4 tail and a `%zone`. */
-function parseIpv6(text: string): number[] | null {
-  let address = text.split('%')[0] ?? '';
-  if (isIP(address) !== 6) return null;
-
-  const lastColon = address.lastIndexOf(':');
-  const tail = address.slice(lastColon + 1);
-  if (tail.includes('.')) {
-    const embedded = parseIpv4(tail);
-    if (embedded === null) return null;
-    address = `${address.slice(0, lastColon + 1)}${(embedded >>> 16).toString(16)}:${(embedded & 0xffff).toString(16)}`;
-  }
-
-  const halves = address.split('::');
-  if (halves.length > 2) return null;
-  const readGroups = (part: string | undefined): number[] =>
-    part === undefined || part === '' ? [] : part.split(':').map((group) => Number.parseInt(group, 16));
-  const head = readGroups(halves[0]);
-  const rest = readGroups(halves[1]);
-  const missing = 8 - head.length - rest.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 0) return null;
-  const groups = [...head, ...new Array<number>(missing).fill(0), ...rest];
-  return groups.every((group) => Number.isInteger(group) && group >= 0 && group <= 0xffff) ? groups : null;
-}
-
-interface Ipv6Range {
-  groups: number[];
-  prefixLength: number;
-}
-
-function ipv6Range(cidr: string): Ipv6Range {
-  const [address = '', bits = ''] = cidr.split('/');
-  const groups = parseIpv6(address);
-  if (groups === null) throw new Error(`bad IPv6 range ${cidr}`);
-  return { groups, prefixLength: Number(bits) };
-}
-
-function inIpv6Range(groups: number[], range: Ipv6Range): boolean {
-  let remainingBits = range.prefixLength;
-  for (let index = 0; remainingBits > 0; index += 1, remainingBits -= 16) {
-    const mask = remainingBits >= 16 ? 0xffff : (0xffff << (16 - remainingBits)) & 0xffff;
-    if (((groups[index] ?? 0) & mask) !== ((range.groups[index] ?? 0) & mask)) return false;
-  }
-  return true;
-}
-
-/**
- * The IANA IPv6 special-purpose registry, every entry. The forms that carry an IPv4 address
- * (mapped, compatible, translated, NAT64, 6to4) are refused whatever is inside: a translator or
- * a dual-stack socket would take the connection somewhere the IPv4 rules never saw, and a real
- * receiver publishes a plain address.
- */
-const FORBIDDEN_IPV6 = [
   '::/96', // unspecified ::, loopback ::1 and the deprecated IPv4-compatible form
   '::ffff:0:0/96', // IPv4-mapped
   '::ffff:0:0:0/96', // IPv4-translated (SIIT)
@@ -140,11 +66,7 @@ const FORBIDDEN_IPV6 = [
   'fe80::/10', // link-local
   'fec0::/10', // old site-local
   'ff00::/8', // multicast
-].map(ipv6Range);
-
-function isForbiddenIpv6(groups: number[]): boolean {
-  return FORBIDDEN_IPV6.some((range) => inIpv6Range(groups, range));
-}
+]);
 
 // ---- the host's own addresses ----
 
@@ -153,10 +75,8 @@ export type InterfaceList = NodeJS.Dict<{ address: string }[]>;
 
 /** One spelling per address, so `::FFFF:0:1` and `::ffff:0.0.0.1` compare equal. */
 function canonicalAddress(ip: string): string | null {
-  const ipv4 = parseIpv4(ip);
-  if (ipv4 !== null) return `4:${ipv4}`;
-  const ipv6 = parseIpv6(ip);
-  return ipv6 === null ? null : `6:${ipv6.join(':')}`;
+  const parsed = parseAddress(ip);
+  return parsed === null ? null : `${parsed.family}:${parsed.value}`;
 }
 
 /**
@@ -179,13 +99,11 @@ export function isOwnAddress(ip: string, interfaces: InterfaceList = networkInte
  * @example isForbiddenAddress('169.254.169.254') // true
  */
 export function isForbiddenAddress(ip: string, interfaces?: InterfaceList): boolean {
-  const bare = ip.startsWith('[') && ip.endsWith(']') ? ip.slice(1, -1) : ip;
-  const ipv4 = parseIpv4(bare);
-  const ipv6 = ipv4 === null ? parseIpv6(bare) : null;
-  if (ipv4 !== null && isForbiddenIpv4(ipv4)) return true;
-  if (ipv6 !== null && isForbiddenIpv6(ipv6)) return true;
-  if (ipv4 === null && ipv6 === null) return true;
-  return isOwnAddress(bare, interfaces);
+  const parsed = parseAddress(ip);
+  if (parsed === null) return true;
+  // parseAddress reads the mapped form ::ffff:a.b.c.d as the IPv4 address inside; refused as any mapped form is.
+  if (parsed.family === 4 && ip.includes(':')) return true;
+  return FORBIDDEN_RANGES.includes(ip) || isOwnAddress(ip, interfaces);
 }
 
 // ---- URLs ----

@@ -12,7 +12,6 @@ import { isUserBarred } from '../domain/visibility.ts';
 import type { WriteOp } from '../store/format.ts';
 import { StoreClosedError } from '../store/store.ts';
 import type { ChangeEvent, Store } from '../store/store.ts';
-import type { CountedOutcome, DeliveryCounts } from './delivery-counts.ts';
 import { skippedOutcomeOps, targetsChangedOp } from './outbox.ts';
 import { outcomeLogged, type DeliveryOutcomeLogRecord } from './outcome-log.ts';
 import { decideAttempt, failureReason } from './outcome-rules.ts';
@@ -48,8 +47,6 @@ export interface WebhookDispatcherOptions {
   maxInFlight?: number;
   /** Sends under way at once for one user's webhooks. */
   maxInFlightPerUser?: number;
-  /** Where each attempt's outcome is counted. */
-  counts?: DeliveryCounts;
   /** With many instances: claim each attempt so that one instance sends it (null/absent: one instance). */
   claims?: AttemptClaims | null;
   /** How long stop() waits for sends under way. */
@@ -57,15 +54,14 @@ export interface WebhookDispatcherOptions {
   /** First pause before writing an outcome again when the store refused it (doubles, up to a minute). */
   storeRetryMs?: number;
   maxRetryAfterMs?: number;
-  /** How long every delivery of a webhook may fail (none delivered) before it is switched off; 5 days by default. */
-  failingForMs?: number;
-  /** The audit entry recording that a webhook was switched off for failing (written with it). */
-  disabledEntryOp?: (webhook: WebhookRecord, failingSince: string) => WriteOp;
   warn?: (message: string) => void;
 }
 
-/** Every delivery failing for this long (none delivered) switches a webhook off. */
-export const DEFAULT_FAILING_FOR_MS = 5 * 24 * 60 * 60 * 1000;
+/** Switching off a webhook whose every delivery failed for `afterMs`, audited by the op `entryOp` makes. */
+export interface FailingSwitchOff {
+  afterMs: number;
+  entryOp: (webhook: WebhookRecord, failingSince: string) => WriteOp;
+}
 
 export class WebhookDispatcher {
   private readonly store: Store;
@@ -76,14 +72,13 @@ export class WebhookDispatcher {
   private readonly timeoutMs: number;
   private readonly maxInFlight: number;
   private readonly maxInFlightPerUser: number;
-  private readonly counts: DeliveryCounts | undefined;
   private readonly stopTimeoutMs: number;
   private readonly storeRetryMs: number;
   private readonly maxRetryAfterMs: number;
   private readonly warn: (message: string) => void;
   private readonly claims: AttemptClaims | null;
-  private readonly failingForMs: number;
-  private readonly disabledEntryOp: ((webhook: WebhookRecord, failingSince: string) => WriteOp) | undefined;
+  /** Set by the webhook-tools module (switchOffFailing); null: a failing webhook keeps its retries. */
+  private failingSwitchOff: FailingSwitchOff | null = null;
 
   private started = false;
   private stopped = false;
@@ -114,14 +109,20 @@ export class WebhookDispatcher {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxInFlight = Math.max(1, options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     this.maxInFlightPerUser = Math.max(1, options.maxInFlightPerUser ?? DEFAULT_MAX_IN_FLIGHT_PER_USER);
-    this.counts = options.counts;
     this.stopTimeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     this.storeRetryMs = options.storeRetryMs ?? DEFAULT_STORE_RETRY_MS;
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
     this.warn = options.warn ?? ((message: string) => console.warn(message));
     this.claims = options.claims ?? null;
-    this.failingForMs = options.failingForMs ?? DEFAULT_FAILING_FOR_MS;
-    this.disabledEntryOp = options.disabledEntryOp;
+  }
+
+  /**
+   * From now on a webhook whose every delivery has failed for `switchOff.afterMs` (none
+   * delivered) is switched off. The webhook-tools module sets it, as it can resume one (PATCH);
+   * without it a failing webhook keeps its retries, as a server with no way back should.
+   */
+  switchOffFailing(switchOff: FailingSwitchOff): void {
+    this.failingSwitchOff = switchOff;
   }
 
   /** Schedules every pending delivery in the store, then each new one as it is written. Once only. */
@@ -339,14 +340,7 @@ export class WebhookDispatcher {
       const outcome = await this.sendOnce(webhook, delivery, payload);
       const durationMs = Math.max(0, Math.round(this.clock.monotonic() - sendStarted));
       releaseSlot();
-      let counted: CountedOutcome | undefined;
-      await this.record(delivery, (current, currentWebhook, outcomeLog) => {
-        const result = this.outcomeOps(outcome, current, currentWebhook, outcomeLog, durationMs);
-        counted = result.counted;
-        return result.ops;
-      });
-      // Counted once the outcome is written (a refused write is tried again, not counted again).
-      if (counted !== undefined) this.counts?.add(counted);
+      await this.record(delivery, (current, currentWebhook, outcomeLog) => this.outcomeOps(outcome, current, currentWebhook, outcomeLog, durationMs));
     } finally {
       releaseSlot();
     }
@@ -404,10 +398,10 @@ export class WebhookDispatcher {
     webhook: WebhookRecord | undefined,
     outcomeLog: DeliveryOutcomeLogRecord | undefined,
     durationMs: number,
-  ): { ops: WriteOp[]; counted?: CountedOutcome } {
+  ): WriteOp[] {
     // Deleted (with its webhook, or dropped beyond the pending cap) while we were sending.
-    if (current === undefined) return { ops: [] };
-    if (webhook === undefined) return { ops: [deleteDelivery(current.id)] };
+    if (current === undefined) return [];
+    if (webhook === undefined) return [deleteDelivery(current.id)];
     const nowMs = this.clock.now();
     const at = isoTime(nowMs);
     const attempts = current.attempts + 1;
@@ -438,29 +432,32 @@ export class WebhookDispatcher {
         outcomeLog,
       );
 
-    const decision = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
-    // Every delivery failing since `failingSince` (none delivered): past failingForMs, switched off.
-    const failingSince = decision.kind === 'delivered' ? null : (webhook.failing_since ?? at);
-    const failingTooLong = failingSince !== null && webhook.active && nowMs - Date.parse(failingSince) >= this.failingForMs;
+    const decided = decideAttempt(outcome, attempts, { retryDelaysMs: this.retryDelaysMs, maxRetryAfterMs: this.maxRetryAfterMs });
+    // Every delivery failing since `failingSince` (none delivered): past the switch-off's time, switched off.
+    const failingSince = decided.kind === 'delivered' ? null : (webhook.failing_since ?? at);
+    const switchOff = this.failingSwitchOff;
+    const failingTooLong = switchOff !== null && failingSince !== null && webhook.active && nowMs - Date.parse(failingSince) >= switchOff.afterMs;
+    // A webhook failing too long gets no retry: it is switched off, and the delivery has failed.
+    const decision = decided.kind === 'retry' && failingTooLong ? { kind: 'failed' as const } : decided;
     const switchedOff = (written: WebhookRecord, reason: 'gone' | 'failing'): WriteOp[] => [
       // Switched off: it receives no more events, so its owner's targets change too.
       putWebhook({ ...written, active: false, disabled_reason: reason, failing_since: null }),
       targetsChangedOp(webhook.user_id, at),
-      ...(reason === 'failing' && this.disabledEntryOp !== undefined ? [this.disabledEntryOp(webhook, failingSince!)] : []),
+      ...(reason === 'failing' && switchOff !== null ? [switchOff.entryOp(webhook, failingSince!)] : []),
     ];
     switch (decision.kind) {
       case 'delivered': {
         const { webhook: written, ops } = logged('delivered');
-        return { ops: [deleteDelivery(current.id), putWebhook({ ...written, failing_since: null }), ...ops], counted: 'delivered' };
+        return [deleteDelivery(current.id), putWebhook({ ...written, failing_since: null }), ...ops];
       }
       case 'deactivate': {
         const { webhook: written, ops } = logged('failed');
-        return { ops: [deleteDelivery(current.id), ...switchedOff(written, 'gone'), ...ops], counted: 'failed' };
+        return [deleteDelivery(current.id), ...switchedOff(written, 'gone'), ...ops];
       }
       case 'failed': {
         const { webhook: written, ops } = logged('failed');
         const kept = failingTooLong ? switchedOff(written, 'failing') : [putWebhook({ ...written, failing_since: failingSince })];
-        return { ops: [deleteDelivery(current.id), ...kept, ...ops], counted: 'failed' };
+        return [deleteDelivery(current.id), ...kept, ...ops];
       }
       case 'retry': {
         const retry: DeliveryRecord = {
@@ -473,15 +470,7 @@ export class WebhookDispatcher {
           updated_at: at,
         };
         const { webhook: written, ops } = logged('retrying', retry.next_attempt_at);
-        if (failingTooLong) {
-          // Switched off: no retry either; the outcome says failed.
-          const { webhook: final, ops: finalOps } = logged('failed');
-          return { ops: [deleteDelivery(current.id), ...switchedOff(final, 'failing'), ...finalOps], counted: 'failed' };
-        }
-        return {
-          ops: [{ op: 'put', collection: DELIVERIES, id: retry.id, data: retry }, putWebhook({ ...written, failing_since: failingSince }), ...ops],
-          counted: 'retrying',
-        };
+        return [{ op: 'put', collection: DELIVERIES, id: retry.id, data: retry }, putWebhook({ ...written, failing_since: failingSince }), ...ops];
       }
     }
   }

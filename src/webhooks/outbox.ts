@@ -22,7 +22,6 @@ import type { WriteOp } from '../store/format.ts';
 import type { ChangeEvent, DecisionReader, Store } from '../store/store.ts';
 import type { RecordReader } from '../store/collections.ts';
 import type { EventOutbox, EventType } from '../domain/events.ts';
-import type { DeliveryCounts } from './delivery-counts.ts';
 import type { DeliveryOutcome, DeliveryRecord, EventLogRecord, EventRecord, WebhookRecord, WebhookTargetsRecord } from '../domain/webhook-records.ts';
 import { isPaused, isPendingDelivery, webhookView } from '../domain/webhook-records.ts';
 import { eventsNamedBy, outcomeLogged } from './outcome-log.ts';
@@ -41,8 +40,8 @@ export function targetsChangedOp(userId: string, at: string): WriteOp {
 export interface WebhookOutboxOptions {
   store: Store;
   clock: Clock;
-  /** Where dropped deliveries are counted as failed. */
-  counts?: DeliveryCounts;
+  /** Told the pending deliveries dropped past a webhook's cap, once their write has landed (GET /metrics counts them as failed). */
+  onDropped?: (howMany: number) => void;
   maxPendingPerWebhook?: number;
   warn?: (message: string) => void;
 }
@@ -70,7 +69,7 @@ export class WebhookOutbox implements EventOutbox {
   /** Events no delivery refers to any more, to delete in the next write of them. */
   private readonly unreferenced = new Set<string>();
   private removalQueued = false;
-  private readonly counts: DeliveryCounts | undefined;
+  private readonly onDropped: ((howMany: number) => void) | undefined;
   private readonly maxPendingPerWebhook: number;
   private readonly warn: (message: string) => void;
   /** Where every event is also logged for its owner (GET /v1/events), webhooks or not: set by logEventsIn(). */
@@ -79,13 +78,13 @@ export class WebhookOutbox implements EventOutbox {
   constructor(options: WebhookOutboxOptions) {
     this.store = options.store;
     this.clock = options.clock;
-    this.counts = options.counts;
+    this.onDropped = options.onDropped;
     this.maxPendingPerWebhook = Math.max(1, options.maxPendingPerWebhook ?? MAX_PENDING_PER_WEBHOOK);
     this.warn = options.warn ?? ((message: string) => console.warn(message));
-    for (const webhook of this.store.values(WEBHOOKS)) this.index(webhook.user_id, webhook.id);
+    for (const webhook of this.store.values(WEBHOOKS)) addTo(this.idsByOwner, webhook.user_id, webhook.id);
     for (const delivery of this.store.values(DELIVERIES)) {
-      if (isPendingDelivery(delivery)) this.trackPending(delivery.webhook_id, delivery.id, true);
-      this.trackReference(delivery.event_id, delivery.id, true);
+      if (isPendingDelivery(delivery)) addTo(this.pendingByWebhook, delivery.webhook_id, delivery.id);
+      addTo(this.deliveriesByEvent, delivery.event_id, delivery.id);
     }
     for (const log of this.store.values(DELIVERY_OUTCOMES)) this.trackOutcomes(outcomeHolder(DELIVERY_OUTCOMES, log.id), [], eventsNamedBy(DELIVERY_OUTCOMES, log));
     for (const entry of this.store.values(DELIVERY_OUTCOME_ENTRIES)) this.trackOutcomes(outcomeHolder(DELIVERY_OUTCOME_ENTRIES, entry.id), [], eventsNamedBy(DELIVERY_OUTCOME_ENTRIES, entry));
@@ -128,7 +127,7 @@ export class WebhookOutbox implements EventOutbox {
     // another server registering, removing or switching off one of them makes it decided again,
     // while a delivery outcome written on a webhook does not. Reading it also orders this write
     // after any other queuing events for the owner in the same batch (each one rewrites it).
-    const current = tx.get(WEBHOOK_TARGETS, ownerId);
+    tx.get(WEBHOOK_TARGETS, ownerId);
     const subscribed = this.webhooksOf(ownerId).filter((webhook) => webhook.events.includes(type));
     const targets = subscribed.filter((webhook) => webhook.active);
     const paused = subscribed.filter(isPaused);
@@ -149,8 +148,7 @@ export class WebhookOutbox implements EventOutbox {
       if (webhook === undefined || !isPaused(webhook)) continue;
       ops.push(...skippedOutcomeOps(tx, webhook, eventId, type, isoTime(this.clock.now())));
     }
-    const touched: WebhookTargetsRecord = { id: ownerId, changed_at: current?.changed_at ?? isoTime(this.clock.now()), last_event_id: eventId };
-    ops.push({ op: 'put', collection: WEBHOOK_TARGETS, id: ownerId, data: touched });
+    ops.push(touchedTargetsOp(tx, ownerId, eventId, isoTime(this.clock.now())));
     return ops;
   }
 
@@ -186,52 +184,27 @@ export class WebhookOutbox implements EventOutbox {
   }
 
   /**
-   * A new delivery of an event the webhook already had (its owner's redelivery): the same event
-   * record, so the same webhook-id and body; signed afresh when sent. Decided on the owner's
-   * targets record, which it rewrites, so two redeliveries at once are decided one after the
-   * other and the second sees the first's delivery. Null when the event is no longer kept.
-   */
-  redeliveryOps(tx: DecisionReader, webhook: WebhookRecord, eventId: string): { ops: WriteOp[]; event: EventRecord } | null {
-    const current = tx.get(WEBHOOK_TARGETS, webhook.user_id);
-    const event = tx.get(EVENTS, eventId);
-    if (event === undefined) return null;
-    const nowMs = this.clock.now();
-    const createdAt = isoTime(nowMs);
-    const drops = this.dropOldestOps(tx, webhook.id);
-    this.countDropsOnCommit(tx, drops.length);
-    const delivery = newDelivery(webhook.id, event.id, event.type, nowMs);
-    const touched: WebhookTargetsRecord = { id: webhook.user_id, changed_at: current?.changed_at ?? createdAt, last_event_id: event.id };
-    return {
-      event,
-      ops: [...drops, { op: 'put', collection: DELIVERIES, id: delivery.id, data: delivery }, { op: 'put', collection: WEBHOOK_TARGETS, id: webhook.user_id, data: touched }],
-    };
-  }
-
-  /**
-   * Sending `eventId` to the owner's `webhook` now (a redelivery or a recovery): a delivery of it
-   * still waiting (a retry) is made due now instead, so it replaces the pending retry; otherwise
-   * a new delivery, as redeliveryOps. Null when the event is no longer kept.
+   * Sending `eventId` to the owner's `webhook` now (a redelivery or a recovery): the same event
+   * record, so the same webhook-id and body, signed afresh when sent. A delivery of it still
+   * waiting (a retry) is made due now instead, so it replaces the pending retry; otherwise a new
+   * delivery, decided on the owner's targets record, which it rewrites, so two redeliveries at
+   * once are decided one after the other and the second sees the first's delivery. Null when the
+   * event is no longer kept.
    */
   sendNowOps(tx: DecisionReader, webhook: WebhookRecord, eventId: string): { ops: WriteOp[]; event: EventRecord } | null {
     const event = tx.get(EVENTS, eventId);
     if (event === undefined) return null;
+    const nowMs = this.clock.now();
     for (const deliveryId of this.deliveriesByEvent.get(eventId) ?? []) {
       const delivery = tx.get(DELIVERIES, deliveryId);
       if (delivery === undefined || delivery.webhook_id !== webhook.id || !isPendingDelivery(delivery)) continue;
-      const nowMs = this.clock.now();
       const due: DeliveryRecord = { ...delivery, next_attempt_at: nowMs, updated_at: isoTime(nowMs) };
       return { event, ops: [{ op: 'put', collection: DELIVERIES, id: due.id, data: due }] };
     }
-    return this.redeliveryOps(tx, webhook, eventId);
-  }
-
-  /** Whether a delivery of `eventId` to `webhookId` is still waiting or being sent. */
-  isUnderWay(tx: DecisionReader, webhookId: string, eventId: string): boolean {
-    for (const deliveryId of this.deliveriesByEvent.get(eventId) ?? []) {
-      const delivery = tx.get(DELIVERIES, deliveryId);
-      if (delivery !== undefined && delivery.webhook_id === webhookId) return true;
-    }
-    return false;
+    const drops = this.dropOldestOps(tx, webhook.id);
+    this.countDropsOnCommit(tx, drops.length);
+    const delivery = newDelivery(webhook.id, event.id, event.type, nowMs);
+    return { event, ops: [...drops, { op: 'put', collection: DELIVERIES, id: delivery.id, data: delivery }, touchedTargetsOp(tx, webhook.user_id, event.id, isoTime(nowMs))] };
   }
 
   /** The event for the owner's log alone, when no webhook of theirs receives it. */
@@ -275,18 +248,19 @@ export class WebhookOutbox implements EventOutbox {
   }
 
   private countDropsOnCommit(tx: DecisionReader, dropped: number): void {
-    if (dropped > 0) tx.afterCommit(() => this.counts?.add('failed', dropped, 'dropped'));
+    if (dropped > 0) tx.afterCommit(() => this.onDropped?.(dropped));
   }
 
   /** Keeps the owner index, pending counts and event references current; wired to the store's changes in app.ts. */
   onStoreChange(change: ChangeEvent): void {
     if (change.collection === DELIVERIES) {
       const after = change.after as DeliveryRecord | undefined;
-      const before = change.before as DeliveryRecord | undefined;
-      const webhookId = after?.webhook_id ?? before?.webhook_id;
-      if (webhookId !== undefined) this.trackPending(webhookId, change.id, after !== undefined && isPendingDelivery(after));
-      const eventId = after?.event_id ?? before?.event_id;
-      if (eventId !== undefined) this.trackReference(eventId, change.id, after !== undefined);
+      const delivery = after ?? (change.before as DeliveryRecord | undefined);
+      if (delivery === undefined) return;
+      if (after !== undefined && isPendingDelivery(after)) addTo(this.pendingByWebhook, delivery.webhook_id, change.id);
+      else removeFrom(this.pendingByWebhook, delivery.webhook_id, change.id);
+      if (after !== undefined) addTo(this.deliveriesByEvent, delivery.event_id, change.id);
+      else if (removeFrom(this.deliveriesByEvent, delivery.event_id, change.id)) this.forgetIfUnreferenced(delivery.event_id);
       return;
     }
     if (change.collection === EVENTS) {
@@ -300,27 +274,8 @@ export class WebhookOutbox implements EventOutbox {
     if (change.collection !== WEBHOOKS) return;
     const before = change.before as WebhookRecord | undefined;
     const after = change.after as WebhookRecord | undefined;
-    if (before !== undefined && before.user_id !== after?.user_id) {
-      const ids = this.idsByOwner.get(before.user_id);
-      ids?.delete(before.id);
-      if (ids?.size === 0) this.idsByOwner.delete(before.user_id);
-    }
-    if (after !== undefined) this.index(after.user_id, after.id);
-  }
-
-  private trackReference(eventId: string, deliveryId: string, refers: boolean): void {
-    let ids = this.deliveriesByEvent.get(eventId);
-    if (refers) {
-      if (ids === undefined) {
-        ids = new Set();
-        this.deliveriesByEvent.set(eventId, ids);
-      }
-      ids.add(deliveryId);
-      return;
-    }
-    if (ids === undefined || !ids.delete(deliveryId) || ids.size > 0) return;
-    this.deliveriesByEvent.delete(eventId);
-    this.forgetIfUnreferenced(eventId);
+    if (before !== undefined && before.user_id !== after?.user_id) removeFrom(this.idsByOwner, before.user_id, before.id);
+    if (after !== undefined) addTo(this.idsByOwner, after.user_id, after.id);
   }
 
   /**
@@ -331,21 +286,12 @@ export class WebhookOutbox implements EventOutbox {
   private trackOutcomes(holder: string, before: readonly string[], after: readonly string[]): void {
     const named = new Set(after);
     for (const eventId of named) {
-      let holders = this.outcomesByEvent.get(eventId);
-      if (holders === undefined) {
-        holders = new Set();
-        this.outcomesByEvent.set(eventId, holders);
-      }
-      holders.add(holder);
+      addTo(this.outcomesByEvent, eventId, holder);
       // Named again in the same write that removed its last delivery: kept after all.
       this.unreferenced.delete(eventId);
     }
     for (const eventId of before) {
-      if (named.has(eventId)) continue;
-      const holders = this.outcomesByEvent.get(eventId);
-      if (holders === undefined || !holders.delete(holder) || holders.size > 0) continue;
-      this.outcomesByEvent.delete(eventId);
-      this.forgetIfUnreferenced(eventId);
+      if (!named.has(eventId) && removeFrom(this.outcomesByEvent, eventId, holder)) this.forgetIfUnreferenced(eventId);
     }
   }
 
@@ -396,29 +342,6 @@ export class WebhookOutbox implements EventOutbox {
         });
     });
   }
-
-  private trackPending(webhookId: string, deliveryId: string, pending: boolean): void {
-    let ids = this.pendingByWebhook.get(webhookId);
-    if (pending) {
-      if (ids === undefined) {
-        ids = new Set();
-        this.pendingByWebhook.set(webhookId, ids);
-      }
-      ids.add(deliveryId);
-      return;
-    }
-    ids?.delete(deliveryId);
-    if (ids?.size === 0) this.pendingByWebhook.delete(webhookId);
-  }
-
-  private index(ownerId: string, webhookId: string): void {
-    let ids = this.idsByOwner.get(ownerId);
-    if (ids === undefined) {
-      ids = new Set();
-      this.idsByOwner.set(ownerId, ids);
-    }
-    ids.add(webhookId);
-  }
 }
 
 /** The outcome `skipped` of event `eventId` for the paused `webhook` (its last_delivery unchanged: nothing was sent). */
@@ -456,3 +379,26 @@ function outcomeHolder(collection: string, id: string): string {
   return `${collection}/${id}`;
 }
 
+/**
+ * The op rewriting `ownerId`'s targets record with the last event queued for their webhooks
+ * (read through tx, so the write is decided on it): see eventOps.
+ */
+function touchedTargetsOp(tx: DecisionReader, ownerId: string, eventId: string, at: string): WriteOp {
+  const touched: WebhookTargetsRecord = { id: ownerId, changed_at: tx.get(WEBHOOK_TARGETS, ownerId)?.changed_at ?? at, last_event_id: eventId };
+  return { op: 'put', collection: WEBHOOK_TARGETS, id: ownerId, data: touched };
+}
+
+/** Adds `value` to the set under `key`, made with the first. */
+function addTo(sets: Map<string, Set<string>>, key: string, value: string): void {
+  const set = sets.get(key);
+  if (set === undefined) sets.set(key, new Set([value]));
+  else set.add(value);
+}
+
+/** Removes `value` from the set under `key`; true when that emptied the set, which goes too. */
+function removeFrom(sets: Map<string, Set<string>>, key: string, value: string): boolean {
+  const set = sets.get(key);
+  if (set === undefined || !set.delete(value) || set.size > 0) return false;
+  sets.delete(key);
+  return true;
+}

@@ -1,21 +1,12 @@
 // Standard Webhooks signatures: secrets are `whsec_` + base64 key bytes, and a delivery is
-// signed with HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<body>". Verification lives
-// here too, so tests and receivers written in Node check deliveries the same way we sign them.
+// signed with HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<body>". A receiver's check of
+// them is verify.ts.
 
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
-const SIGNATURE_VERSION = 'v1';
-const DEFAULT_TOLERANCE_SECONDS = 300;
-
-/** The three Standard Webhooks headers; Node's `req.headers` fits this shape as it is. */
-export interface SignatureHeaders {
-  readonly [name: string]: string | string[] | undefined;
-  'webhook-id'?: string | string[] | undefined;
-  'webhook-timestamp'?: string | string[] | undefined;
-  'webhook-signature'?: string | string[] | undefined;
-}
+export const SIGNATURE_VERSION = 'v1';
 
 /** A new secret: `whsec_` + base64 of 32 random bytes. Shown to the webhook's owner once. */
 export function generateWebhookSecret(): string {
@@ -30,7 +21,8 @@ function secretKey(secret: string): Buffer {
   return key;
 }
 
-function signatureBytes(
+/** The HMAC-SHA256 of "<id>.<timestamp>.<body>" keyed by the secret's bytes. */
+export function signatureBytes(
   secret: string,
   messageId: string,
   timestampSeconds: number | string,
@@ -54,42 +46,6 @@ export function signPayload(
   body: string | Buffer,
 ): string {
   return `${SIGNATURE_VERSION},${signatureBytes(secret, messageId, timestampSeconds, body).toString('base64')}`;
-}
-
-function singleHeader(value: string | string[] | undefined): string | undefined {
-  return typeof value === 'string' && value.length > 0 ? value : undefined;
-}
-
-/**
- * True when one of the space-separated `v1,` signatures matches and the timestamp lies within
- * `toleranceSeconds` of `nowSeconds` either way (an old one may be a replay).
- * @example verifySignature(secret, req.headers, rawBody, Math.floor(Date.now() / 1000))
- */
-export function verifySignature(
-  secret: string,
-  headers: SignatureHeaders,
-  body: string | Buffer,
-  nowSeconds: number,
-  toleranceSeconds = DEFAULT_TOLERANCE_SECONDS,
-): boolean {
-  const messageId = singleHeader(headers['webhook-id']);
-  const timestamp = singleHeader(headers['webhook-timestamp']);
-  const signatures = singleHeader(headers['webhook-signature']);
-  if (messageId === undefined || timestamp === undefined || signatures === undefined) return false;
-  if (!/^\d{1,15}$/.test(timestamp)) return false;
-  if (Math.abs(nowSeconds - Number(timestamp)) > toleranceSeconds) return false;
-
-  // Signed with the header's own text, so "0123" cannot pass for "123".
-  const expected = signatureBytes(secret, messageId, timestamp, body);
-  let matched = false;
-  for (const candidate of signatures.split(' ')) {
-    const comma = candidate.indexOf(',');
-    if (comma === -1 || candidate.slice(0, comma) !== SIGNATURE_VERSION) continue;
-    const given = Buffer.from(candidate.slice(comma + 1), 'base64');
-    // No early return: every candidate is compared, in constant time each.
-    if (given.length === expected.length && timingSafeEqual(given, expected)) matched = true;
-  }
-  return matched;
 }
 
 /**

@@ -28,12 +28,12 @@ function run(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 test('MARKETPLACE_MODULES: all by default, none, a list in install order; an unknown name, or a module without one it needs, is a configuration error naming it', () => {
-  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression', 'idempotency']);
-  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'cpu-budget', 'compression', 'idempotency']);
+  assert.deepEqual(loadConfig({}).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'webhook-tools', 'cpu-budget', 'compression', 'idempotency']);
+  assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'all' }).modules, ['portal', 'dashboard', 'search', 'moderation', 'events', 'metrics', 'plans', 'webhook-tools', 'cpu-budget', 'compression', 'idempotency']);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'none' }).modules, []);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: ' plans, moderation , Portal' }).modules, ['portal', 'moderation', 'plans']);
   assert.deepEqual(loadConfig({ MARKETPLACE_MODULES: 'plans' }).modules, ['plans']);
-  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events, metrics, plans, cpu-budget, compression, idempotency/);
+  assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,forum' }), /MARKETPLACE_MODULES names "forum", which is not a module: use all, none, or a comma list of portal, dashboard, search, moderation, events, metrics, plans, webhook-tools, cpu-budget, compression, idempotency/);
   assert.throws(() => loadConfig({ MARKETPLACE_MODULES: 'portal,dashboard' }), /MARKETPLACE_MODULES names portal, which needs plans: add plans to the list, or leave portal out/);
 });
 
@@ -60,7 +60,13 @@ test('with no modules: /portal, /portal/v1 and /dashboard answer 404; the API, o
   const created = await server.request('POST', '/v1/listings', { headers: auth, body: { title: 'Small', description: 'Served by the core alone', type: 'SKILL', price: 1 } });
   assert.equal(created.status, 201);
   assert.equal((await server.request('GET', '/v1/listings?q=small', { headers: auth })).body.data.length, 1);
-  assert.equal((await server.request('POST', '/v1/webhooks', { headers: auth, body: { url: 'https://example.com/hook', events: ['listing.created'] } })).status, 201);
+  const webhook = await server.request('POST', '/v1/webhooks', { headers: auth, body: { url: 'https://example.com/hook', events: ['listing.created'] } });
+  assert.equal(webhook.status, 201);
+  // Running a webhook is the webhook-tools module's: its routes are not served (DELETE still is, so PATCH is 405).
+  const running = `/v1/webhooks/${webhook.body.data.id}`;
+  assert.equal((await server.request('PATCH', running, { headers: auth, body: { enabled: false } })).status, 405);
+  assert.equal((await server.request('POST', `${running}/rotate-secret`, { headers: auth, body: {} })).status, 404);
+  assert.equal((await server.request('POST', `${running}/recover`, { headers: auth, body: { since: new Date().toISOString() } })).status, 404);
   assert.equal((await server.request('GET', '/v1/analytics/usage', { headers: auth })).status, 200);
   assert.equal((await server.admin('GET', '/admin/v1/stats')).status, 200);
 });

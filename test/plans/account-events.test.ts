@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_PLANS } from '../../src/auth/plans.ts';
 import { PLAN_REQUESTS, type PlanRequestRecord } from '../../src/domain/records.ts';
-import { verifySignature } from '../../src/webhooks/signing.ts';
+import { verifySignature } from '../../src/webhooks/verify.ts';
 import { startServer } from '../helpers/server.ts';
 import { answer, pause, startReceiver, waitFor } from '../webhooks/fixtures.ts';
 

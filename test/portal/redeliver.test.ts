@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DELIVERIES } from '../../src/domain/records.ts';
-import { verifySignature } from '../../src/webhooks/signing.ts';
+import { verifySignature } from '../../src/webhooks/verify.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { startServer, type TestServer } from '../helpers/server.ts';

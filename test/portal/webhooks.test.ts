@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { DELIVERY_OUTCOME_ENTRIES, DELIVERY_OUTCOMES, WEBHOOKS } from '../../src/domain/records.ts';
 import type { WebhookRecord } from '../../src/domain/webhook-records.ts';
 import { loggedOutcomes, MAX_OUTCOMES_PER_WEBHOOK, outcomeLogged, type DeliveryOutcome } from '../../src/webhooks/outcome-log.ts';
-import { verifySignature } from '../../src/webhooks/signing.ts';
+import { verifySignature } from '../../src/webhooks/verify.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser, type PortalUser } from '../helpers/portal.ts';
 import { freshDataDir, openStore } from '../store/helpers.ts';

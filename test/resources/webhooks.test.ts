@@ -1,4 +1,4 @@
-// The webhook rules (src/resources/webhooks.ts) as tables, without a server: a registration
+// The webhook rules (src/resources/webhooks.ts, and the test ping of running-webhooks.ts) as tables, without a server: a registration
 // body in, the registration read or the 400 naming the field; a user and a webhook id in, the
 // ops a registration, removal or test ping would commit, or the refusal (20 webhooks at most,
 // another user's webhook answered as a missing one). Decisions run on a memory store's
@@ -15,12 +15,12 @@ import { decideListingCreate } from '../../src/resources/listings.ts';
 import {
   decideWebhookRegistration,
   decideWebhookRemoval,
-  decideWebhookTestPing,
   MAX_WEBHOOKS_PER_USER,
   ownWebhook,
   readWebhookRegistration,
   takeRedeliveryRequest,
 } from '../../src/resources/webhooks.ts';
+import { decideWebhookTestPing } from '../../src/resources/running-webhooks.ts';
 import { REDELIVERY_LIMIT } from '../../src/webhooks/redelivery.ts';
 import { assertReadings, aUser, commitDecision, decideOnly, openRulesStore, opSummary, refusalOf, seedOps } from './rules-store.ts';
 

@@ -82,7 +82,6 @@ test('20 webhooks to a dead host, many PUTs: at most 1,000 pending per webhook, 
   for (const [webhookId, pending] of pendingAfterSecond) assert.ok(pending <= PENDING_CAP, `${webhookId}: ${pending} pending`);
   assert.ok(bytesAfterSecond < bytesAfterFirst * 1.1, `log grew from ${bytesAfterFirst} to ${bytesAfterSecond} bytes`);
   // 2,200 events for each of 20 webhooks, 1,000 each still pending: the rest were dropped as failed.
-  assert.equal(server.app.deliveryCounts.snapshot().failed, 20 * (2_200 - PENDING_CAP));
   const metrics = await server.admin('GET', '/metrics');
   const failedLine = /^marketplace_webhook_deliveries_total\{outcome="failed"\} (\d+)$/m.exec(metrics.text);
   assert.equal(Number(failedLine?.[1]), 20 * (2_200 - PENDING_CAP), 'GET /metrics counts the dropped deliveries as failed');

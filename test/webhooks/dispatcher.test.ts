@@ -20,7 +20,7 @@ import type { WebhookDispatcherOptions } from '../../src/webhooks/dispatcher.ts'
 import type { EventType } from '../../src/domain/events.ts';
 import { WebhookOutbox } from '../../src/webhooks/outbox.ts';
 import type { DeliveryRecord, WebhookRecord } from '../../src/domain/webhook-records.ts';
-import { verifySignature } from '../../src/webhooks/signing.ts';
+import { verifySignature } from '../../src/webhooks/verify.ts';
 import { addWebhook, answer, pause, queueEvents, startReceiver, waitFor } from './fixtures.ts';
 import type { ReceivedRequest, Receiver } from './fixtures.ts';
 

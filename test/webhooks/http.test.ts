@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { DELIVERIES } from '../../src/domain/records.ts';
 import type { DeliveryRecord } from '../../src/domain/webhook-records.ts';
-import { verifySignature } from '../../src/webhooks/signing.ts';
+import { verifySignature } from '../../src/webhooks/verify.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { idsInOrder, newestFirst } from '../helpers/creation-order.ts';
 import { startServer } from '../helpers/server.ts';

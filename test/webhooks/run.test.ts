@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { ManualClock } from '../../src/clock.ts';
-import { verifySignature } from '../../src/webhooks/signing.ts';
+import { verifySignature } from '../../src/webhooks/verify.ts';
 import type { ReceivedRequest } from './fixtures.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { signedInUser } from '../helpers/portal.ts';

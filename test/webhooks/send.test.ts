@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { ManualClock } from '../../src/clock.ts';
 import { parseRetryAfter, sendWebhook } from '../../src/webhooks/send.ts';
 import type { BaseLookup } from '../../src/webhooks/address-guard.ts';
-import { buildDeliveryHeaders, generateWebhookSecret, verifySignature } from '../../src/webhooks/signing.ts';
+import { buildDeliveryHeaders, generateWebhookSecret } from '../../src/webhooks/signing.ts';
+import { verifySignature } from '../../src/webhooks/verify.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 interface ReceivedRequest {

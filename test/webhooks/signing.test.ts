@@ -7,8 +7,8 @@ import {
   buildDeliveryHeaders,
   generateWebhookSecret,
   signPayload,
-  verifySignature,
 } from '../../src/webhooks/signing.ts';
+import { verifySignature } from '../../src/webhooks/verify.ts';
 
 // The vector from standard-webhooks/standard-webhooks, libraries/javascript/src/webhook.test.ts
 // ("sign function works"); the same value appears in the other language libraries' tests.

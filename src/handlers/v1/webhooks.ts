@@ -1,8 +1,8 @@
-// /v1/webhooks: a user registers, lists, changes (pauses, resumes) and removes their own webhook
-// endpoints, rotates a secret, reads their last delivery outcomes, sends one of those events
-// again or recovers every one not delivered since a time (as the portal does). The operator's
-// read-only list is handlers/admin/webhooks.ts. The rules (the ping queued with a registration,
-// undelivered events dropped with a removal) are resources/webhooks.ts.
+// /v1/webhooks: a user registers, lists and removes their own webhook endpoints, reads their
+// last delivery outcomes and sends one of those events again (as the portal does). The operator's
+// read-only list is handlers/admin/webhooks.ts; changing, pausing, rotating and recovering one are
+// the webhook-tools module's (src/modules/webhook-tools/). The rules (the ping queued with a
+// registration, undelivered events dropped with a removal) are resources/webhooks.ts.
 
 import type { Clock } from '../../clock.ts';
 import { actingUser } from '../../domain/actor.ts';
@@ -14,9 +14,6 @@ import type { WebhookOutbox } from '../../webhooks/outbox.ts';
 import { webhookView } from '../../domain/webhook-records.ts';
 import { deliveryOutcomes } from '../../webhooks/redelivery.ts';
 import type { RateLimiter } from '../../limits/rate-limiter.ts';
-import { isoTime } from '../../clock.ts';
-import { userActor, type AuditLog } from '../../audit/audit-log.ts';
-import { decideRecovery, decideSecretRotation, decideWebhookUpdate, readRecovery, readSecretRotation, readWebhookPatch } from '../../resources/webhooks.ts';
 import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../resources/webhooks.ts';
 
 export interface WebhookRouteDeps {
@@ -27,10 +24,6 @@ export interface WebhookRouteDeps {
   allowPrivate: boolean;
   /** Redeliveries per user, shared with the portal. */
   redeliveryLimiter: RateLimiter;
-  /** Where changes to a webhook are recorded, with its owner as actor. */
-  audit: AuditLog;
-  /** EVENT_RETENTION_DAYS: how far back a recovery's `since` may reach. */
-  eventRetentionDays: number;
 }
 
 export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
@@ -67,39 +60,6 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
     return { status: 200, body: { data: deliveryOutcomes(store, webhook.id) } };
   }
 
-  async function update(context: KeyContext): Promise<Reply> {
-    const webhookId = context.params.id!;
-    const patch = readWebhookPatch(await context.readJsonBody(), allowPrivate);
-    return context.commit((tx, { user }) => {
-      const { ops, webhook, changes } = decideWebhookUpdate(tx, user.id, webhookId, patch, clock.now());
-      const entry = deps.audit.entryOp(context.requestId, { action: 'webhook.update', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) });
-      return { ops: [...ops, entry], result: { status: 200, body: { data: webhookView(webhook) } } };
-    });
-  }
-
-  async function rotateSecret(context: KeyContext): Promise<Reply> {
-    const webhookId = context.params.id!;
-    const { graceSeconds } = readSecretRotation(await context.readJsonBody());
-    return context.commit((tx, { user }) => {
-      const { ops, webhook, previousExpiresAt } = decideSecretRotation(tx, user.id, webhookId, graceSeconds, clock.now());
-      const entry = deps.audit.entryOp(context.requestId, { action: 'webhook.rotate_secret', target_type: 'webhook', target_id: webhook.id, changes: { grace_seconds: graceSeconds }, actor: userActor(user.id) });
-      // The only answer that carries the new secret.
-      return { ops: [...ops, entry], result: { status: 201, headers: { ...SECRET_ANSWER_HEADERS }, body: { data: { secret: webhook.secret, previous_secret_expires_at: previousExpiresAt } } } };
-    });
-  }
-
-  async function recover(context: KeyContext): Promise<Reply> {
-    const webhookId = context.params.id!;
-    const { sinceMs } = readRecovery(await context.readJsonBody(), clock.now(), deps.eventRetentionDays);
-    // One redelivery turn for the whole recovery, taken once it is known to be possible.
-    await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
-    return context.commit((tx, { user }) => {
-      const { ops, webhook, eventIds } = decideRecovery(tx, user.id, webhookId, sinceMs, outbox);
-      const entry = deps.audit.entryOp(context.requestId, { action: 'webhook.recover', target_type: 'webhook', target_id: webhook.id, changes: { since: isoTime(sinceMs), events: eventIds.length }, actor: userActor(user.id) });
-      return { ops: [...ops, entry], result: { status: 202, body: { events: eventIds.length } } };
-    });
-  }
-
   async function redeliver(context: KeyContext): Promise<Reply> {
     const webhookId = context.params.id!;
     const eventId = context.params.event_id!;
@@ -113,10 +73,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): ApiRoute[] {
   return [
     { method: 'GET', pattern: '/v1/webhooks', resource: 'webhooks', summary: 'List your webhooks', handle: list },
     { method: 'POST', pattern: '/v1/webhooks', resource: 'webhooks', summary: 'Register a webhook', handle: register },
-    { method: 'PATCH', pattern: '/v1/webhooks/:id', resource: 'webhooks', summary: 'Change, pause or resume a webhook', handle: update },
     { method: 'DELETE', pattern: '/v1/webhooks/:id', resource: 'webhooks', summary: 'Remove a webhook', handle: remove },
-    { method: 'POST', pattern: '/v1/webhooks/:id/rotate-secret', resource: 'webhooks', summary: "Rotate a webhook's secret, the old one signing too for a grace period", handle: rotateSecret },
-    { method: 'POST', pattern: '/v1/webhooks/:id/recover', resource: 'webhooks', summary: 'Send again every event not delivered since a time', handle: recover },
     { method: 'GET', pattern: '/v1/webhooks/:id/deliveries', resource: 'webhooks', summary: "A webhook's last 50 delivery outcomes", handle: deliveries },
     { method: 'POST', pattern: '/v1/webhooks/:id/deliveries/:event_id/redeliver', resource: 'webhooks', summary: 'Send one of those events again now, freshly signed', handle: redeliver },
   ];

@@ -17,8 +17,8 @@ import type { Store } from '../../../store/store.ts';
 import type { WebhookOutbox } from '../../../webhooks/outbox.ts';
 import { webhookView } from '../../../domain/webhook-records.ts';
 import { isoTime } from '../../../clock.ts';
-import { decideRecovery, decideSecretRotation, decideWebhookUpdate, readRecovery, readSecretRotation, readWebhookPatch } from '../../../resources/webhooks.ts';
-import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, decideWebhookTestPing, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../../resources/webhooks.ts';
+import { decideRecovery, decideSecretRotation, decideWebhookTestPing, decideWebhookUpdate, readRecovery, readSecretRotation, readWebhookPatch } from '../../../resources/running-webhooks.ts';
+import { decideRedelivery, ownWebhookViews, decideWebhookRegistration, decideWebhookRemoval, ownWebhook, readWebhookRegistration, takeRedeliveryRequest } from '../../../resources/webhooks.ts';
 
 export interface PortalWebhookRoutesDeps {
   store: Store;
@@ -88,7 +88,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     const webhookId = context.params.id!;
     const patch = readWebhookPatch(await context.readJsonBody(), deps.allowPrivate);
     return context.commit((tx, user) => {
-      const { ops, webhook, changes } = decideWebhookUpdate(tx, user.id, webhookId, patch, clock.now());
+      const { ops, result: { webhook, changes } } = decideWebhookUpdate(tx, actingUser(user), { webhookId, patch }, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_update', target_type: 'webhook', target_id: webhook.id, changes, actor: userActor(user.id) })],
         result: { status: 200, body: { data: webhookView(webhook) } },
@@ -100,7 +100,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     const webhookId = context.params.id!;
     const { graceSeconds } = readSecretRotation(await context.readJsonBody());
     return context.commit((tx, user) => {
-      const { ops, webhook, previousExpiresAt } = decideSecretRotation(tx, user.id, webhookId, graceSeconds, clock.now());
+      const { ops, result: { webhook, previousExpiresAt } } = decideSecretRotation(tx, actingUser(user), { webhookId, graceSeconds }, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_rotate_secret', target_type: 'webhook', target_id: webhook.id, changes: { grace_seconds: graceSeconds }, actor: userActor(user.id) })],
         // The only answer that carries the new secret.
@@ -114,7 +114,7 @@ export function portalWebhookRoutes(deps: PortalWebhookRoutesDeps): PortalRoute[
     const { sinceMs } = readRecovery(await context.readJsonBody(), clock.now(), deps.eventRetentionDays);
     await takeRedeliveryRequest(store, deps.redeliveryLimiter, webhookId, context.user.id);
     return context.commit((tx, user) => {
-      const { ops, webhook, eventIds } = decideRecovery(tx, user.id, webhookId, sinceMs, outbox);
+      const { ops, result: { webhook, eventIds } } = decideRecovery(tx, actingUser(user), { webhookId, sinceMs, outbox }, clock.now());
       return {
         ops: [...ops, audit.entryOp(context.requestId, { action: 'portal.webhook_recover', target_type: 'webhook', target_id: webhook.id, changes: { since: isoTime(sinceMs), events: eventIds.length }, actor: userActor(user.id) })],
         result: { status: 202, body: { events: eventIds.length } },
