@@ -146,6 +146,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
   for (const route of routes.public) add(route, 'service');
   for (const route of routes.portal) add(route, 'portal');
   if (unused.size > 0) throw new Error(`OpenAPI: operation details for routes that do not exist: ${[...unused].join(', ')}`);
+  const webhooks = sentEvents(routes.parts);
 
   return {
     openapi: '3.1.0',
@@ -165,7 +166,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
     security: [{ bearerKey: [] }, { headerKey: [] }],
     tags: [...TAGS, ...routes.parts.flatMap((part) => part.tags ?? []), SERVICE_TAG],
     paths,
-    webhooks: sentEvents(routes.parts),
+    webhooks,
     components: {
       securitySchemes: {
         bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key: `market_live_…` or `mk_…`.' },
@@ -173,7 +174,7 @@ export function buildOpenApiDocument(routes: DocumentedRoutes): Record<string, u
         operatorToken: { type: 'http', scheme: 'bearer', description: 'MARKETPLACE_ADMIN_TOKEN (or DATA_DIR/admin-token).' },
         ...Object.assign({}, ...routes.parts.map((part) => part.securitySchemes ?? {})),
       },
-      schemas: referencedOnly({ ...SHARED_SCHEMAS, ...analyticsSchemas, ...webhookSchemas }, { paths, webhooks: sentEvents(routes.parts) }),
+      schemas: referencedOnly({ ...SHARED_SCHEMAS, ...analyticsSchemas, ...webhookSchemas }, { paths, webhooks }),
     },
   };
 }

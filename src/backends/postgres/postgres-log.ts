@@ -82,19 +82,19 @@ interface RecordRow {
 const CATCH_UP_MS = 500;
 /** Dead peers and half-open connections are noticed by the kernel too. */
 const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 };
+/** The oldest transaction running now: every ordered record of an older one is committed (or never will be). */
+const RUNNING_FROM_SQL = 'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS running_from';
 /**
  * Everything committed past `applied` ($1, slot → sequence) by others than this instance ($2),
  * in one snapshot: one row per slot that moved (its last sequence and what compaction dropped),
  * joined with its changed rows, in sequence order.
  */
-const PULL_SQL = `SELECT x.running_from, p.* FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS running_from) x
+const PULL_SQL = `SELECT x.running_from, p.* FROM (${RUNNING_FROM_SQL}) x
    LEFT JOIN (SELECT s.id AS slot_id, s.last_seq, s.dropped_through, r.collection, r.id, r.seq, r.data
                 FROM marketplace_log_slots s
                 LEFT JOIN marketplace_records r ON r.slot = s.id AND r.seq > coalesce(($1::jsonb->>s.id)::bigint, 0)
                WHERE s.id <> $2 AND (s.last_seq > coalesce(($1::jsonb->>s.id)::bigint, 0) OR s.dropped_through > coalesce(($1::jsonb->>s.id)::bigint, 0))) p ON true
   ORDER BY p.slot_id, p.seq`;
-/** The oldest transaction running now: every ordered record of an older one is committed (or never will be). */
-const RUNNING_FROM_SQL = 'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS running_from';
 const COMMIT_SQL = 'SELECT marketplace_commit($1, $2, $3, $4, $5, $6) AS outcome';
 /** One compaction at a time across instances (session lock, held on one pooled connection). */
 const COMPACTION_LOCK = 'SELECT pg_advisory_lock(727274002)';
